@@ -1,0 +1,202 @@
+"""Run every check over a proposal under a policy and compose the verdict and the statement (PRODUCT §3–§5).
+
+Each check is a module of `rules.checks` with an `ID`, a docstring that explains it, `EXAMPLES`, and a pure
+`check(ctx) -> Finding | None`. The engine knows nothing of any particular rule: it resolves overrides, ranks
+the verdicts the findings argue for, and lets the deciding finding speak.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import ModuleType
+from typing import Any
+
+from rules import amdahl
+from rules.errors import InvalidInput
+from rules.model import AmdahlFigures, Evaluation, Finding, Interval, Phase, PolicyRef, Proposal, Range, Verdict
+from rules.policy import Policy
+
+# Higher wins (PRODUCT §3): remeasure > decline/redirect > fund_if > fund. Between the two of equal rank, a
+# redirect (which names where the effort belongs) is preferred to a bare decline.
+RANK: dict[Verdict, int] = {"remeasure": 50, "redirect": 41, "decline": 40, "fund_if": 20, "fund": 10}
+EFFECT_VERDICT: dict[str, Verdict] = {
+    "remeasure": "remeasure",
+    "opposes": "decline",
+    "condition": "fund_if",
+    "supports": "fund",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A rule's own example (Fixit's VALID/INVALID): a proposal, whether the rule fires, and the verdict."""
+
+    proposal: dict[str, Any]
+    fires: bool
+    verdict: Verdict | None = None
+    figures: dict[str, float] = field(default_factory=dict)
+    """Figures the finding must carry, compared with a relative tolerance of 1e-3."""
+    policy: dict[str, Any] = field(default_factory=dict)
+    """Overrides of the default policy for this example."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check reads: the proposal, the policy, and the figures derived once for all checks."""
+
+    proposal: Proposal
+    policy: Policy
+    p: float
+    k: float
+
+    @cached_property
+    def amdahl(self) -> AmdahlFigures:
+        return amdahl.figures(self.p, self.k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
+
+    @cached_property
+    def baseline_ms(self) -> float | None:
+        """The scope's time: given, else the breakdown's sum."""
+        if self.proposal.baseline_ms is not None:
+            return self.proposal.baseline_ms
+        total = self.breakdown_ms
+        return total if total else None
+
+    @cached_property
+    def breakdown_ms(self) -> float:
+        return sum(phase.ms for phase in self.proposal.breakdown or ())
+
+    @property
+    def target(self) -> str:
+        return self.proposal.target or "the target"
+
+    @cached_property
+    def target_phase(self) -> Phase | None:
+        for phase in self.proposal.breakdown or ():
+            if phase.name == self.proposal.target:
+                return phase
+        return None
+
+    def share(self, phase: Phase) -> float:
+        """A phase's share of the scope (of `baseline_ms` when given, else of the breakdown's sum)."""
+        total = self.baseline_ms or self.breakdown_ms
+        return phase.ms / total if total else 0.0
+
+
+Check = Callable[[Context], Finding | None]
+
+
+def _point(value: float | Range | str | None, name: str) -> float:
+    if value is None:
+        raise InvalidInput(f"Expected `{name}` to be resolved before evaluation, got nothing", f"/{name}")
+    if isinstance(value, Range):
+        return (value.low + value.high) / 2
+    if isinstance(value, str):
+        return math.inf
+    return value
+
+
+def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> list[Finding]:
+    """Every finding of `checks` for one point (p, k), overrides resolved."""
+    ctx = Context(proposal=proposal, policy=policy, p=p, k=k)
+    findings = [finding for module in checks if (finding := module.check(ctx)) is not None]
+    overridden: dict[str, str] = {}
+    for finding in findings:
+        if finding.rule in overridden:
+            continue
+        for rule in finding.overrides:
+            overridden.setdefault(rule, finding.rule)
+    for finding in findings:
+        finding.overridden_by = overridden.get(finding.rule)
+    return findings
+
+
+def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
+    """The verdict and the finding that decides it: the highest-ranked verdict argued by a live finding."""
+    best: tuple[int, Verdict, Finding] | None = None
+    for finding in findings:
+        if finding.overridden_by is not None:
+            continue
+        verdict = finding.verdict or EFFECT_VERDICT.get(finding.effect)
+        if verdict is None:
+            continue
+        if best is None or RANK[verdict] > best[0]:
+            best = (RANK[verdict], verdict, finding)
+    if best is None:
+        raise InvalidInput("No rule argued for a verdict; the `amdahl` check must always fire")
+    return best[1], best[2]
+
+
+def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | None = None) -> Evaluation:
+    """Evaluate one proposal under one policy: the verdict, one sentence, the figures and every finding."""
+    if checks is None:
+        from rules.checks import CHECKS
+
+        checks = CHECKS
+    p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
+    findings = run_checks(proposal, policy, p, k, checks)
+    verdict, deciding = decide(findings)
+    evaluation = Evaluation(
+        verdict=verdict,
+        statement=deciding.message,
+        deciding_rule=deciding.rule,
+        amdahl=amdahl.figures(p, k, baseline_ms=Context(proposal, policy, p, k).baseline_ms,
+                              cost_weeks=proposal.cost_weeks),
+        findings=findings,
+        policy=PolicyRef(name=policy.name, version=policy.version),
+    )
+    if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
+        _add_ranges(evaluation, proposal, policy, checks)
+    return evaluation
+
+
+def _ends(value: float | Range | str | None) -> tuple[float, float]:
+    point = _point(value, "")
+    return (value.low, value.high) if isinstance(value, Range) else (point, point)
+
+
+def _interval(a: float | None, b: float | None) -> Interval:
+    if a is None or b is None:
+        return Interval(low=None, high=None)
+    return Interval(low=min(a, b), high=max(a, b))
+
+
+def _add_ranges(evaluation: Evaluation, proposal: Proposal, policy: Policy, checks: Sequence[ModuleType]) -> None:
+    """Figures as intervals, and whether the verdict holds from the pessimistic end to the optimistic one.
+
+    S grows with p and with k, so the two corners (low p, low k) and (high p, high k) bound every figure.
+    """
+    (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
+    low_findings = run_checks(proposal, policy, p_low, k_low, checks)
+    high_findings = run_checks(proposal, policy, p_high, k_high, checks)
+    low_verdict, low_deciding = decide(low_findings)
+    high_verdict, high_deciding = decide(high_findings)
+    baseline = evaluation.amdahl.baseline_ms
+    low = amdahl.figures(p_low, k_low, baseline_ms=baseline, cost_weeks=proposal.cost_weeks)
+    high = amdahl.figures(p_high, k_high, baseline_ms=baseline, cost_weeks=proposal.cost_weeks)
+    evaluation.ranges = {
+        name: _interval(getattr(low, name), getattr(high, name))
+        for name in ("speedup", "saving_fraction", "saving_ms", "new_ms", "remaining_ms", "rate")
+    }
+    evaluation.holds_across_range = low_verdict == high_verdict == evaluation.verdict
+    if not evaluation.holds_across_range:
+        from rules.text import times
+
+        differs = [(end, v, f) for end, v, f in (("pessimistic", low_verdict, low_deciding),
+                                                  ("optimistic", high_verdict, high_deciding))
+                   if v != evaluation.verdict]
+        end, verdict, deciding = differs[0]
+        evaluation.findings.append(
+            Finding(
+                rule="uncertainty",
+                effect="info",
+                message=(
+                    f"The verdict does not hold across the range: at the {end} end "
+                    f"({times(low.speedup if end == 'pessimistic' else high.speedup)}) it is {verdict}, "
+                    f"decided by {deciding.rule}."
+                ),
+                figures={"verdict_low": low_verdict, "verdict_high": high_verdict},
+            )
+        )

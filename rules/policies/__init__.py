@@ -1,0 +1,1 @@
+"""Policy files shipped with the engine (`default.toml`)."""

@@ -1,0 +1,90 @@
+"""Policies: named, versioned sets of thresholds and prices (PRODUCT §6). Rules read thresholds only from here."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+from rules.errors import PolicyError
+from rules.model import Verdict
+
+PolicyName = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
+Share = Annotated[float, Meta(ge=0, le=1)]
+NonNegative = Annotated[float, Meta(ge=0)]
+
+
+class Gate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How the PR review gate treats each verdict."""
+
+    fail_on: list[Verdict] = msgspec.field(default_factory=lambda: ["remeasure", "redirect", "decline"])
+    warn_on: list[Verdict] = msgspec.field(default_factory=lambda: ["fund_if"])
+    missing_block: str = "skip"
+
+
+class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Every threshold and price a rule may read. Defaults mirror `rules/policies/default.toml`."""
+
+    name: PolicyName
+    version: Annotated[int, Meta(ge=1)] = 1
+    description: str = ""
+    noise_floor: Share = 0.01
+    min_rate: NonNegative = 0.01
+    non_kernel_share: Share = 0.2
+    max_slips: Annotated[int, Meta(ge=0)] = 2
+    gpu_hour_usd: NonNegative = 2.0
+    engineer_week_usd: NonNegative = 5000.0
+    horizon_months: Annotated[float, Meta(gt=0)] = 12.0
+    maintenance_weeks_per_year: NonNegative = 2.0
+    default_k: Annotated[float, Meta(gt=1)] = 10.0
+    calibrate: bool = False
+    gate: Gate = msgspec.field(default_factory=Gate)
+
+
+_AT = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
+
+
+def parse_policy(text: str | bytes, *, name: str | None = None, version: int | None = None) -> Policy:
+    """Parse a policy from TOML; a malformed one raises `PolicyError` naming the key.
+
+    `name` and `version`, when given, override what the file says (the store owns versions).
+    """
+    try:
+        raw = msgspec.toml.decode(text)
+    except msgspec.DecodeError as exc:
+        raise PolicyError(f"Expected a TOML document: {exc}") from exc
+    return policy_from_mapping(raw, name=name, version=version)
+
+
+def policy_from_mapping(raw: object, *, name: str | None = None, version: int | None = None) -> Policy:
+    """Validate a policy given as a mapping (decoded JSON or TOML), naming the offending key on error."""
+    if not isinstance(raw, dict):
+        raise PolicyError("Expected a table (object) of policy keys")
+    raw = dict(raw)
+    if name is not None:
+        raw["name"] = name
+    if version is not None:
+        raw["version"] = version
+    try:
+        return msgspec.convert(raw, Policy)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        match = _AT.search(message)
+        key = match.group("path") if match else ""
+        if not key and (unknown := re.search(r"unknown field `([^`]+)`", message)):
+            key = unknown.group(1)
+        raise PolicyError(message, key=key) from exc
+
+
+@cache
+def default_policy() -> Policy:
+    """The policy shipped in `rules/policies/default.toml`."""
+    return parse_policy(resources.files("rules.policies").joinpath("default.toml").read_bytes())
+
+
+def bundled_policy_text() -> str:
+    return resources.files("rules.policies").joinpath("default.toml").read_text(encoding="utf-8")
