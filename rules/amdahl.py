@@ -7,6 +7,7 @@ when the work disappears). No policy, no I/O: every function here is defined on 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from rules.model import AmdahlFigures
 
@@ -50,8 +51,8 @@ def figures(p: float, k: float, *, baseline_ms: float | None = None, cost_weeks:
         saving_ms = baseline_ms * saving
         new_ms = baseline_ms - saving_ms
         remaining_ms = baseline_ms * remaining_fraction(p, k)
-    rate = None
-    rate_unit = None
+    rate: float | None = None
+    rate_unit: Literal["ms/week", "fraction/week"] | None = None
     if cost_weeks is not None and cost_weeks > 0:
         rate = (saving_ms if saving_ms is not None else saving) / cost_weeks
         rate_unit = "ms/week" if saving_ms is not None else "fraction/week"

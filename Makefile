@@ -1,0 +1,39 @@
+# Two commands for a newcomer: `make serve` and `make test`. Both build .venv from pyproject.toml when it changes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: serve test lint unit bench openapi migrate clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "worthit needs Python >= 3.11")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+serve: $(STAMP)
+	$(BIN)/worthit serve
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check rules service migrations tests benchmarks
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit tests/property -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+openapi: $(STAMP)
+	$(BIN)/worthit openapi
+
+migrate: $(STAMP)
+	$(BIN)/worthit migrate
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache worthit.db worthit.db-wal worthit.db-shm

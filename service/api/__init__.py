@@ -1,0 +1,1 @@
+"""HTTP controllers, one module per feature. Thin: parse, call a service, return."""

@@ -1,0 +1,51 @@
+"""Strict request bodies: JSON only, decoded by msgspec in strict mode against the handler's Struct.
+
+Litestar converts bodies leniently (`{"p": "0.5"}` would pass for a float); a planning tool sending a string is a
+bug we should report, not paper over. The DTO keeps the Struct's own OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import msgspec
+from litestar.dto import MsgspecDTO
+from litestar.exceptions import ClientException
+from litestar.typing import FieldDefinition
+
+from rules.errors import InvalidInput
+from service.errors import validation_problem
+
+
+def is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def decode_strict(body: bytes, type_: Any) -> Any:
+    """Decode `body` as `type_`, turning a validation error into one that names the field and the value got."""
+    try:
+        return msgspec.json.decode(body, type=type_, strict=True)
+    except msgspec.ValidationError as exc:
+        detail, pointer = validation_problem(str(exc), body)
+        raise InvalidInput(detail, pointer) from exc
+
+
+T = TypeVar("T", bound=msgspec.Struct)
+
+
+class StrictJSON(MsgspecDTO[T], Generic[T]):
+    """A request-body DTO that decodes strictly and documents the Struct as it is."""
+
+    @classmethod
+    def create_openapi_schema(cls, field_definition: FieldDefinition, handler_id: str, schema_creator: Any) -> Any:
+        return schema_creator.for_field_definition(FieldDefinition.from_annotation(cls.model_type))
+
+    def decode_bytes(self, value: bytes) -> Any:
+        content_type = self.asgi_connection.headers.get("content-type", "")
+        if not is_json(content_type):
+            raise ClientException(
+                status_code=415,
+                detail=f"Expected `Content-Type: application/json`, got {content_type or 'none'!r}",
+            )
+        return decode_strict(value, self.model_type)

@@ -1,0 +1,89 @@
+"""`/v1/evaluate` and `/v1/decisions`: evaluate a proposal, store it, read it back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
+
+from rules.model import Evaluation, Proposal, Verdict
+from service.api.codec import StrictJSON
+from service.api.schemas import Decision, DecisionPage
+from service.db.repository import DecisionFilter
+from service.decisions import DecisionService, request_hash
+
+PolicyParam = Annotated[
+    str | None,
+    QueryParameter(
+        description="Policy name to evaluate under (default: the server's).", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+    ),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        description="Retries with the same key and body return the first answer.",
+        min_length=1,
+        max_length=255,
+    ),
+]
+
+
+class DecisionController(Controller):
+    path = "/v1"
+    tags = ("decisions",)
+
+    @post("/evaluate", dto=StrictJSON[Proposal], return_dto=None, status_code=200)
+    async def evaluate(
+        self, data: JSONBody[Proposal], decisions: NamedDependency[DecisionService], policy: PolicyParam = None
+    ) -> Evaluation:
+        """Evaluate a proposal: the verdict, the statement, the figures and the findings. Nothing is stored."""
+        return await decisions.evaluate(data, policy)
+
+    @post("/decisions", dto=StrictJSON[Proposal], return_dto=None, status_code=201)
+    async def create(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[Proposal],
+        decisions: NamedDependency[DecisionService],
+        policy: PolicyParam = None,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[Decision]:
+        """Evaluate a proposal and store the decision; answers 201 with `Location` (200 for an idempotent replay)."""
+        body_hash = request_hash(await request.body(), policy or "") if idempotency_key else None
+        decision, created = await decisions.create(
+            data, policy_name=policy, idempotency_key=idempotency_key, body_hash=body_hash
+        )
+        return Response(
+            decision,
+            status_code=201 if created else 200,
+            headers={"Location": f"/v1/decisions/{decision.id}"},
+        )
+
+    @get("/decisions/{decision_id:str}")
+    async def read(self, decision_id: FromPath[str], decisions: NamedDependency[DecisionService]) -> Decision:
+        """One stored decision."""
+        return await decisions.get(decision_id)
+
+    @get("/decisions")
+    async def list_decisions(
+        self,
+        decisions: NamedDependency[DecisionService],
+        verdict: FromQuery[Verdict | None] = None,
+        target: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        workload: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        since: Annotated[
+            datetime | None, QueryParameter(description="Only decisions made at or after this time.")
+        ] = None,
+        cursor: Annotated[
+            str | None, QueryParameter(max_length=64, description="`next_cursor` of the last page.")
+        ] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+    ) -> DecisionPage:
+        """Stored decisions, newest first, filtered; follow `next_cursor` for the next page."""
+        where = DecisionFilter(verdict=verdict, target=target, workload=workload, since=since)
+        items, next_cursor = await decisions.page(where, cursor, limit)
+        return DecisionPage(items=items, next_cursor=next_cursor)

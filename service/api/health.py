@@ -1,0 +1,30 @@
+"""Liveness and readiness probes."""
+
+from __future__ import annotations
+
+from litestar import get
+from litestar.datastructures import State
+from sqlalchemy import text
+
+from service.api.schemas import Health, Ready
+from service.db.migrate import head_revision
+from service.errors import Unavailable
+
+
+@get("/healthz", tags=["operations"])
+async def healthz() -> Health:
+    """The process is up (no dependency is checked)."""
+    return Health(status="ok")
+
+
+@get("/readyz", tags=["operations"])
+async def readyz(state: State) -> Ready:
+    """The database answers and its schema is the one this code expects; 503 otherwise."""
+    try:
+        async with state.engine.connect() as connection:
+            revision = (await connection.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+    except Exception as exc:
+        raise Unavailable(f"The database does not answer: {type(exc).__name__}") from exc
+    if revision != head_revision():
+        raise Unavailable(f"The database schema is at {revision}, this code needs {head_revision()}")
+    return Ready(status="ready", database=state.engine.dialect.name, schema_revision=revision)

@@ -1,0 +1,20 @@
+"""`/v1/rules`: every rule's explanation, served from its docstring so docs and behaviour cannot drift."""
+
+from __future__ import annotations
+
+import inspect
+
+from litestar import get
+
+from rules.checks import CHECKS
+from service.api.schemas import RuleDoc
+
+
+def rule_docs() -> list[RuleDoc]:
+    return [RuleDoc(id=module.ID, explanation=inspect.cleandoc(module.__doc__ or "")) for module in CHECKS]
+
+
+@get("/v1/rules", tags=["rules"])
+async def list_rules() -> list[RuleDoc]:
+    """Every rule the engine runs, in order, with its explanation (What it checks / Why it matters / Example)."""
+    return rule_docs()

@@ -1,0 +1,79 @@
+"""The app factory: `create_app(settings)` builds everything; nothing is read or connected at import time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Server
+
+from service.api.decisions import DecisionController
+from service.api.health import healthz, readyz
+from service.api.rules import list_rules
+from service.db import migrate
+from service.db.engine import create_engine
+from service.db.repository import DecisionStore, PolicyStore
+from service.db.writer import GroupCommitWriter
+from service.decisions import DecisionService
+from service.errors import EXCEPTION_HANDLERS
+from service.policies import PolicyService
+from service.settings import Settings
+
+VERSION = "0.1.0"
+log = logging.getLogger("worthit")
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="worthit",
+        version=VERSION,
+        description="Is this optimization worth doing? Amdahl's law and scope checks under a versioned policy.",
+        servers=[Server(url="/")],
+        use_handler_docstrings=True,
+    )
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """Build the app. Settings come from the environment unless given (tests pass their own)."""
+    settings = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        engine = create_engine(settings)
+        if settings.migrate_on_start:
+            await migrate.upgrade(engine)
+        writer = GroupCommitWriter(engine)
+        await writer.start()
+        policies = PolicyService(PolicyStore(engine, writer))
+        app.state.engine = engine
+        app.state.policies = policies
+        app.state.decisions = DecisionService(DecisionStore(engine, writer), policies, settings.policy)
+        try:
+            yield
+        finally:
+            await writer.close()
+            await engine.dispose()
+
+    def provide_decisions(state: State) -> DecisionService:
+        return state.decisions  # type: ignore[no-any-return]
+
+    def provide_policies(state: State) -> PolicyService:
+        return state.policies  # type: ignore[no-any-return]
+
+    return Litestar(
+        route_handlers=[healthz, readyz, list_rules, DecisionController],
+        dependencies={
+            "decisions": Provide(provide_decisions, sync_to_thread=False),
+            "policies": Provide(provide_policies, sync_to_thread=False),
+        },
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=openapi_config(),
+        state=State({"settings": settings}),
+    )

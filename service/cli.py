@@ -1,0 +1,199 @@
+"""`worthit`: serve the API, review a proposal offline, migrate, export the OpenAPI spec, list the rules.
+
+Exit status of `review`: 0 when the verdict passes the policy's gate (fund, fund_if), 1 when it fails it
+(remeasure, redirect, decline by default), 2 for input that cannot be evaluated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import msgspec
+
+from rules.engine import evaluate
+from rules.errors import InvalidInput, PolicyError
+from rules.model import Evaluation, Proposal
+from rules.policy import Policy, default_policy, parse_policy
+from service.settings import Settings
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _read(path: str) -> bytes:
+    return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+
+
+def load_policy(path: str | None) -> Policy:
+    return default_policy() if path is None else parse_policy(Path(path).read_bytes())
+
+
+def decode_proposal(data: bytes) -> Proposal:
+    """A proposal from JSON, validated as strictly as the API does."""
+    from service.api.codec import decode_strict
+
+    return decode_strict(data, Proposal)  # type: ignore[no-any-return]
+
+
+def render(evaluation: Evaluation) -> str:
+    """The evaluation as a reviewer reads it in a terminal."""
+    from rules.text import ms, pct, times
+
+    a = evaluation.amdahl
+    lines = [f"verdict: {evaluation.verdict}", "", evaluation.statement, ""]
+    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
+    lines.append(f"  speedup      {times(a.speedup)}   (ceiling {ceiling})")
+    lines.append(
+        f"  saving       {pct(a.saving_fraction)} of the step"
+        + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")
+    )
+    if a.new_ms is not None and a.baseline_ms is not None:
+        lines.append(f"  step         {ms(a.baseline_ms)} -> {ms(a.new_ms)}")
+    lines.append(
+        f"  headroom     {pct(a.headroom_captured)} of the target's own time captured"
+        + (f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else "")
+    )
+    if a.rate is not None:
+        lines.append(f"  return       {ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week")
+    lines += ["", "findings:"]
+    for finding in evaluation.findings:
+        mark = " (set aside by " + finding.overridden_by + ")" if finding.overridden_by else ""
+        lines.append(f"  [{finding.effect}] {finding.rule}{mark}: {finding.message}")
+    lines += ["", f"policy: {evaluation.policy.name} v{evaluation.policy.version}"]
+    return "\n".join(lines)
+
+
+def passes(evaluation: Evaluation, policy: Policy) -> bool:
+    return evaluation.verdict not in policy.gate.fail_on
+
+
+def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        policy = load_policy(args.policy_file)
+        evaluation = evaluate(decode_proposal(_read(args.file)), policy)
+    except (InvalidInput, PolicyError) as exc:
+        print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except msgspec.DecodeError as exc:
+        print(f"worthit: expected a JSON proposal: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        out.write(msgspec.json.encode(evaluation).decode() + "\n")
+    else:
+        out.write(render(evaluation) + "\n")
+    return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
+
+
+def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    from service.db import migrate
+    from service.db.engine import create_engine
+
+    settings = Settings.from_env(database_url=args.database)
+
+    async def run() -> str | None:
+        engine = create_engine(settings)
+        try:
+            await migrate.upgrade(engine)
+            return await migrate.current_revision(engine)
+        finally:
+            await engine.dispose()
+
+    out.write(f"database at revision {asyncio.run(run())}\n")
+    return EXIT_PASS
+
+
+def openapi_document() -> str:
+    from service.app import create_app
+
+    schema = create_app(Settings(migrate_on_start=False)).openapi_schema.to_schema()
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
+    document = openapi_document()
+    if args.output == "-":
+        out.write(document)
+    else:
+        Path(args.output).write_text(document, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_PASS
+
+
+def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
+    from service.api.rules import rule_docs
+
+    for doc in rule_docs():
+        if args.rule in (None, doc.id):
+            out.write(doc.explanation + "\n\n")
+    return EXIT_PASS
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    import uvicorn
+
+    overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
+    settings = Settings.from_env(**overrides)
+    for key, value in overrides.items():
+        if value is not None:
+            os.environ[f"WORTHIT_{key.upper()}"] = str(value)
+    # Migrate once here, before any worker starts, so workers never race over the schema.
+    cmd_migrate(argparse.Namespace(database=settings.database_url), sys.stderr)
+    os.environ["WORTHIT_MIGRATE_ON_START"] = "0"
+    uvicorn.run(
+        "service.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=settings.log_level,
+        timeout_graceful_shutdown=10,
+    )
+    return EXIT_PASS
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="worthit", description=__doc__.split("\n")[0])
+    sub = root.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve the HTTP API (migrations applied first)")
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1, or WORTHIT_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 8000, or WORTHIT_PORT)")
+    serve.add_argument("--database", help="database URL or SQLite path (default ./worthit.db, or DATABASE_URL)")
+    serve.add_argument("--workers", type=int, help="worker processes (default 1, or WORTHIT_WORKERS)")
+    serve.set_defaults(func=cmd_serve)
+
+    review = sub.add_parser("review", help="evaluate a proposal offline, no server needed")
+    review.add_argument("file", help="a JSON proposal, or - for standard input")
+    review.add_argument("--json", action="store_true", help="print the evaluation as JSON")
+    review.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
+    review.set_defaults(func=cmd_review)
+
+    migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision")
+    migrate.add_argument("--database", help="database URL or SQLite path")
+    migrate.set_defaults(func=cmd_migrate)
+
+    openapi = sub.add_parser("openapi", help="write the OpenAPI document")
+    openapi.add_argument("--output", "-o", default="openapi/openapi.json", help="file, or - for standard output")
+    openapi.set_defaults(func=cmd_openapi)
+
+    rules = sub.add_parser("rules", help="explain the rules")
+    rules.add_argument("rule", nargs="?", help="one rule id")
+    rules.set_defaults(func=cmd_rules)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return int(args.func(args, sys.stdout))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

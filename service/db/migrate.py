@@ -1,0 +1,56 @@
+"""Apply Alembic migrations from code: on start, from `worthit migrate`, and in tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+import migrations
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    return config
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def _upgrade(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+def _downgrade(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
+
+
+def _current(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
+    """Bring the database to `revision` (idempotent; serialised across processes on PostgreSQL)."""
+    async with engine.begin() as connection:
+        await connection.run_sync(_upgrade, revision)
+
+
+async def downgrade(engine: AsyncEngine, revision: str) -> None:
+    async with engine.begin() as connection:
+        await connection.run_sync(_downgrade, revision)
+
+
+async def current_revision(engine: AsyncEngine) -> str | None:
+    async with engine.connect() as connection:
+        return await connection.run_sync(_current)

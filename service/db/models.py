@@ -1,0 +1,61 @@
+"""The schema, as SQLAlchemy models. Alembic owns the database; a test checks the migrations match these."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import DateTime, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# One naming convention from the first migration on: downgrades and batch ALTERs on SQLite need names.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class DecisionRow(Base):
+    """A stored decision: the proposal, the evaluation, the policy it was made under, and where it came from.
+
+    `document` is the decision's JSON as the API serves it; the other columns exist to filter and order.
+    """
+
+    __tablename__ = "decisions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    verdict: Mapped[str] = mapped_column(String(16))
+    target: Mapped[str | None] = mapped_column(String(200))
+    workload: Mapped[str | None] = mapped_column(String(200))
+    policy_name: Mapped[str] = mapped_column(String(64))
+    policy_version: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(16))
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    request_hash: Mapped[str | None] = mapped_column(String(64))
+    document: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        UniqueConstraint("idempotency_key"),
+        Index("ix_decisions_verdict_id", "verdict", "id"),
+        Index("ix_decisions_target_id", "target", "id"),
+        Index("ix_decisions_workload_id", "workload", "id"),
+        Index("ix_decisions_created_at", "created_at"),
+    )
+
+
+class PolicyRow(Base):
+    """One version of a named policy, as added through the API (the bundled `default` lives in rules/)."""
+
+    __tablename__ = "policies"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    document: Mapped[str] = mapped_column(Text)

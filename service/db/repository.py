@@ -1,0 +1,146 @@
+"""Queries on decisions and policies, in SQLAlchemy Core (lean: the document is stored ready to serve)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from service.db.models import Base
+from service.db.writer import GroupCommitWriter
+
+decisions = Base.metadata.tables["decisions"]
+policies = Base.metadata.tables["policies"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewDecision:
+    id: str
+    created_at: datetime
+    verdict: str
+    target: str | None
+    workload: str | None
+    policy_name: str
+    policy_version: int
+    source: str
+    idempotency_key: str | None
+    request_hash: str | None
+    document: str
+
+
+@dataclass(frozen=True, slots=True)
+class Existing:
+    """What an idempotency key already stored."""
+
+    request_hash: str | None
+    document: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionFilter:
+    verdict: str | None = None
+    target: str | None = None
+    workload: str | None = None
+    since: datetime | None = None
+
+
+class DecisionStore:
+    """Decisions: writes through the group-commit writer, reads on the pool."""
+
+    def __init__(self, engine: AsyncEngine, writer: GroupCommitWriter) -> None:
+        self._engine = engine
+        self._writer = writer
+
+    async def add(self, row: NewDecision) -> Existing | None:
+        """Store `row`, or return what its idempotency key already stored (then nothing is written)."""
+
+        async def op(connection: AsyncConnection) -> Existing | None:
+            if row.idempotency_key is not None:
+                found = (
+                    await connection.execute(
+                        select(decisions.c.request_hash, decisions.c.document).where(
+                            decisions.c.idempotency_key == row.idempotency_key
+                        )
+                    )
+                ).first()
+                if found is not None:
+                    return Existing(request_hash=found.request_hash, document=found.document)
+            await connection.execute(insert(decisions).values(**_values(row)))
+            return None
+
+        return await self._writer.submit(op)
+
+    async def get(self, decision_id: str) -> str | None:
+        async with self._engine.connect() as connection:
+            result = await connection.execute(select(decisions.c.document).where(decisions.c.id == decision_id))
+            return result.scalar_one_or_none()
+
+    async def page(self, where: DecisionFilter, cursor: str | None, limit: int) -> tuple[list[str], str | None]:
+        """Newest first, `limit` at most; the cursor is the id of the last row of the previous page."""
+        query = select(decisions.c.id, decisions.c.document).order_by(decisions.c.id.desc()).limit(limit + 1)
+        if where.verdict is not None:
+            query = query.where(decisions.c.verdict == where.verdict)
+        if where.target is not None:
+            query = query.where(decisions.c.target == where.target)
+        if where.workload is not None:
+            query = query.where(decisions.c.workload == where.workload)
+        if where.since is not None:
+            query = query.where(decisions.c.created_at >= where.since)
+        if cursor is not None:
+            query = query.where(decisions.c.id < cursor)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        next_cursor = rows[limit - 1].id if len(rows) > limit else None
+        return [row.document for row in rows[:limit]], next_cursor
+
+
+def _values(row: NewDecision) -> dict[str, Any]:
+    return {field: getattr(row, field) for field in row.__slots__}
+
+
+class PolicyStore:
+    """Versions of named policies added through the API."""
+
+    def __init__(self, engine: AsyncEngine, writer: GroupCommitWriter) -> None:
+        self._engine = engine
+        self._writer = writer
+
+    async def latest(self, name: str) -> tuple[int, str] | None:
+        query = (
+            select(policies.c.version, policies.c.document)
+            .where(policies.c.name == name)
+            .order_by(policies.c.version.desc())
+            .limit(1)
+        )
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return (row.version, row.document) if row is not None else None
+
+    async def version(self, name: str, version: int) -> str | None:
+        query = select(policies.c.document).where(policies.c.name == name, policies.c.version == version)
+        async with self._engine.connect() as connection:
+            return (await connection.execute(query)).scalar_one_or_none()
+
+    async def names(self) -> list[tuple[str, int]]:
+        query = select(policies.c.name, func.max(policies.c.version)).group_by(policies.c.name)
+        async with self._engine.connect() as connection:
+            return [(row[0], row[1]) for row in (await connection.execute(query)).all()]
+
+    async def add(self, name: str, document_for: Any, created_at: datetime, floor: int = 0) -> tuple[int, str]:
+        """Store the next version of `name`; `document_for(version)` renders its document. Returns both."""
+
+        async def op(connection: AsyncConnection) -> tuple[int, str]:
+            current = (
+                await connection.execute(select(func.max(policies.c.version)).where(policies.c.name == name))
+            ).scalar_one_or_none()
+            version = max(current or 0, floor) + 1
+            document = document_for(version)
+            await connection.execute(
+                insert(policies).values(name=name, version=version, created_at=created_at, document=document)
+            )
+            return version, document
+
+        return await self._writer.submit(op)

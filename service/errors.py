@@ -1,0 +1,218 @@
+"""Every error as RFC 9457 problem details, from one table. Domain errors (rules/errors.py) know no HTTP.
+
+A problem names the offending field: `detail` says what was expected, what was got and where, and `errors` lists
+`{detail, pointer}` pairs with JSON pointers (RFC 6901) into the request body (or `#/query/<name>` for queries).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from rules.errors import InvalidInput, PolicyError, WorthitError
+
+PROBLEM_JSON = "application/problem+json"
+log = logging.getLogger("worthit.errors")
+
+
+class ProblemError(msgspec.Struct, kw_only=True):
+    detail: str
+    pointer: str
+
+
+class Problem(msgspec.Struct, kw_only=True):
+    """RFC 9457 problem details."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[ProblemError] = msgspec.field(default_factory=list)
+
+
+class Conflict(WorthitError):
+    """The request conflicts with what is stored (e.g. an idempotency key reused with another body)."""
+
+
+class NotFound(WorthitError):
+    """No such resource."""
+
+
+class Unavailable(WorthitError):
+    """A dependency (the database) does not answer; retry later."""
+
+
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+
+def problem_response(
+    status: int,
+    detail: str,
+    errors: list[ProblemError] | None = None,
+    headers: dict[str, str] | None = None,
+    kind: str | None = None,
+) -> Response[Problem]:
+    problem = Problem(
+        type=f"https://worthit.dev/problems/{kind}" if kind else "about:blank",
+        title=TITLES.get(status, "Error"),
+        status=status,
+        detail=detail,
+        errors=errors or [],
+    )
+    return Response(problem, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+_AT = re.compile(r"^(?P<message>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def path_to_pointer(path: str) -> str:
+    """`$.flags.barrier.ranks` → `/flags/barrier/ranks`; `$.breakdown[2].ms` → `/breakdown/2/ms`."""
+    parts = [name or index for name, index in _PATH_PART.findall(path[1:])]
+    return "".join(f"/{part.replace('~', '~0').replace('/', '~1')}" for part in parts)
+
+
+def _lookup(document: Any, pointer: str) -> Any:
+    for part in pointer.split("/")[1:]:
+        if isinstance(document, dict):
+            document = document.get(part.replace("~1", "/").replace("~0", "~"), ...)
+        elif isinstance(document, list) and part.isdigit() and int(part) < len(document):
+            document = document[int(part)]
+        else:
+            return ...
+        if document is ...:
+            return ...
+    return document
+
+
+def _shown(value: Any) -> str:
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def validation_problem(message: str, body: bytes | None = None) -> tuple[str, str]:
+    """A msgspec validation message rewritten to name the field and the value got, and its JSON pointer."""
+    match = _AT.match(message)
+    if match is None:  # pragma: no cover - the pattern matches every string
+        return message, ""
+    text, path = match.group("message"), match.group("path") or "$"
+    pointer = path_to_pointer(path)
+    field = pointer.rsplit("/", 1)[-1] if pointer else ""
+    unknown = re.match(r"Object contains unknown field `([^`]+)`", text)
+    if unknown:
+        pointer = f"{pointer}/{unknown.group(1)}"
+        return f"Unknown field `{unknown.group(1)}`; expected only the documented fields - at `{path}`", pointer
+    missing = re.match(r"Object missing required field `([^`]+)`", text)
+    if missing:
+        pointer = f"{pointer}/{missing.group(1)}"
+        return f"Expected `{missing.group(1)}`, got nothing - at `{path}`", pointer
+    value: Any = ...
+    if body is not None and pointer:
+        try:
+            value = _lookup(msgspec.json.decode(body), pointer)
+        except msgspec.DecodeError:
+            value = ...
+    if field and not field.isdigit():
+        constraint = re.match(r"Expected `[^`]+` (?P<rest>(?:[<>]=?|of length|matching).*)$", text)
+        if constraint:
+            text = f"Expected `{field}` {constraint.group('rest')}"
+        elif text.startswith("Expected `"):
+            text = f"Expected `{field}` to be {text[len('Expected ') :]}"
+        elif text.startswith("Invalid enum value"):
+            text = f"Expected `{field}` to be one of the documented values"
+        elif text == "Number out of range":
+            text = f"Expected `{field}` to be a finite number, got a number out of range"
+    if value is not ...:
+        text = re.sub(r", got `[^`]+`$", "", text)
+        if ", got" not in text:
+            text = f"{text}, got {_shown(value)}"
+    return f"{text} - at `{path}`", pointer
+
+
+def _validation_handler(_: Request[Any, Any, Any], exc: msgspec.ValidationError) -> Response[Problem]:
+    detail, pointer = validation_problem(str(exc))
+    return problem_response(422, detail, [ProblemError(detail=detail, pointer=pointer)], kind="validation")
+
+
+def _decode_handler(_: Request[Any, Any, Any], exc: msgspec.DecodeError) -> Response[Problem]:
+    detail = f"Expected a JSON document, got malformed input: {exc}"
+    return problem_response(400, detail, [ProblemError(detail=detail, pointer="")], kind="malformed")
+
+
+def _litestar_validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    errors: list[ProblemError] = []
+    for item in exc.extra if isinstance(exc.extra, list) else []:
+        key = str(item.get("key", ""))
+        source = str(getattr(item.get("source"), "value", item.get("source") or ""))
+        if key == "data" and source == "body":
+            errors.append(
+                ProblemError(detail="Expected a JSON object in the request body, got an empty body", pointer="")
+            )
+        else:
+            message = str(item.get("message", "invalid value"))
+            errors.append(
+                ProblemError(
+                    detail=f"Invalid {source or 'parameter'} `{key}`: {message}", pointer=f"#/{source or 'query'}/{key}"
+                )
+            )
+    detail = "; ".join(error.detail for error in errors) or str(exc.detail)
+    return problem_response(400, detail, errors, kind="bad-request")
+
+
+def _invalid_input_handler(_: Request[Any, Any, Any], exc: InvalidInput) -> Response[Problem]:
+    return problem_response(422, exc.detail, [ProblemError(detail=exc.detail, pointer=exc.pointer)], kind="validation")
+
+
+def _policy_handler(_: Request[Any, Any, Any], exc: PolicyError) -> Response[Problem]:
+    pointer = "/" + exc.key.replace(".", "/") if exc.key else ""
+    return problem_response(422, exc.detail, [ProblemError(detail=exc.detail, pointer=pointer)], kind="policy")
+
+
+def _simple(status: int, kind: str) -> Any:
+    def handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+        return problem_response(status, str(exc), kind=kind)
+
+    return handler
+
+
+def _http_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+    headers = dict(exc.headers or {})
+    return problem_response(exc.status_code, str(exc.detail), headers=headers or None)
+
+
+def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, "An internal error occurred; it has been logged.")
+
+
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    msgspec.ValidationError: _validation_handler,
+    msgspec.DecodeError: _decode_handler,
+    ValidationException: _litestar_validation_handler,
+    InvalidInput: _invalid_input_handler,
+    PolicyError: _policy_handler,
+    Conflict: _simple(409, "conflict"),
+    NotFound: _simple(404, "not-found"),
+    Unavailable: _simple(503, "unavailable"),
+    HTTPException: _http_handler,
+    Exception: _internal_handler,
+}

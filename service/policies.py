@@ -1,0 +1,62 @@
+"""Which policy a request is evaluated under: the newest stored version of a name, else the bundled default."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import msgspec
+
+from rules.policy import Policy, default_policy, policy_from_mapping
+from service.db.repository import PolicyStore
+from service.errors import NotFound
+
+# Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
+# process is seen at once; other processes see it within the TTL.
+CACHE_SECONDS = 5.0
+
+
+class PolicyService:
+    def __init__(self, store: PolicyStore) -> None:
+        self._store = store
+        self._cache: dict[str, tuple[float, Policy]] = {}
+
+    async def get(self, name: str, version: int | None = None) -> Policy:
+        """The policy `name` (newest version unless `version` is given); `NotFound` when there is none."""
+        if version is not None:
+            document = await self._store.version(name, version)
+            if document is None:
+                if name == "default" and version == default_policy().version:
+                    return default_policy()
+                raise NotFound(f"No version {version} of policy `{name}`")
+            return msgspec.json.decode(document, type=Policy)
+        cached = self._cache.get(name)
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < CACHE_SECONDS:
+            return cached[1]
+        latest = await self._store.latest(name)
+        if latest is not None:
+            policy = msgspec.json.decode(latest[1], type=Policy)
+        elif name == "default":
+            policy = default_policy()
+        else:
+            raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
+        self._cache[name] = (now, policy)
+        return policy
+
+    async def names(self) -> list[str]:
+        stored = {name for name, _ in await self._store.names()}
+        return sorted(stored | {"default"})
+
+    async def put(self, name: str, raw: object) -> Policy:
+        """Validate and store a new version of `name` (PolicyError names a malformed key)."""
+        policy_from_mapping(raw, name=name, version=1)  # validate before anything is written
+        floor = default_policy().version if name == "default" else 0
+
+        def render(version: int) -> str:
+            return msgspec.json.encode(policy_from_mapping(raw, name=name, version=version)).decode()
+
+        _, document = await self._store.add(name, render, datetime.now(UTC), floor=floor)
+        policy = msgspec.json.decode(document, type=Policy)
+        self._cache[name] = (time.monotonic(), policy)
+        return policy

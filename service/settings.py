@@ -1,0 +1,65 @@
+"""One settings object, read from the environment inside the app factory (never at import time)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+DEFAULT_DATABASE = "sqlite:///./worthit.db"
+
+
+class Settings(msgspec.Struct, kw_only=True, frozen=True):
+    """Everything the service can be told. Each field is documented in the README's settings table."""
+
+    database_url: str = DEFAULT_DATABASE
+    host: str = "127.0.0.1"
+    port: Annotated[int, Meta(ge=0, le=65535)] = 8000
+    policy: str = "default"
+    require_auth: bool = False
+    slack_signing_secret: str | None = None
+    max_body_bytes: Annotated[int, Meta(ge=1024)] = 256 * 1024
+    public_url: str | None = None
+    workers: Annotated[int, Meta(ge=1)] = 1
+    migrate_on_start: bool = True
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Settings from `WORTHIT_*` variables (and `DATABASE_URL`), then explicit overrides (CLI options)."""
+        env = os.environ if environ is None else environ
+        raw: dict[str, object] = {}
+        if "DATABASE_URL" in env:
+            raw["database_url"] = env["DATABASE_URL"]
+        for field in cls.__struct_fields__:
+            name = f"WORTHIT_{field.upper()}"
+            if name in env and env[name] != "":
+                raw[field] = env[name]
+        raw.update({key: value for key, value in overrides.items() if value is not None})
+        # Environment values are strings: let msgspec parse "8000" and "1"/"true" (lax), then validate.
+        return msgspec.convert(raw, cls, strict=False)
+
+    @property
+    def async_database_url(self) -> str:
+        return async_url(self.database_url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.async_database_url.startswith("sqlite")
+
+
+def async_url(url: str) -> str:
+    """The SQLAlchemy async URL for a URL as users write it (`sqlite:///x.db`, `postgresql://…`, `postgres://…`)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        # A bare path means a SQLite file.
+        return f"sqlite+aiosqlite:///{url}"
+    base = scheme.split("+", 1)[0]
+    if base == "sqlite":
+        return f"sqlite+aiosqlite://{rest}"
+    if base in ("postgresql", "postgres"):
+        return f"postgresql+asyncpg://{rest}"
+    return url

@@ -1,0 +1,164 @@
+"""Shared fixtures: real SQLite files, a real PostgreSQL database per test, real servers.
+
+PostgreSQL: `WORTHIT_TEST_POSTGRES_URL` (default postgresql://postgres@127.0.0.1:5432/test). Tests that need it skip
+when no server answers, except under CI=true, where they fail: CI must run them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+ROOT = Path(__file__).resolve().parents[1]
+POSTGRES_URL = os.environ.get("WORTHIT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _postgres_answers() -> bool:
+    host_port = POSTGRES_URL.split("@", 1)[-1].split("/", 1)[0]
+    host, _, port = host_port.partition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port or 5432)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+async def _admin(statement: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(POSTGRES_URL)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    if not _postgres_answers():
+        if IN_CI:
+            pytest.fail(f"PostgreSQL does not answer at {POSTGRES_URL}; CI must run these tests")
+        pytest.skip("no PostgreSQL server answers (set WORTHIT_TEST_POSTGRES_URL)")
+    name = f"worthit_test_{secrets.token_hex(6)}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'worthit.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Each test using this runs once on a SQLite file and once on PostgreSQL."""
+    fixture = "sqlite_url" if request.param == "sqlite" else "postgres_url"
+    return str(request.getfixturevalue(fixture))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """A real `worthit serve` process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10, **kwargs)  # type: ignore[arg-type]
+
+    def stop(self, sig: int | None = None) -> None:
+        if self.process.poll() is None:
+            if sig is None:
+                self.process.terminate()
+            else:
+                self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_server(
+    database_url: str, log: Path, *, workers: int = 1, env: dict[str, str] | None = None, port: int | None = None
+) -> Server:
+    port = port or free_port()
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WORTHIT_")}
+    environment |= {"WORTHIT_LOG_LEVEL": "warning"} | (env or {})
+    with log.open("ab") as handle:  # the child keeps its own descriptor
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--database",
+                database_url,
+                "--workers",
+                str(workers),
+            ],
+            cwd=ROOT,
+            env=environment,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return Server(url=url, process=process, log=log)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"server did not become ready:\n{log.read_text()}")
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """Start real servers; every one is stopped at the end of the test."""
+    servers: list[Server] = []
+
+    def start(database_url: str, **kwargs: object) -> Server:
+        server = start_server(database_url, tmp_path / f"server-{len(servers)}.log", **kwargs)  # type: ignore[arg-type]
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
