@@ -39,6 +39,7 @@ class DecisionService:
         *,
         policy_name: str | None = None,
         source: Source = "api",
+        source_detail: dict[str, str] | None = None,
         idempotency_key: str | None = None,
         body_hash: str | None = None,
     ) -> tuple[Decision, bool]:
@@ -48,6 +49,7 @@ class DecisionService:
             id=new_id(),
             created_at=datetime.now(UTC),
             source=source,
+            source_detail=source_detail,
             proposal=proposal,
             **{field: getattr(evaluation, field) for field in evaluation.__struct_fields__},
         )

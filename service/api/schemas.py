@@ -18,6 +18,8 @@ class Decision(Evaluation, kw_only=True):
     id: str
     created_at: datetime
     source: Source = "api"
+    source_detail: dict[str, str] | None = None
+    """Where it came from beyond the surface: the Slack user and team ids, the pull request, …"""
     proposal: Proposal
 
 
