@@ -1,0 +1,136 @@
+"""Shared plumbing of the text readers: byte checks, streaming CSV, header location, numbers.
+
+Everything streams: the bytes are wrapped, never decoded or split into lines as a whole, so a 150 MB
+trace does not get a second 150 MB copy as text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rules.profiles.errors import ProfileError
+
+#: How many lines of preamble (``nsys stats`` progress lines, banners, blank lines) may precede a header.
+MAX_PREAMBLE_LINES = 64
+_SNIFF_BYTES = 65536
+
+
+def check_bytes(data: bytes, fmt: str | None) -> None:
+    """Refuse empty and binary input before any parsing, so the error says what is wrong."""
+    # isspace() stops at the first other byte; strip() would copy a 150 MB file to answer the same question.
+    if not data or data.isspace():
+        raise ProfileError("the file is empty", format_expected=fmt, line=None)
+    head = data[:_SNIFF_BYTES]
+    if b"\x00" in head:
+        raise ProfileError("the file is binary (it contains NUL bytes), expected text", format_expected=fmt)
+
+
+def is_blank(data: bytes) -> bool:
+    """True for empty or whitespace-only bytes, without copying them."""
+    return not data or data.isspace()
+
+
+def head_text(data: bytes, limit: int = _SNIFF_BYTES) -> str:
+    """The first `limit` bytes as text, for sniffing; undecodable bytes become U+FFFD."""
+    return data[:limit].decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def text_stream(data: bytes) -> io.TextIOWrapper:
+    """A lazily decoding text view of `data` (utf-8, BOM skipped, newlines kept for the csv module)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+
+
+def norm(column: str) -> str:
+    """A column name reduced for matching: lower case, no spaces, quotes or BOM."""
+    return column.strip().strip('"').replace(" ", "").replace("\ufeff", "").lower()
+
+
+class CsvRows:
+    """Rows of a CSV held in bytes, with the physical line number of the last row read.
+
+    A decoding error mid-file (a binary tail, a cut multi-byte character) becomes a ProfileError at the
+    line where it happened, not a UnicodeDecodeError.
+    """
+
+    def __init__(self, data: bytes, fmt: str) -> None:
+        self.fmt = fmt
+        self._reader = csv.reader(text_stream(data), strict=False)
+        self.raw_header: list[str] = []
+
+    @property
+    def line(self) -> int:
+        """1-based physical line number of the row last returned."""
+        return int(self._reader.line_num)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        return self
+
+    def __next__(self) -> list[str]:
+        try:
+            return next(self._reader)
+        except UnicodeDecodeError as exc:
+            raise ProfileError(
+                f"the file is not UTF-8 text ({exc.reason}); is it binary or cut short?",
+                format_expected=self.fmt,
+                line=self.line + 1,
+            ) from None
+        except csv.Error as exc:
+            raise ProfileError(f"malformed CSV: {exc}", format_expected=self.fmt, line=self.line) from None
+
+    def header(self, accept: Callable[[list[str]], bool], expected: str) -> list[str]:
+        """Skip preamble lines up to the first row `accept` takes; return it with names normalised.
+
+        Raises ProfileError naming the expected columns and quoting the first non-blank line otherwise.
+        """
+        first: tuple[int, str] | None = None
+        for row in self:
+            if not any(cell.strip() for cell in row):
+                continue
+            if first is None:
+                first = (self.line, ",".join(row)[:120])
+            names = [norm(cell) for cell in row]
+            if accept(names):
+                self.raw_header = [cell.strip().lstrip("\ufeff") for cell in row]
+                return names
+            if self.line >= MAX_PREAMBLE_LINES:
+                break
+        line, text = first if first is not None else (1, "")
+        raise ProfileError(f"expected a header with {expected}, got {text!r}", format_expected=self.fmt, line=line)
+
+
+def find_column(names: list[str], *candidates: str) -> int | None:
+    """Index of the first of `candidates` (normalised names) present in the header, else None."""
+    for candidate in candidates:
+        if candidate in names:
+            return names.index(candidate)
+    return None
+
+
+def to_int(text: str, *, fmt: str, line: int, column: str) -> int:
+    """An integer field; accepts ``1,234`` and ``1.5e3`` spellings, rejects anything else by name and line."""
+    cleaned = text.strip().replace(",", "")
+    try:
+        return int(cleaned)
+    except ValueError:
+        pass
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise ProfileError(
+            f"expected a number in column {column}, got {text!r}", format_expected=fmt, line=line
+        ) from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ProfileError(f"expected a finite number in column {column}, got {text!r}", format_expected=fmt, line=line)
+    return round(value)
+
+
+def row_error(fmt: str, line: int, row: list[str], width: int, exc: Any = None) -> ProfileError:
+    """The error for a row that could not be parsed: too short (truncated) or a bad field."""
+    if len(row) != width:
+        return ProfileError(
+            f"expected {width} columns, got {len(row)} (truncated or damaged row)", format_expected=fmt, line=line
+        )
+    return ProfileError(f"unreadable row: {exc}", format_expected=fmt, line=line)

@@ -1,0 +1,140 @@
+"""Format detection from content, and one entry point that reads any supported file.
+
+Detection looks only at the start of the file (the first 64 KB, after inflating gzip): a JSON object or
+array → PyTorch trace; a ``ROCPROFV3 … SUMMARY`` banner → rocprofv3 summary; otherwise the first CSV
+header among the first lines decides. Names in `FORMATS` can be passed to force a format.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import zlib
+from collections.abc import Callable, Sequence
+
+from rules.profiles import nsys_stats, nsys_trace, rocprof_stats, rocprof_summary, rocprof_trace, torch_trace
+from rules.profiles._text import MAX_PREAMBLE_LINES, check_bytes, head_text, norm
+from rules.profiles.collect import Collector
+from rules.profiles.compression import gunzip, is_gzip
+from rules.profiles.errors import ProfileError
+from rules.profiles.model import Breakdown
+
+Reader = Callable[[bytes], Breakdown]
+
+#: Every format name `read_any` accepts, with its reader. Names are stable: the API and CLI expose them.
+READERS: dict[str, Reader] = {
+    rocprof_trace.KERNEL_TRACE: rocprof_trace.read_kernel_trace,
+    rocprof_trace.MEMORY_COPY_TRACE: rocprof_trace.read_memory_copy_trace,
+    rocprof_trace.API_TRACE: rocprof_trace.read_api_trace,
+    rocprof_stats.FORMAT: rocprof_stats.read,
+    rocprof_summary.FORMAT: rocprof_summary.read,
+    nsys_stats.KERN_SUM: nsys_stats.read_kern_sum,
+    nsys_stats.MEM_TIME_SUM: nsys_stats.read_mem_time_sum,
+    nsys_stats.API_SUM: nsys_stats.read_api_sum,
+    nsys_trace.FORMAT: nsys_trace.read,
+    torch_trace.FORMAT: torch_trace.read,
+}
+FORMATS: tuple[str, ...] = tuple(READERS)
+
+_EXPECTED = (
+    "a rocprofv3 kernel/memory-copy/API trace or *_stats.csv, a rocprofv3 --summary table, an nsys stats CSV "
+    "(cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_api_sum, cuda_gpu_trace) or a PyTorch profiler trace JSON"
+)
+
+
+def detect(data: bytes) -> str:
+    """The name of the format of `data` (one of `FORMATS`); ProfileError when none matches."""
+    if is_gzip(data):
+        # Inflating only a prefix is enough to sniff and keeps detection cheap on big uploads.
+        data = _gunzip_head(data)
+    check_bytes(data, None)
+    if torch_trace.looks_like(data):
+        return torch_trace.FORMAT
+    if rocprof_summary.looks_like(data):
+        return rocprof_summary.FORMAT
+    first: str | None = None
+    text = head_text(data)
+    lines = text.splitlines()[:MAX_PREAMBLE_LINES]
+    for row in csv.reader(io.StringIO("\n".join(lines))):
+        if not any(cell.strip() for cell in row):
+            continue
+        names = [norm(cell) for cell in row]
+        first = first or ",".join(row)[:120]
+        found = _csv_format(names)
+        if found is not None:
+            return found
+    raise ProfileError(f"unknown format; expected {_EXPECTED}; the file starts with {first!r}", line=1)
+
+
+def read_any(data: bytes, format: str | None = None) -> Breakdown:
+    """Read `data` in the given format, or in the detected one; gzip is inflated transparently."""
+    if format is not None and format not in READERS:
+        raise ProfileError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    fmt = format or detect(data)
+    if is_gzip(data) and fmt != torch_trace.FORMAT:
+        data = gunzip(data, fmt)
+    return READERS[fmt](data)
+
+
+def combine(files: Sequence[bytes], formats: Sequence[str | None] | None = None) -> Breakdown:
+    """One breakdown of one run recorded in several files (kernel trace + copy trace + API stats, …).
+
+    Traced intervals of all files are pooled, so `device_busy_ns` is the union over kernels *and* copies
+    of every file and `wall_ns` spans them all. Summed tables (stats, summaries) add their phases as
+    inclusive totals, with shares of that wall and no device share.
+    """
+    if not files:
+        raise ProfileError("no files given")
+    forced = list(formats) if formats is not None else [None] * len(files)
+    if len(forced) != len(files):
+        raise ProfileError(f"got {len(files)} files but {len(forced)} formats")
+    collector = Collector()
+    names: list[str] = []
+    for data, wanted in zip(files, forced, strict=True):
+        fmt = wanted or detect(data)
+        if fmt not in READERS:
+            raise ProfileError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        if is_gzip(data) and fmt != torch_trace.FORMAT:
+            data = gunzip(data, fmt)
+        names.append(fmt)
+        trace = rocprof_trace.trace_format_of_name(fmt)
+        if trace is not None:
+            rocprof_trace.collect(data, trace, collector)
+        elif fmt == nsys_trace.FORMAT:
+            nsys_trace.collect(data, collector)
+        else:
+            part = READERS[fmt](data)
+            if part.inclusive:
+                collector.summed.extend(part.phases)
+                collector.notes.extend(n for n in part.notes if n not in collector.notes)
+            else:
+                # A whole traced breakdown (PyTorch): its intervals are gone; join its phases as they are.
+                raise ProfileError(
+                    f"{fmt} cannot be combined with other files; read it on its own", format_expected=fmt
+                )
+    result = collector.finish("+".join(names))
+    if collector.summed and result.wall_ns is None:
+        result.notes.append("No file had timestamps: there is no wall time to share against.")
+    return result
+
+
+def _csv_format(names: list[str]) -> str | None:
+    trace = rocprof_trace.trace_format_of(names)
+    if trace is not None:
+        return trace
+    if rocprof_stats.is_stats_header(names):
+        return rocprof_stats.FORMAT
+    if nsys_trace.is_trace_header(names):
+        return nsys_trace.FORMAT
+    return nsys_stats.sum_format_of(names)
+
+
+def _gunzip_head(data: bytes, size: int = 1 << 16) -> bytes:
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        return inflater.decompress(data, size)
+    except zlib.error as exc:
+        raise ProfileError(f"corrupt gzip stream ({exc})") from None
+
+
+__all__ = ["FORMATS", "READERS", "combine", "detect", "gunzip", "read_any"]

@@ -1,0 +1,44 @@
+"""Finding the phase a proposal names: exact name first, else one unambiguous pattern match."""
+
+from __future__ import annotations
+
+import fnmatch
+
+from rules.profiles.errors import PhaseNotFoundError
+from rules.profiles.model import Breakdown, Phase, largest_first
+
+MAX_CANDIDATES = 10
+_GLOB = frozenset("*?[")
+
+
+def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
+    """The phase named `pattern`.
+
+    An exact name wins. Otherwise `pattern` is matched case-insensitively — as a glob when it contains
+    ``*``, ``?`` or ``[``, else as a substring — and must match exactly one phase (kernel names are long
+    C++ signatures; "softmax" should find ``void softmax_warp_forward<…>(…)`` when it is the only one).
+    Raises PhaseNotFoundError listing up to ten candidates: the matches when several match, else the
+    largest phases.
+    """
+    for phase in breakdown.phases:
+        if phase.name == pattern:
+            return phase
+    needle = pattern.strip().lower()
+    if not needle:
+        raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False)
+    if _GLOB & set(needle):
+        matches = [p for p in breakdown.phases if fnmatch.fnmatchcase(p.name.lower(), needle)]
+    else:
+        matches = [p for p in breakdown.phases if needle in p.name.lower()]
+    exact_ci = [p for p in matches if p.name.lower() == needle]
+    if len(exact_ci) == 1:
+        return exact_ci[0]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise PhaseNotFoundError(pattern, _names(largest_first(matches)), ambiguous=True)
+    raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False)
+
+
+def _names(phases: list[Phase]) -> list[str]:
+    return [p.name for p in phases[:MAX_CANDIDATES]]

@@ -1,0 +1,54 @@
+"""Shared naming: copy directions under one spelling, and the kind of an API call from its name.
+
+One spelling across formats ("H2D copy") lets a proposal name the same phase whichever profiler
+measured it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.profiles.model import Kind
+
+_DIRECTIONS: dict[str, str] = {
+    "host_to_device": "H2D copy",
+    "htod": "H2D copy",
+    "host-to-device": "H2D copy",
+    "device_to_host": "D2H copy",
+    "dtoh": "D2H copy",
+    "device-to-host": "D2H copy",
+    "device_to_device": "D2D copy",
+    "dtod": "D2D copy",
+    "device-to-device": "D2D copy",
+    "host_to_host": "H2H copy",
+    "htoh": "H2H copy",
+    "host-to-host": "H2H copy",
+    "peer-to-peer": "P2P copy",
+    "ptop": "P2P copy",
+    "peer_to_peer": "P2P copy",
+}
+_DIRECTION_RE = re.compile("|".join(re.escape(k) for k in sorted(_DIRECTIONS, key=len, reverse=True)))
+
+_ALLOC_RE = re.compile(r"malloc|free|alloc|mempool|memory_pool", re.IGNORECASE)
+_COPY_RE = re.compile(r"memcpy|memory_copy|async_copy|copy_on_engine", re.IGNORECASE)
+
+
+def copy_name(direction: str) -> str:
+    """ "MEMORY_COPY_HOST_TO_DEVICE", "[CUDA memcpy HtoD]", "Memcpy HtoD (Pageable -> Device)" → "H2D copy"."""
+    found = _DIRECTION_RE.search(direction.lower())
+    if found is None:
+        return f"{direction.strip() or 'unknown'} copy"
+    return _DIRECTIONS[found.group(0)]
+
+
+def api_kind(name: str) -> Kind:
+    """Kind of a host API call: allocation and free calls → alloc, memcpy calls → copy, the rest → api.
+
+    The split follows the seed's reading of a summary ("the 85% that is allocation and host↔device
+    copy"): a hipMemcpy's host time contains the copy it waits for, so it is counted as copy time.
+    """
+    if _ALLOC_RE.search(name):
+        return "alloc"
+    if _COPY_RE.search(name):
+        return "copy"
+    return "api"

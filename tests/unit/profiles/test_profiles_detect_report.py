@@ -1,0 +1,99 @@
+"""Detection from content, forcing a format, and the terminal table."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+
+import pytest
+
+from rules.profiles import FORMATS, combine, detect, read_any, render_table
+from rules.profiles.model import Breakdown, Phase
+
+EXPECTED = {
+    "nsys_cuda_gpu_kern_sum_trimmed.csv": "nsys_cuda_gpu_kern_sum",
+    "rocprofv3_hip_api_stats.csv": "rocprofv3_stats",
+    "rocprofv3_kernel_stats_jacobi.csv": "rocprofv3_stats",
+    "rocprofv3_kernel_stats_pytorch_mpi.csv": "rocprofv3_stats",
+    "rocprofv3_kernel_trace_v0.csv": "rocprofv3_kernel_trace",
+    "rocprofv3_memory_copy_trace.csv": "rocprofv3_memory_copy_trace",
+    "rocprofv3_summary_trimmed.txt": "rocprofv3_summary",
+    "torch_trace_a100_simple_add.json.gz": "pytorch_trace",
+    "torch_trace_mi250_kineto.json.gz": "pytorch_trace",
+}
+
+
+@pytest.mark.parametrize(("name", "fmt"), sorted(EXPECTED.items()))
+def test_detect_every_fixture(fixture_bytes: Callable[[str], bytes], name: str, fmt: str) -> None:
+    """Every shared sample is recognised from its content and reads under its detected and forced format."""
+    data = fixture_bytes(name)
+    assert detect(data) == fmt
+    assert fmt in FORMATS
+    assert read_any(data, fmt) == read_any(data)
+
+
+def test_gzipped_csv(fixture_bytes: Callable[[str], bytes]) -> None:
+    """A gzipped CSV is inflated transparently."""
+    data = fixture_bytes("rocprofv3_kernel_trace_v0.csv")
+    assert read_any(gzip.compress(data)) == read_any(data)
+
+
+def test_combine_pools_device_time(fixture_bytes: Callable[[str], bytes]) -> None:
+    """Combining a kernel trace and a copy trace: device busy is the union over both."""
+    kernels = read_any(fixture_bytes("rocprofv3_kernel_trace_v0.csv"))
+    copies = read_any(fixture_bytes("rocprofv3_memory_copy_trace.csv"))
+    both = combine([fixture_bytes("rocprofv3_kernel_trace_v0.csv"), fixture_bytes("rocprofv3_memory_copy_trace.csv")])
+    assert kernels.device_busy_ns is not None
+    assert copies.device_busy_ns is not None
+    # The two samples come from different runs, far apart in time: their unions add up.
+    assert both.device_busy_ns == kernels.device_busy_ns + copies.device_busy_ns
+    assert {p.name for p in both.phases} == {p.name for p in kernels.phases} | {p.name for p in copies.phases}
+
+
+def phase(name: str, total: int) -> Phase:
+    return Phase(name=name, kind="kernel", total_ns=total, calls=1, share_of_device=0.5, share_of_wall=0.25)
+
+
+def test_render_largest_first_and_width() -> None:
+    """Rows are largest first, no line exceeds the width, long names are cut with an ellipsis."""
+    b = Breakdown(
+        format="t",
+        wall_ns=4_000_000,
+        device_busy_ns=2_000_000,
+        phases=[phase("small", 1_000), phase("x" * 300, 1_000_000), phase("mid", 500_000)],
+        inclusive=False,
+    )
+    text = render_table(b, width=80)
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines if not line.startswith("note"))
+    rows = [line for line in lines if line.rstrip().endswith("25.00%")]
+    assert [r.split()[0][:5] for r in rows] == ["xxxxx", "mid", "small"]
+    assert "…" in rows[0]
+    assert "inclusive" not in text
+    assert "50.00%" in rows[0]
+    assert "1.000" in rows[0]
+
+
+def test_render_marks_inclusive() -> None:
+    """Summed tables carry the 'inclusive — do not sum' mark; unknown shares print as '-'."""
+    b = Breakdown(
+        format="s",
+        wall_ns=None,
+        device_busy_ns=None,
+        phases=[
+            Phase(
+                name="hipMemcpy",
+                kind="copy",
+                total_ns=5,
+                calls=2,
+                share_of_device=None,
+                share_of_wall=None,
+                inclusive=True,
+            )
+        ],
+        inclusive=True,
+    )
+    text = render_table(b)
+    assert "inclusive — do not sum" in text
+    row = next(line for line in text.splitlines() if line.startswith("hipMemcpy"))
+    assert row.split()[-2:] == ["-", "-"]

@@ -1,0 +1,159 @@
+"""Bad files: each gives a ProfileError naming the expected format, the problem and the line."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+
+import pytest
+
+from rules.profiles import PhaseNotFoundError, ProfileError, find_phase, read_any
+from rules.profiles.model import Breakdown, Phase
+
+KERNEL_HEADER = (
+    '"Kind","Agent_Id","Queue_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id",'
+    '"Start_Timestamp","End_Timestamp","Private_Segment_Size","Group_Segment_Size","Workgroup_Size_X",'
+    '"Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"'
+)
+GOOD_ROW = '"KERNEL_DISPATCH",1,1,69,1,16,"k(float*, int)",1451,1000,2000,0,0,64,1,1,1024,1024,1'
+
+
+def kernel_trace(*rows: str) -> bytes:
+    return ("\n".join([KERNEL_HEADER, *rows]) + "\n").encode()
+
+
+def read_error(data: bytes, fmt: str | None = None) -> ProfileError:
+    with pytest.raises(ProfileError) as caught:
+        read_any(data, fmt)
+    err = caught.value
+    assert isinstance(err, ValueError)  # the service maps domain ValueErrors to 4xx
+    return err
+
+
+def test_empty() -> None:
+    """Empty and whitespace-only files say so."""
+    for data in (b"", b"  \n\n"):
+        assert "empty" in str(read_error(data))
+
+
+def test_binary() -> None:
+    """Binary input is refused as binary, also when a text format is forced."""
+    blob = bytes(range(256)) * 4
+    assert "binary" in str(read_error(blob))
+    err = read_error(blob, "rocprofv3_kernel_trace")
+    assert err.format_expected == "rocprofv3_kernel_trace"
+    assert "binary" in err.detail
+
+
+def test_unknown_format_lists_what_is_expected() -> None:
+    """A CSV no reader knows: the message says what was expected and quotes the start of the file."""
+    err = read_error(b"a,b,c\n1,2,3\n")
+    assert err.format_expected is None
+    assert "rocprofv3" in err.detail
+    assert "nsys" in err.detail
+    assert "PyTorch" in err.detail
+    assert "'a,b,c'" in err.detail
+
+
+def test_wrong_header_for_forced_format() -> None:
+    """Forcing a format whose header is absent names the expected columns and the first line."""
+    err = read_error(b'"Name","Calls","TotalDurationNs","Percentage"\n"k",1,5,100\n', "rocprofv3_kernel_trace")
+    assert err.format_expected == "rocprofv3_kernel_trace"
+    assert err.line == 1
+    assert "Kernel_Name" in err.detail
+    assert "Start_Timestamp" in err.detail
+
+
+def test_unknown_forced_format() -> None:
+    """A format name that does not exist lists the ones that do."""
+    assert "rocprofv3_kernel_trace" in read_error(b"x", "excel").detail
+
+
+def test_end_before_start() -> None:
+    """A row ending before it starts: the first offending line is named."""
+    bad = GOOD_ROW.replace(",1000,2000,", ",3000,2000,")
+    err = read_error(kernel_trace(GOOD_ROW, GOOD_ROW, bad, bad))
+    assert err.line == 4
+    assert "End_Timestamp 2000 is before Start_Timestamp 3000" in err.detail
+    assert "line 4" in str(err)
+    assert "rocprofv3_kernel_trace" in str(err)
+
+
+def test_non_numeric_timestamp() -> None:
+    """A non-numeric field names its column and line."""
+    err = read_error(kernel_trace(GOOD_ROW, GOOD_ROW.replace(",2000,", ",soon,")))
+    assert err.line == 3
+    assert "End_Timestamp" in err.detail
+    assert "'soon'" in err.detail
+
+
+def test_truncated_csv_row() -> None:
+    """A file cut mid-row reports the short row as truncated."""
+    data = kernel_trace(GOOD_ROW, GOOD_ROW)[:-30]
+    err = read_error(data)
+    assert err.line == 3
+    assert "truncated" in err.detail
+
+
+def test_header_without_rows() -> None:
+    """A header alone is not a trace."""
+    assert "no rows" in read_error(kernel_trace()).detail
+
+
+def test_json_that_is_not_a_trace() -> None:
+    """JSON without traceEvents, or with events of the wrong shape, is not a trace."""
+    err = read_error(b'{"model": "resnet", "epochs": 3}')
+    assert err.format_expected == "pytorch_trace"
+    assert "traceEvents" in err.detail
+    err = read_error(b'{"traceEvents": [{"ph": "X", "ts": "noon", "dur": 1}]}')
+    assert "traceEvents[0].ts" in err.detail
+    assert "complete" in read_error(b'{"traceEvents": [{"ph": "M", "name": "process_name"}]}').detail
+
+
+def test_malformed_json_names_the_line() -> None:
+    """Broken JSON: the line of the first bad byte."""
+    err = read_error(b'{"traceEvents": [\n{"ph": "X", "ts": 1, "dur": 2},\n{"ph": "X", "ts": 1 "dur": 2}\n]}')
+    assert err.line == 3
+    assert "malformed JSON" in err.detail
+
+
+def test_negative_duration_in_trace() -> None:
+    """A complete event with a negative duration ends before it starts."""
+    err = read_error(b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": -1}]}')
+    assert "ends before it starts" in err.detail
+
+
+def test_truncated_gzip(fixture_bytes: Callable[[str], bytes]) -> None:
+    """A gzip stream cut short is reported as truncated, not as a zlib or EOF error."""
+    packed = fixture_bytes("torch_trace_mi250_kineto.json.gz")
+    err = read_error(packed[: len(packed) // 2], "pytorch_trace")
+    assert "truncated" in err.detail
+    err = read_error(gzip.compress(kernel_trace(GOOD_ROW))[:-12])
+    assert "truncated" in err.detail or "corrupt" in err.detail
+
+
+def test_not_utf8_mid_file() -> None:
+    """Undecodable bytes after a good header: a ProfileError at that line, not a UnicodeDecodeError."""
+    err = read_error(kernel_trace(GOOD_ROW) + b'"KERNEL_DISPATCH",1,1,69,1,16,"\xff\xfe",1,1,2,0,0,64,1,1,1,1,1\n')
+    assert "UTF-8" in err.detail
+
+
+def test_find_phase_errors() -> None:
+    """Unknown names list the largest phases; ambiguous patterns list their matches (up to ten)."""
+    phases = [
+        Phase(name=f"gemm_{i}", kind="kernel", total_ns=100 - i, calls=1, share_of_device=None, share_of_wall=None)
+        for i in range(12)
+    ] + [Phase(name="softmax_fwd", kind="kernel", total_ns=1, calls=1, share_of_device=None, share_of_wall=None)]
+    b = Breakdown(format="t", wall_ns=None, device_busy_ns=None, phases=phases, inclusive=False)
+    assert find_phase(b, "SOFTMAX").name == "softmax_fwd"
+    assert find_phase(b, "gemm_1").name == "gemm_1"  # exact beats the substring matches gemm_10, gemm_11
+    assert find_phase(b, "*_11").name == "gemm_11"
+    with pytest.raises(PhaseNotFoundError) as caught:
+        find_phase(b, "gemm")
+    assert caught.value.ambiguous
+    assert len(caught.value.candidates) == 10
+    assert caught.value.candidates[0] == "gemm_0"  # largest first
+    with pytest.raises(PhaseNotFoundError) as caught:
+        find_phase(b, "attention")
+    assert not caught.value.ambiguous
+    assert "gemm_0" in str(caught.value)
