@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar
+from litestar import Litestar, Router, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -15,13 +15,16 @@ from litestar.openapi.spec import Server
 from service.api.decisions import DecisionController
 from service.api.health import healthz, readyz
 from service.api.rules import list_rules
+from service.auth import Authenticator, TokenStore, auth_guard
 from service.db import migrate
 from service.db.engine import create_engine
 from service.db.repository import DecisionStore, PolicyStore
 from service.db.writer import GroupCommitWriter
 from service.decisions import DecisionService
 from service.errors import EXCEPTION_HANDLERS
+from service.observability import Observability, configure_logging, metrics_text
 from service.policies import PolicyService
+from service.ratelimit import RateLimiter
 from service.settings import Settings
 
 VERSION = "0.1.0"
@@ -35,12 +38,21 @@ def openapi_config() -> OpenAPIConfig:
         description="Is this optimization worth doing? Amdahl's law and scope checks under a versioned policy.",
         servers=[Server(url="/")],
         use_handler_docstrings=True,
+        # The API's description is public, whoever may call the API itself.
+        openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}),
     )
+
+
+@get("/metrics", opt={"scope": "public"}, tags=["operations"], media_type="text/plain; version=0.0.4")
+async def metrics() -> bytes:
+    """Prometheus metrics: requests by route and status, latencies, decisions by verdict."""
+    return metrics_text()
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """Build the app. Settings come from the environment unless given (tests pass their own)."""
     settings = settings or Settings.from_env()
+    configure_logging(settings.log_level)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -51,6 +63,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await writer.start()
         policies = PolicyService(PolicyStore(engine, writer))
         app.state.engine = engine
+        app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.require_auth)
+        app.state.rate_limiter = None if settings.rate_limit == "off" else RateLimiter(settings.rate_limit)
         app.state.policies = policies
         app.state.decisions = DecisionService(DecisionStore(engine, writer), policies, settings.policy)
         try:
@@ -65,8 +79,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     def provide_policies(state: State) -> PolicyService:
         return state.policies  # type: ignore[no-any-return]
 
-    return Litestar(
-        route_handlers=[healthz, readyz, list_rules, DecisionController],
+    app = Litestar(
+        route_handlers=[healthz, readyz, metrics, list_rules, DecisionController],
+        guards=[auth_guard],
         dependencies={
             "decisions": Provide(provide_decisions, sync_to_thread=False),
             "policies": Provide(provide_policies, sync_to_thread=False),
@@ -77,3 +92,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=openapi_config(),
         state=State({"settings": settings}),
     )
+    app.asgi_handler = Observability(  # type: ignore[assignment]  # an ASGI app, typed loosely
+        app.asgi_handler, timeout_seconds=settings.request_timeout_seconds
+    )
+    return app

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -110,6 +110,56 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS
 
 
+def _with_engine(database: str | None, work: Any) -> Any:
+    """Run `work(engine)` on a migrated database and dispose of the engine."""
+    from service.db import migrate
+    from service.db.engine import create_engine
+
+    settings = Settings.from_env(database_url=database)
+
+    async def run() -> Any:
+        engine = create_engine(settings)
+        try:
+            await migrate.upgrade(engine)
+            return await work(engine)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
+
+
+def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
+    """Create (printing the token alone on stdout, once), revoke or list bearer tokens."""
+    from service.auth import TokenStore
+
+    if args.action == "create":
+        token = _with_engine(args.database, lambda engine: TokenStore(engine).create(args.name, args.scope))
+        print(f"created token {args.name!r} with scope {args.scope}; it is shown once, below", file=sys.stderr)
+        out.write(token + "\n")
+        return EXIT_PASS
+    if args.action == "revoke":
+        if _with_engine(args.database, lambda engine: TokenStore(engine).revoke(args.name)):
+            print(f"revoked token {args.name!r}", file=sys.stderr)
+            return EXIT_PASS
+        print(f"worthit: no active token named {args.name!r}", file=sys.stderr)
+        return EXIT_FAIL
+    for row in _with_engine(args.database, lambda engine: TokenStore(engine).list()):
+        state = "revoked" if row["revoked_at"] else "active"
+        out.write(f"{row['name']}\t{row['scopes']}\t{state}\t{row['created_at']:%Y-%m-%d}\n")
+    return EXIT_PASS
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def openapi_document() -> str:
     from service.app import create_app
 
@@ -141,9 +191,24 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
     settings = Settings.from_env(**overrides)
+    if not _loopback(settings.host) and not settings.require_auth:
+        from service.auth import TokenStore
+
+        if not _with_engine(settings.database_url, lambda engine: TokenStore(engine).any_active()):
+            print(
+                f"worthit: refusing to serve on {settings.host} with authentication off; create a token "
+                "(worthit token create --scope write --name NAME) or set WORTHIT_REQUIRE_AUTH=1",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     for key, value in overrides.items():
         if value is not None:
             os.environ[f"WORTHIT_{key.upper()}"] = str(value)
+    if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        import tempfile
+
+        # Workers are separate processes: let /metrics add up all of them, whichever answers.
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="worthit-metrics-")
     # Migrate once here, before any worker starts, so workers never race over the schema.
     cmd_migrate(argparse.Namespace(database=settings.database_url), sys.stderr)
     os.environ["WORTHIT_MIGRATE_ON_START"] = "0"
@@ -183,6 +248,19 @@ def parser() -> argparse.ArgumentParser:
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
     openapi.add_argument("--output", "-o", default="openapi/openapi.json", help="file, or - for standard output")
     openapi.set_defaults(func=cmd_openapi)
+
+    token = sub.add_parser("token", help="create, revoke or list bearer tokens")
+    token_actions = token.add_subparsers(dest="action", required=True)
+    create = token_actions.add_parser("create", help="create a token; prints it once, alone on stdout")
+    create.add_argument("--name", required=True, help="who or what uses it, e.g. planning-tool")
+    create.add_argument("--scope", required=True, choices=["read", "write", "admin"])
+    create.add_argument("--database", help="database URL or SQLite path")
+    revoke = token_actions.add_parser("revoke", help="revoke a token by name")
+    revoke.add_argument("name")
+    revoke.add_argument("--database", help="database URL or SQLite path")
+    listing = token_actions.add_parser("list", help="list tokens (names and scopes, never the tokens)")
+    listing.add_argument("--database", help="database URL or SQLite path")
+    token.set_defaults(func=cmd_token)
 
     rules = sub.add_parser("rules", help="explain the rules")
     rules.add_argument("rule", nargs="?", help="one rule id")

@@ -13,6 +13,7 @@ from service.api.schemas import Decision, Source
 from service.db.repository import DecisionFilter, DecisionStore, NewDecision
 from service.errors import Conflict, NotFound
 from service.ids import new_id
+from service.observability import VERDICTS
 from service.policies import PolicyService
 
 _encoder = msgspec.json.Encoder()
@@ -70,6 +71,7 @@ class DecisionService:
             )
         )
         if existing is None:
+            VERDICTS.labels(decision.verdict, source).inc()
             return decision, True
         if existing.request_hash != body_hash:
             raise Conflict(

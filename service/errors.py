@@ -14,6 +14,8 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from rules.errors import InvalidInput, PolicyError, WorthitError
 
@@ -194,6 +196,10 @@ def _simple(status: int, kind: str) -> Any:
     return handler
 
 
+def _unavailable(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    return problem_response(503, str(exc), headers={"Retry-After": "1"}, kind="unavailable")
+
+
 def _http_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
     headers = dict(exc.headers or {})
     return problem_response(exc.status_code, str(exc.detail), headers=headers or None)
@@ -204,7 +210,23 @@ def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, "An internal error occurred; it has been logged.")
 
 
+def _database_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    log.warning("database unavailable: %s", type(exc).__name__)
+    return problem_response(
+        503,
+        "The database is unavailable; retry shortly (with the same Idempotency-Key for writes).",
+        headers={"Retry-After": "1"},
+        kind="unavailable",
+    )
+
+
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    OperationalError: _database_handler,
+    InterfaceError: _database_handler,
+    DisconnectionError: _database_handler,
+    SQLAlchemyTimeoutError: _database_handler,
+    ConnectionError: _database_handler,
+    OSError: _database_handler,
     msgspec.ValidationError: _validation_handler,
     msgspec.DecodeError: _decode_handler,
     ValidationException: _litestar_validation_handler,
@@ -212,7 +234,7 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     PolicyError: _policy_handler,
     Conflict: _simple(409, "conflict"),
     NotFound: _simple(404, "not-found"),
-    Unavailable: _simple(503, "unavailable"),
+    Unavailable: _unavailable,
     HTTPException: _http_handler,
     Exception: _internal_handler,
 }

@@ -22,6 +22,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     require_auth: bool = False
     slack_signing_secret: str | None = None
     max_body_bytes: Annotated[int, Meta(ge=1024)] = 256 * 1024
+    rate_limit: str = "1200/minute"
+    """Per token (or per address without one), per process; "off" disables it."""
+    request_timeout_seconds: Annotated[float, Meta(gt=0)] = 30.0
     public_url: str | None = None
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True

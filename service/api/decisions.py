@@ -36,14 +36,14 @@ class DecisionController(Controller):
     path = "/v1"
     tags = ("decisions",)
 
-    @post("/evaluate", dto=StrictJSON[Proposal], return_dto=None, status_code=200)
+    @post("/evaluate", dto=StrictJSON[Proposal], return_dto=None, status_code=200, opt={"scope": "read"})
     async def evaluate(
         self, data: JSONBody[Proposal], decisions: NamedDependency[DecisionService], policy: PolicyParam = None
     ) -> Evaluation:
         """Evaluate a proposal: the verdict, the statement, the figures and the findings. Nothing is stored."""
         return await decisions.evaluate(data, policy)
 
-    @post("/decisions", dto=StrictJSON[Proposal], return_dto=None, status_code=201)
+    @post("/decisions", dto=StrictJSON[Proposal], return_dto=None, status_code=201, opt={"scope": "write"})
     async def create(
         self,
         request: Request[Any, Any, Any],
@@ -63,12 +63,12 @@ class DecisionController(Controller):
             headers={"Location": f"/v1/decisions/{decision.id}"},
         )
 
-    @get("/decisions/{decision_id:str}")
+    @get("/decisions/{decision_id:str}", opt={"scope": "read"})
     async def read(self, decision_id: FromPath[str], decisions: NamedDependency[DecisionService]) -> Decision:
         """One stored decision."""
         return await decisions.get(decision_id)
 
-    @get("/decisions")
+    @get("/decisions", opt={"scope": "read"})
     async def list_decisions(
         self,
         decisions: NamedDependency[DecisionService],

@@ -11,13 +11,13 @@ from service.db.migrate import head_revision
 from service.errors import Unavailable
 
 
-@get("/healthz", tags=["operations"])
+@get("/healthz", tags=["operations"], opt={"scope": "public"})
 async def healthz() -> Health:
     """The process is up (no dependency is checked)."""
     return Health(status="ok")
 
 
-@get("/readyz", tags=["operations"])
+@get("/readyz", tags=["operations"], opt={"scope": "public"})
 async def readyz(state: State) -> Ready:
     """The database answers and its schema is the one this code expects; 503 otherwise."""
     try:

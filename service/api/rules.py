@@ -14,7 +14,7 @@ def rule_docs() -> list[RuleDoc]:
     return [RuleDoc(id=module.ID, explanation=inspect.cleandoc(module.__doc__ or "")) for module in CHECKS]
 
 
-@get("/v1/rules", tags=["rules"])
+@get("/v1/rules", tags=["rules"], opt={"scope": "read"})
 async def list_rules() -> list[RuleDoc]:
     """Every rule the engine runs, in order, with its explanation (What it checks / Why it matters / Example)."""
     return rule_docs()

@@ -1,0 +1,185 @@
+"""Bearer tokens with scopes (read ⊂ write ⊂ admin), stored as SHA-256 digests, checked by one guard.
+
+Tokens are 256 random bits, so a fast digest is enough: there is nothing to brute-force, and a lookup by digest
+costs one indexed read. The guard is global and fails closed: a route without a declared scope needs `admin`.
+Every route states its scope in `opt={"scope": …}`; a test walks the router to keep it so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException, TooManyRequestsException
+from litestar.handlers.base import BaseRouteHandler
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from service.db.models import Base
+from service.ids import new_id
+
+Scope = Literal["read", "write", "admin"]
+SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
+PUBLIC = "public"
+GRANTS: dict[str, frozenset[str]] = {
+    "read": frozenset({"read"}),
+    "write": frozenset({"read", "write"}),
+    "admin": frozenset({"read", "write", "admin"}),
+}
+TOKEN_PREFIX = "wt_"  # noqa: S105 - a prefix that makes leaked tokens greppable, not a secret
+# Tokens and the "are there any tokens?" answer are cached per process this long; a revocation on another
+# process takes effect within it (at once on the process that revoked).
+CACHE_SECONDS = 5.0
+
+tokens = Base.metadata.tables["tokens"]
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    id: str
+    name: str
+    scopes: frozenset[str]
+
+
+class TokenStore:
+    """Tokens in the database (the CLI creates and revokes them; the guard reads them)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def create(self, name: str, scope: Scope) -> str:
+        """Store a new token for `name` and return it; this is the only time it exists in plain text."""
+        token = new_token()
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                insert(tokens).values(
+                    id=new_id(), name=name, token_hash=digest(token), scopes=scope, created_at=datetime.now(UTC)
+                )
+            )
+        return token
+
+    async def revoke(self, name: str) -> bool:
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(tokens)
+                .where(tokens.c.name == name, tokens.c.revoked_at.is_(None))
+                .values(revoked_at=datetime.now(UTC))
+            )
+        return bool(result.rowcount)
+
+    async def list(self) -> list[dict[str, Any]]:
+        query = select(tokens.c.name, tokens.c.scopes, tokens.c.created_at, tokens.c.revoked_at).order_by(
+            tokens.c.created_at
+        )
+        async with self._engine.connect() as connection:
+            return [dict(row._mapping) for row in (await connection.execute(query)).all()]
+
+    async def find(self, token_digest: str) -> Principal | None:
+        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes).where(
+            tokens.c.token_hash == token_digest, tokens.c.revoked_at.is_(None)
+        )
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        if row is None:
+            return None
+        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset()))
+
+    async def any_active(self) -> bool:
+        query = select(func.count()).select_from(tokens).where(tokens.c.revoked_at.is_(None))
+        async with self._engine.connect() as connection:
+            return bool((await connection.execute(query)).scalar())
+
+
+class Authenticator:
+    """Decides who is calling and whether auth is on at all, with a short per-process cache."""
+
+    def __init__(self, store: TokenStore, *, require_auth: bool) -> None:
+        self._store = store
+        self._require_auth = require_auth
+        self._active: tuple[float, bool] | None = None
+        self._principals: dict[str, tuple[float, Principal | None]] = {}
+
+    async def enforced(self) -> bool:
+        if self._require_auth:
+            return True
+        now = time.monotonic()
+        if self._active is None or now - self._active[0] > CACHE_SECONDS:
+            self._active = (now, await self._store.any_active())
+        return self._active[1]
+
+    async def principal(self, token: str) -> Principal | None:
+        key = digest(token)
+        now = time.monotonic()
+        cached = self._principals.get(key)
+        if cached is not None and now - cached[0] <= CACHE_SECONDS:
+            return cached[1]
+        if len(self._principals) > 10_000:  # bound the cache against floods of made-up tokens
+            self._principals.clear()
+        principal = await self._store.find(key)
+        self._principals[key] = (now, principal)
+        return principal
+
+
+def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, str]:
+    parts = ['Bearer realm="worthit"']
+    if error:
+        parts.append(f'error="{error}"')
+    if scope:
+        parts.append(f'scope="{scope}"')
+    return {"WWW-Authenticate": ", ".join(parts)}
+
+
+def required_scope(handler: BaseRouteHandler) -> str:
+    """The scope a route needs; `admin` when it declares none (fail closed)."""
+    return str(handler.opt.get("scope", "admin"))
+
+
+async def auth_guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Let the request through when its token grants the route's scope (or auth is off); 401/403/429 otherwise."""
+    scope = required_scope(handler)
+    if scope == PUBLIC:
+        return
+    state = connection.app.state
+    authenticator: Authenticator = state.authenticator
+    header = connection.headers.get("authorization", "")
+    principal: Principal | None = None
+    if header:
+        kind, _, token = header.partition(" ")
+        if kind.lower() != "bearer" or not token.strip():
+            raise NotAuthorizedException(
+                "Expected `Authorization: Bearer <token>`", headers=_challenge("invalid_request")
+            )
+        principal = await authenticator.principal(token.strip())
+        if principal is None:
+            raise NotAuthorizedException(
+                "The bearer token is not valid (unknown or revoked)", headers=_challenge("invalid_token")
+            )
+    elif await authenticator.enforced():
+        raise NotAuthorizedException(f"This route needs a bearer token with the `{scope}` scope", headers=_challenge())
+    if principal is not None and scope not in principal.scopes:
+        raise PermissionDeniedException(
+            f"The token `{principal.name}` lacks the `{scope}` scope this route needs",
+            headers=_challenge("insufficient_scope", scope),
+        )
+    limiter = state.rate_limiter
+    if limiter is not None:
+        key = principal.id if principal is not None else (connection.client.host if connection.client else "?")
+        retry_after = limiter.hit(key)
+        if retry_after is not None:
+            raise TooManyRequestsException(
+                f"Rate limit of {limiter.describe()} exceeded; retry in {retry_after} s",
+                headers={"Retry-After": str(retry_after)},
+            )

@@ -1,0 +1,145 @@
+"""One log line per request, `X-Request-ID`, Prometheus metrics, and a deadline on every request.
+
+It wraps the whole ASGI app (not one route), so unmatched paths and rejected requests are logged and counted too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+import uuid
+from typing import Any
+
+import msgspec
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import multiprocess as prometheus_multiprocess
+
+log = logging.getLogger("worthit.access")
+
+REQUESTS = Counter("worthit_requests_total", "HTTP requests answered.", ["method", "route", "status"])
+LATENCY = Histogram(
+    "worthit_request_duration_seconds",
+    "Time to answer an HTTP request.",
+    ["route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+VERDICTS = Counter("worthit_decisions_total", "Decisions stored, by verdict and source.", ["verdict", "source"])
+
+_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_encoder = msgspec.json.Encoder()
+
+Scope = dict[str, Any]
+
+
+def metrics_text() -> bytes:
+    """The exposition text; across all worker processes when they share a multiprocess directory."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry)
+    return generate_latest()
+
+
+class JSONFormatter(logging.Formatter):
+    """Log records as one JSON object per line; request fields come in `extra`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        line |= getattr(record, "fields", {})
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return _encoder.encode(line).decode()
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JSONFormatter())
+    root = logging.getLogger("worthit")
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False
+
+
+PROBLEM_TIMEOUT = _encoder.encode(
+    {
+        "type": "https://worthit.dev/problems/timeout",
+        "title": "Service Unavailable",
+        "status": 503,
+        "detail": "The request took longer than the server's deadline; retry (with the same Idempotency-Key).",
+        "errors": [],
+    }
+)
+
+
+class Observability:
+    """ASGI wrapper: request id, deadline, access log, metrics."""
+
+    def __init__(self, app: Any, *, timeout_seconds: float) -> None:
+        self.app = app
+        self.timeout = timeout_seconds
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        request_id = ""
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                candidate = value.decode("latin-1")
+                request_id = candidate if _VALID_REQUEST_ID.match(candidate) else ""
+                break
+        request_id = request_id or uuid.uuid4().hex
+        header = (b"x-request-id", request_id.encode())
+        status = 500
+        response_started = False
+
+        async def send_wrapper(message: dict[str, Any]) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                response_started = True
+                message["headers"] = [*message.get("headers", []), header]
+            await send(message)
+
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self.app(scope, receive, send_wrapper)
+        except TimeoutError:
+            if not response_started:
+                status = 503
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 503,
+                        "headers": [(b"content-type", b"application/problem+json"), (b"retry-after", b"1"), header],
+                    }
+                )
+                await send({"type": "http.response.body", "body": PROBLEM_TIMEOUT})
+        finally:
+            elapsed = time.perf_counter() - started
+            route = scope.get("path_template") or "unmatched"
+            REQUESTS.labels(scope["method"], route, str(status)).inc()
+            LATENCY.labels(route).observe(elapsed)
+            if log.isEnabledFor(logging.INFO):
+                log.info(
+                    "request",
+                    extra={
+                        "fields": {
+                            "request_id": request_id,
+                            "method": scope["method"],
+                            "route": route,
+                            "path": scope["path"],
+                            "status": status,
+                            "duration_ms": round(elapsed * 1000, 3),
+                        }
+                    },
+                )
