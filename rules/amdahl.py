@@ -13,8 +13,9 @@ from rules.model import AmdahlFigures
 
 
 def speedup(p: float, k: float) -> float:
-    """Whole-scope speedup S = 1 / ((1 − p) + p / k)."""
-    return 1.0 / ((1.0 - p) + p / k)
+    """Whole-scope speedup S = 1 / ((1 − p) + p / k); `inf` when nothing is left (p = 1, k = ∞)."""
+    remaining = (1.0 - p) + p / k
+    return math.inf if remaining <= 0 else 1.0 / remaining
 
 
 def ceiling(p: float) -> float:

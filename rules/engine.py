@@ -16,8 +16,21 @@ from typing import Any
 
 from rules import amdahl
 from rules.errors import InvalidInput
-from rules.model import AmdahlFigures, Evaluation, Finding, Interval, Phase, PolicyRef, Proposal, Range, Verdict
+from rules.model import (
+    AmdahlFigures,
+    Evaluation,
+    Figure,
+    Finding,
+    Interval,
+    Phase,
+    PhaseKind,
+    PolicyRef,
+    Proposal,
+    Range,
+    Verdict,
+)
 from rules.policy import Policy
+from rules.text import label, ms, pct, sentence
 
 # Higher wins (PRODUCT §3): remeasure > decline/redirect > fund_if > fund. Between the two of equal rank, a
 # redirect (which names where the effort belongs) is preferred to a bare decline.
@@ -43,6 +56,36 @@ class Example:
     """Overrides of the default policy for this example."""
 
 
+NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host")
+KIND_LABEL: dict[str, str] = {"alloc": "allocation", "copy": "host↔device copy", "host": "host gaps"}
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """Where the effort belongs instead: the largest other phase, or the non-kernel time taken together."""
+
+    label: str
+    share: float
+    ms: float
+    grouped: bool
+    """True when the alternative is the allocation, copy and host-gap phases together (one fix family)."""
+
+    def phrase(self) -> str:
+        """The alternative as a reviewer names it: `gemm_qkv at 34% (34 ms)` or `the 84.6% that is allocation…`."""
+        if self.grouped:
+            return f"the {pct(self.share)} that is {self.label}"
+        return f"{self.label} at {pct(self.share)} ({ms(self.ms)})"
+
+    def figures(self) -> dict[str, Figure]:
+        return {"alternative": self.label, "alternative_share": self.share, "alternative_ms": self.ms}
+
+
+def kinds_label(kinds: Sequence[str]) -> str:
+    """`allocation and host↔device copy`: the non-kernel kinds present, in a fixed order."""
+    words = [KIND_LABEL[kind] for kind in NON_KERNEL if kind in kinds]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 @dataclass(frozen=True)
 class Context:
     """What a check reads: the proposal, the policy, and the figures derived once for all checks."""
@@ -58,9 +101,11 @@ class Context:
 
     @cached_property
     def baseline_ms(self) -> float | None:
-        """The scope's time: given, else the breakdown's sum."""
+        """The measured scope's time: given, else the breakdown's sum when the breakdown divides that scope."""
         if self.proposal.baseline_ms is not None:
             return self.proposal.baseline_ms
+        if self.proposal.breakdown_scope != "measured":
+            return None
         total = self.breakdown_ms
         return total if total else None
 
@@ -68,9 +113,16 @@ class Context:
     def breakdown_ms(self) -> float:
         return sum(phase.ms for phase in self.proposal.breakdown or ())
 
+    @cached_property
+    def breakdown_total(self) -> float:
+        """The time the breakdown's shares are taken of: `baseline_ms` for the measured scope, else the sum."""
+        if self.proposal.breakdown_scope == "measured" and self.proposal.baseline_ms is not None:
+            return self.proposal.baseline_ms
+        return self.breakdown_ms
+
     @property
     def target(self) -> str:
-        return self.proposal.target or "the target"
+        return label(self.proposal.target) if self.proposal.target else "the target"
 
     @cached_property
     def target_phase(self) -> Phase | None:
@@ -80,9 +132,74 @@ class Context:
         return None
 
     def share(self, phase: Phase) -> float:
-        """A phase's share of the scope (of `baseline_ms` when given, else of the breakdown's sum)."""
-        total = self.baseline_ms or self.breakdown_ms
+        """A phase's share of the time the breakdown divides (see `breakdown_total`)."""
+        total = self.breakdown_total
         return phase.ms / total if total else 0.0
+
+    @cached_property
+    def p_run(self) -> float:
+        """The target's share of the whole run: `p_end_to_end`, else read off a whole-run breakdown, else `p`."""
+        if self.proposal.p_end_to_end is not None:
+            return self.proposal.p_end_to_end
+        if self.proposal.breakdown_scope == "end_to_end" and self.target_phase is not None and self.breakdown_ms:
+            return self.target_phase.ms / self.breakdown_ms
+        return self.p
+
+    @cached_property
+    def run_saving(self) -> float:
+        """Share of the whole run removed: what noise, rate of return and fleet economics are judged on."""
+        return amdahl.saving_fraction(self.p_run, self.k)
+
+    @cached_property
+    def run_rate(self) -> float | None:
+        """Share of the whole run removed per engineer-week; `inf` at no cost, `None` when the cost is unknown."""
+        cost = self.proposal.cost_weeks
+        if cost is None:
+            return None
+        return self.run_saving / cost if cost > 0 else math.inf
+
+    @cached_property
+    def target_share(self) -> float:
+        """The target's share of the time the breakdown divides."""
+        if self.target_phase is not None and self.breakdown_total:
+            return self.share(self.target_phase)
+        return self.p_run if self.proposal.breakdown_scope == "end_to_end" else self.p
+
+    @cached_property
+    def others(self) -> list[Phase]:
+        """The breakdown's phases other than the target."""
+        return [phase for phase in self.proposal.breakdown or () if phase.name != self.proposal.target]
+
+    @cached_property
+    def alternative(self) -> Alternative | None:
+        """The largest thing bigger than the target and above the noise floor: one phase, or the non-kernel
+        phases together (the seed's "the 85% that is allocation and host↔device copy")."""
+        floor = self.policy.noise_floor
+        candidates = [
+            Alternative(label(phase.name), self.share(phase), phase.ms, grouped=False) for phase in self.others
+        ]
+        group = [phase for phase in self.others if phase.kind in NON_KERNEL]
+        if len(group) >= 2:
+            total = sum(phase.ms for phase in group)
+            share = total / self.breakdown_total if self.breakdown_total else 0.0
+            candidates.append(Alternative(kinds_label([p.kind for p in group]), share, total, grouped=True))
+        fitting = [alt for alt in candidates if alt.share > self.target_share and alt.share >= floor]
+        return max(fitting, key=lambda alt: alt.share, default=None)
+
+    @cached_property
+    def unportable(self) -> bool:
+        return self.proposal.flags.portability in ("vendor_specific", "hand_asm")
+
+    @cached_property
+    def maintenance_weeks(self) -> float:
+        """Engineer-weeks unportable code costs to keep correct over the policy's horizon (0 when portable)."""
+        if not self.unportable:
+            return 0.0
+        flags = self.proposal.flags
+        per_year = flags.maintenance_weeks_per_year
+        if per_year is None:
+            per_year = self.policy.maintenance_weeks_per_year
+        return per_year * (flags.architectures or 1) * self.policy.horizon_months / 12
 
 
 Check = Callable[[Context], Finding | None]
@@ -102,6 +219,8 @@ def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: S
     """Every finding of `checks` for one point (p, k), overrides resolved."""
     ctx = Context(proposal=proposal, policy=policy, p=p, k=k)
     findings = [finding for module in checks if (finding := module.check(ctx)) is not None]
+    for finding in findings:
+        finding.message = sentence(finding.message)  # a safety net: rules write short sentences
     overridden: dict[str, str] = {}
     for finding in findings:
         if finding.rule in overridden:
@@ -140,7 +259,7 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
     verdict, deciding = decide(findings)
     evaluation = Evaluation(
         verdict=verdict,
-        statement=deciding.message,
+        statement=sentence(deciding.message),
         deciding_rule=deciding.rule,
         amdahl=amdahl.figures(p, k, baseline_ms=Context(proposal, policy, p, k).baseline_ms,
                               cost_weeks=proposal.cost_weeks),

@@ -54,6 +54,15 @@ class Range(Base):
             raise ValueError(f"Expected `low` <= `high`, got low={self.low} and high={self.high}")
 
 
+class Comparison(Base):
+    """The configuration of the other side of a before/after comparison (`scope.compared_to`)."""
+
+    model: Name | None = None
+    input: Name | None = None
+    dtype: Name | None = None
+    device: Name | None = None
+
+
 class Scope(Base):
     """What was measured, how, and on which configuration."""
 
@@ -67,6 +76,13 @@ class Scope(Base):
     timing: Literal["device_events", "host_wall", "host_submit"] | None = None
     overlap: bool = False
     target_input: Name | None = None
+    """The input that matters, when it differs from `input` (the one measured): batching changes what dominates."""
+    compared_to: Comparison | None = None
+    """The configuration the other side of a before/after comparison was measured on; any field that differs from
+    this scope's own (model, input, dtype, device) makes the comparison unlike (measurement_scope rule)."""
+    inclusive: bool = False
+    """The shares come from inclusive percentages that overlap (a profiler's summary table); set by the service
+    when `p` is read from such a profile (inclusive_percentages rule)."""
 
 
 class Phase(Base):
@@ -75,21 +91,29 @@ class Phase(Base):
     name: Name
     ms: NonNegativeFloat
     kind: PhaseKind = "kernel"
+    k: PositiveFloat | Infinite | None = None
+    """The speedup a plan may assume for this phase; the plan's (or the policy's) default when absent."""
 
 
 class LatencySLO(Base):
+    """The service's latency SLO: its p99, whether the change may raise the tail, and whether p99 was measured."""
+
     p99_ms: Milliseconds | None = None
     tail_risk: bool = False
     p99_measured_worse: bool | None = None
 
 
 class Barrier(Base):
+    """The target runs between multi-GPU barriers: how many ranks wait, and (once profiled) how long."""
+
     ranks: Annotated[int, Meta(ge=2)]
     critical_path: bool = True
     wait_fraction: OpenFraction | None = None
 
 
 class Strategic(Base):
+    """The workload the work is really for, its share there, and how firm its launch is."""
+
     model: Name
     p: Fraction | None = None
     launch_committed: bool | None = None
@@ -97,17 +121,23 @@ class Strategic(Base):
 
 
 class Flags(Base):
+    """Facts beyond one run's arithmetic: fleet size, portability, latency SLO, barriers, strategic workload."""
+
     fleet_gpus: Annotated[int, Meta(gt=0)] | None = None
     portability: Literal["portable", "vendor_specific", "hand_asm"] | None = None
     portable_fallback: bool = False
     kernel_is_product: bool = False
     maintenance_weeks_per_year: NonNegativeFloat | None = None
+    architectures: Annotated[int, Meta(ge=1)] | None = None
+    """Architectures the unportable path must be kept correct on (maintenance_cost rule); 1 when absent."""
     latency_slo: LatencySLO | None = None
     barrier: Barrier | None = None
     strategic: Strategic | None = None
 
 
 class Goal(Base):
+    """What the work is meant to achieve: a latency, a throughput, or fitting in memory (resource_goal rule)."""
+
     latency_ms: Milliseconds | None = None
     throughput_per_s: PositiveFloat | None = None
     memory_required_gb: PositiveFloat | None = None
@@ -118,6 +148,8 @@ class Proposal(Base, kw_only=True):
     """An optimization proposal: speed up `target`, which is `p` of the scope, by `k`, for `cost_weeks`."""
 
     title: Title | None = None
+    team: Name | None = None
+    """The team proposing the work: outcomes are calibrated per team (and workload)."""
     target: Name | None = None
     p: Fraction | Range | None = None
     k: PositiveFloat | Infinite | Range
@@ -129,6 +161,12 @@ class Proposal(Base, kw_only=True):
     breakdown: list[Phase] | None = None
     flags: Flags = msgspec.field(default_factory=Flags)
     goal: Goal | None = None
+    breakdown_scope: Literal["measured", "end_to_end"] = "measured"
+    """Which time `breakdown` divides: the measured scope (that of `p` and `baseline_ms`, the default) or the whole
+    run (when `p` is measured on a narrower scope such as device activity)."""
+    prior_k: PositiveFloat | Infinite | None = None
+    """The speedup `target` already received from earlier work: this proposal is a follow-up, and `p` and
+    `baseline_ms` are measured after that work (ceiling rule)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -136,7 +174,7 @@ class Proposal(Base, kw_only=True):
             raise ValueError("Expected `p` (a share 0 < p <= 1) or `profile_id` with `target`, got neither")
         if self.profile_id is not None and self.target is None:
             raise ValueError("Expected `target` naming a phase of the profile when `profile_id` is given")
-        if isinstance(self.p, Range) and not (0 < self.p.low and self.p.high <= 1):
+        if isinstance(self.p, Range) and not (self.p.low > 0 and self.p.high <= 1):
             raise ValueError(f"Expected 0 < `p.low` <= `p.high` <= 1, got {self.p.low}..{self.p.high}")
         if isinstance(self.k, Range) and self.k.low <= 0:
             raise ValueError(f"Expected `k.low` > 0, got {self.k.low}")

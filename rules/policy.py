@@ -41,6 +41,7 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     horizon_months: Annotated[float, Meta(gt=0)] = 12.0
     maintenance_weeks_per_year: NonNegative = 2.0
     default_k: Annotated[float, Meta(gt=1)] = 10.0
+    breakdown_tolerance: Share = 0.01
     calibrate: bool = False
     gate: Gate = msgspec.field(default_factory=Gate)
 

@@ -11,6 +11,10 @@ def _trim(text: str) -> str:
 
 def ms(value: float) -> str:
     """A time given in ms: `81.1 ms`, `2.1 ms`, `39.8 µs`, `1.2 s`."""
+    if value < 0:
+        return "-" + ms(-value)
+    if value >= 1e9:
+        return f"{value / 1000:.3g} s"
     if value >= 10_000:
         return f"{_trim(f'{value / 1000:.1f}')} s"
     if value >= 1 or value == 0:
@@ -25,6 +29,10 @@ def pct(share: float) -> str:
     value = share * 100
     if value == 0:
         return "0%"
+    if abs(value) < 0.001:
+        return "under 0.001%" if value > 0 else "-0.001% or less"
+    if abs(value) >= 1e6:
+        return f"{value:.3g}%"
     if abs(value) >= 1:
         return f"{_trim(f'{value:.1f}')}%"
     digits = 1 - math.floor(math.log10(abs(value)))  # two significant figures below 1%
@@ -35,16 +43,24 @@ def times(factor: float) -> str:
     """A speedup factor: `1.233×`, `1.98×`, `10×`, `∞`."""
     if math.isinf(factor):
         return "∞"
+    if factor >= 1e6:
+        return f"{factor:.3g}×"
+    if factor >= 100:
+        return f"{factor:,.0f}×"
     return f"{_trim(f'{factor:.3f}')}×"
 
 
 def k_text(k: float) -> str:
     """A proposed speedup of the target: `10×`, or `removed` for k = ∞."""
-    return "removed entirely" if math.isinf(k) else f"{_trim(f'{k:.2f}')}× faster"
+    if math.isinf(k):
+        return "removed entirely"
+    return f"{k:.3g}× faster" if k >= 1e6 else f"{_trim(f'{k:.2f}')}× faster"
 
 
 def num(value: float, digits: int = 1) -> str:
     """A plain number with thousands separators: `1,000`, `21.9`."""
+    if abs(value) >= 1e15:
+        return f"{value:.3g}"
     if float(value).is_integer():
         return f"{int(value):,}"
     return _trim(f"{value:,.{digits}f}")
@@ -52,6 +68,8 @@ def num(value: float, digits: int = 1) -> str:
 
 def usd(value: float) -> str:
     """Money, rounded the way a planning meeting rounds it: `$21.9M`, `$15k`, `$820`."""
+    if abs(value) >= 1e12:
+        return f"${value / 1e9:.3g}B"
     if abs(value) >= 1e6:
         return f"${_trim(f'{value / 1e6:.1f}')}M"
     if abs(value) >= 1e4:
@@ -60,5 +78,59 @@ def usd(value: float) -> str:
 
 
 def weeks(value: float) -> str:
-    w = _trim(f"{value:.1f}")
+    """Engineering effort: `3 engineer-weeks`, `1 engineer-week`."""
+    w = num(value)
     return f"{w} engineer-week" + ("" if w == "1" else "s")
+
+
+LABEL_CHARS = 32
+"""Longest name a statement quotes; longer names are cut with an ellipsis so a sentence stays readable."""
+STATEMENT_CHARS = 300
+
+
+def label(name: str) -> str:
+    """A phase or model name as quoted in a sentence: one line, at most `LABEL_CHARS` characters."""
+    # A name ending in a period, or with ". " inside, would read as a sentence break in the statement.
+    text = " ".join(name.split()).replace(". ", ".")
+    text = text.rstrip(".") or text
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1].rstrip() + "…"
+
+
+def sentence(message: str) -> str:
+    """A statement clamped to `STATEMENT_CHARS`, cut at a clause boundary (a safety net: rules write short)."""
+    if len(message) <= STATEMENT_CHARS:
+        return message
+    for mark in ("; ", ", ", " "):
+        cut = message.rfind(mark, 0, STATEMENT_CHARS - 1)
+        if cut > 0:
+            return message[:cut].rstrip(",;:—- ") + "."
+    return message[: STATEMENT_CHARS - 1] + "."
+
+
+def months(value: float) -> str:
+    """A payback period: `under a month`, `1 month`, `34 months`."""
+    if value < 1:
+        return "under a month"
+    m = num(value)
+    return f"{m} month" + ("" if m == "1" else "s")
+
+
+def count(n: int, noun: str) -> str:
+    """`1 phase`, `3 phases`, `2 times`."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def join(items: list[str], last: str = "and") -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {last} " + items[-1]
+
+
+def saves(share: float, what: str = "") -> str:
+    """What a change does to the run: `saves 1.2%`, `saves nothing`, or `costs 8.1%` when it makes it slower."""
+    if share > 0:
+        return f"saves {pct(share)}{what}"
+    if share == 0:
+        return "saves nothing"
+    return f"costs {pct(-share)}{what}"

@@ -13,6 +13,8 @@ Example: p = 0.21, k = 10, baseline 100 ms, 3 weeks → 81.1 ms, 1.233×, 18.9 m
 
 from __future__ import annotations
 
+import math
+
 from rules.engine import Context, Example
 from rules.model import Finding
 from rules.text import k_text, ms, pct, times
@@ -35,16 +37,16 @@ def check(ctx: Context) -> Finding:
     """The Amdahl figures, as a finding that supports funding unless another rule says otherwise."""
     f = ctx.amdahl
     figures = {name: getattr(f, name) for name in f.__struct_fields__}
+    change = f"Removing {ctx.target} ({pct(f.p)} of the step)" if math.isinf(ctx.k) else \
+        f"Making {ctx.target} ({pct(f.p)} of the step) {k_text(ctx.k)}"
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
-        message = (
-            f"Making {ctx.target} ({pct(f.p)} of the step) {k_text(ctx.k)} takes the step from {ms(f.baseline_ms)} "
-            f"to {ms(f.new_ms)} ({times(f.speedup)}), saving {ms(f.saving_ms)}"
-        )
+        message = (f"{change} takes the step from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
+                   f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}")
     else:
-        message = (
-            f"Making {ctx.target} ({pct(f.p)} of the step) {k_text(ctx.k)} speeds the step up {times(f.speedup)}, "
-            f"saving {pct(f.saving_fraction)} of it"
-        )
+        if f.saving_fraction >= 0:
+            message = f"{change} speeds the step up {times(f.speedup)}, saving {pct(f.saving_fraction)} of it"
+        else:
+            message = f"{change} slows the step to {times(f.speedup)}, costing {pct(-f.saving_fraction)} of it"
     if f.rate is not None:
         per_week = ms(f.rate) if f.rate_unit == "ms/week" else pct(f.rate)
         message += f", {per_week} per engineer-week"

@@ -1,0 +1,116 @@
+"""ceiling — what the whole target is worth, and what a follow-up could still win.
+
+What it checks: always fires. The ceiling S_max = 1 / (1 − p) and the floor the scope cannot drop below with the
+target at zero; the share of the target's own time this k captures and what is left; where a breakdown is given,
+the phase that becomes the bottleneck afterwards. For a follow-up (`prior_k`: the target was already sped up), it
+opposes when everything that is left of the target is below the noise floor, or when even capturing all of it
+would return less than `min_rate` per engineer-week.
+
+Why it matters: compute the ceiling before funding the follow-up, not after. A 10× already captures 90% of the
+target's headroom; a further 2× fights over the last 10%, no matter how brilliant the rewrite. And the bottleneck
+moves: once attention drops from 60 ms to 20 ms, the MLP's unchanged 30 ms is half the step.
+
+Example: attention 60 ms of a 100 ms step at 3× → 60 ms; the floor is 40 ms (2.5×) and the MLP becomes 50% of the
+step. A follow-up on a kernel already 10× faster that is 0.5% of the step: decline.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rules import amdahl
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import label, ms, pct, times
+
+ID = "ceiling"
+
+_SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10}]
+
+EXAMPLES = (
+    Example({"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": _SEED}, fires=True,
+            verdict="fund", figures={"ceiling_speedup": 2.5, "floor_ms": 40, "remaining_ms": 20,
+                                     "next_bottleneck_share": 0.5}),
+    Example({"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100}, fires=True, verdict="fund",
+            figures={"headroom_captured": 0.9, "remaining_ms": 2.1, "floor_ms": 79}),
+    Example({"target": "attention_softmax", "p": 0.005, "k": 2, "prior_k": 10, "baseline_ms": 81.1}, fires=True,
+            verdict="decline", figures={"prior_headroom_captured": 0.9, "follow_up_headroom": 0.005}),
+    Example({"target": "attention_softmax", "p": 0.026, "k": 2, "prior_k": 10, "baseline_ms": 81.1,
+             "cost_weeks": 4}, fires=True, verdict="decline", figures={"follow_up_best_rate": 0.0065}),
+)
+
+
+def check(ctx: Context) -> Finding:
+    """The ceiling, the floor, the headroom left and the next bottleneck; opposes a follow-up with too little left."""
+    f = ctx.amdahl
+    figures: dict[str, Figure] = {
+        "ceiling_speedup": f.ceiling_speedup, "floor_fraction": 1 - ctx.p,
+        "headroom_captured": f.headroom_captured, "remaining_fraction": f.remaining_fraction,
+    }
+    base = ctx.baseline_ms
+    if base is not None:
+        figures |= {"floor_ms": base * (1 - ctx.p), "remaining_ms": base * f.remaining_fraction}
+    after = _next_bottleneck(ctx, figures)
+    prior = ctx.proposal.prior_k
+    if prior is not None:
+        return _follow_up(ctx, figures, math.inf if prior == "inf" else prior)
+    ceiling = "unbounded" if f.ceiling_speedup is None else times(f.ceiling_speedup)
+    floor = f"{ms(base * (1 - ctx.p))} ({ceiling})" if base is not None else ceiling
+    if math.isinf(ctx.k):
+        head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of the step, the ceiling of {floor}"
+    elif ctx.k <= 1:
+        head = (f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero the step stops at "
+                f"{floor}")
+    else:
+        left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of the step"
+        head = (f"At {times(ctx.k)} {ctx.target} captures {pct(f.headroom_captured)} of its own headroom, leaving "
+                f"{left} for any follow-up, and even at zero the step stops at {floor}")
+    return Finding(rule=ID, effect="info", figures=figures, message=f"{head}{after}.")
+
+
+def _next_bottleneck(ctx: Context, figures: dict[str, Figure]) -> str:
+    """Where the bottleneck goes after the change, as a clause (empty when the breakdown cannot say)."""
+    target = ctx.target_phase
+    if target is None or ctx.proposal.breakdown_scope != "measured" or not ctx.breakdown_total:
+        return ""
+    new_target = target.ms / ctx.k
+    new_total = ctx.breakdown_total - (target.ms - new_target)
+    top = max(ctx.others, key=lambda phase: phase.ms, default=None)
+    if top is None or new_total <= 0 or top.ms <= new_target:
+        return ""
+    share_after = top.ms / new_total
+    figures |= {"next_bottleneck": top.name, "next_bottleneck_share_before": ctx.share(top),
+                "next_bottleneck_share": share_after}
+    if top.ms < target.ms:
+        return f"; {label(top.name)} then becomes the bottleneck, {pct(ctx.share(top))} → {pct(share_after)}"
+    return f"; {label(top.name)} stays the bottleneck at {pct(share_after)}"
+
+
+def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Finding:
+    """A follow-up on a target already sped up: everything it can still win is the target's current share."""
+    floor = ctx.policy.noise_floor
+    left = ctx.p_run
+    captured = amdahl.headroom_captured(prior)
+    cost = ctx.proposal.cost_weeks
+    best_rate = None if cost is None else (left / cost if cost > 0 else math.inf)
+    figures |= {"prior_k": ctx.proposal.prior_k, "prior_headroom_captured": captured, "follow_up_headroom": left,
+                "follow_up_best_rate": best_rate, "noise_floor": floor, "min_rate": ctx.policy.min_rate}
+    base = ctx.baseline_ms
+    what = f"the last {ms(base * ctx.p)} ({pct(left)} of the step)" if base is not None else f"the last {pct(left)}"
+    earlier = "removal" if math.isinf(prior) else times(prior)
+    further = "removing the rest" if math.isinf(ctx.k) else f"a further {times(ctx.k)}"
+    head = (f"The earlier {earlier} already captured {pct(captured)} of {ctx.target}'s headroom, "
+            f"so {further} fights over {what}")
+    if left < floor:
+        reason = f"below the {pct(floor)} noise floor no matter how brilliant the rewrite"
+    elif best_rate is not None and best_rate < ctx.policy.min_rate:
+        reason = f"and even infinitely fast would return {pct(best_rate)} of the step per engineer-week"
+    else:
+        return Finding(rule=ID, effect="info", figures=figures,
+                       message=f"{head}, winning {pct(ctx.run_saving)} of the step.")
+    alternative = ctx.alternative
+    if alternative is not None:
+        figures |= alternative.figures()
+        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
+                       message=f"{head}, {reason}; {alternative.phrase()} is where the effort belongs.")
+    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}, {reason}.")

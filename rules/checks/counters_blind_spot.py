@@ -1,0 +1,52 @@
+"""counters_blind_spot — counters never show copies or the gaps between kernels.
+
+What it checks: `scope.method = counters`. Remeasure, unless a whole-step timeline is given: a breakdown that
+shows non-kernel time (copies, allocation, host gaps), or whose parts add up to the step's wall time within the
+policy's `breakdown_tolerance`.
+
+Why it matters: counters describe what happens inside a kernel while it runs. A copy is not a kernel, and the
+gaps between kernels are nobody's counters; every kernel can be at 100% speed-of-light while the GPU idles for a
+quarter of the step. A share read off counters has the kernels' sum as its denominator, not the step.
+
+Example: "attention is 21% of the step, per our counter profile" with no timeline: remeasure. The same with a
+breakdown that includes an 18 ms H2D copy and 5 ms of host gaps: fine.
+"""
+
+from __future__ import annotations
+
+from rules.engine import NON_KERNEL, Context, Example
+from rules.model import Figure, Finding
+from rules.text import ms, pct
+
+ID = "counters_blind_spot"
+
+EXAMPLES = (
+    Example({"target": "attention_softmax", "p": 0.21, "k": 10, "scope": {"method": "counters"}}, fires=True,
+            verdict="remeasure", figures={"p": 0.21}),
+    Example({"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "scope": {"method": "counters"},
+             "breakdown": [{"name": "attention_softmax", "ms": 21}, {"name": "rest", "ms": 61},
+                           {"name": "H2D copy", "ms": 18, "kind": "copy"}]},
+            fires=True, verdict="fund", figures={"timeline_ms": 100}),
+    Example({"p": 0.21, "k": 10, "scope": {"method": "timeline"}}, fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Remeasure a share read off counters unless a whole-step timeline backs it."""
+    if ctx.proposal.scope.method != "counters":
+        return None
+    breakdown = ctx.proposal.breakdown or []
+    base = ctx.proposal.baseline_ms
+    shows_gaps = any(phase.kind in NON_KERNEL for phase in breakdown)
+    whole = base is not None and abs(ctx.breakdown_ms - base) <= ctx.policy.breakdown_tolerance * base
+    figures: dict[str, Figure] = {"p": ctx.p, "method": "counters"}
+    if breakdown and (shows_gaps or whole):
+        figures["timeline_ms"] = ctx.breakdown_ms
+        return Finding(rule=ID, effect="info", figures=figures,
+                       message=f"Counters found {ctx.target}, and a whole-step timeline of {ms(ctx.breakdown_ms)}, "
+                               f"copies and gaps included, backs its {pct(ctx.p)} share.")
+    return Finding(
+        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
+        message=(f"The {pct(ctx.p)} share of {ctx.target} comes from counters, which never show copies or the gaps "
+                 f"between kernels, so its denominator is not the step; take a whole-step timeline and re-run it."),
+    )

@@ -1,0 +1,76 @@
+"""device_vs_run — judge the end-to-end share, and say both.
+
+What it checks: both a share of a narrower scope (`p`, e.g. of device activity or of one rank) and the target's
+share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known. The verdict uses the
+end-to-end share: when its saving is under the noise floor it declines, or redirects to the largest thing in the
+run, and speaks for noise_floor (which it overrides) with both shares in one sentence; otherwise it is info.
+
+Why it matters: a kernel can be a visible slice of device activity and nothing at all of the run, when the run is
+dominated by allocation and host↔device copies the device-activity view leaves out. The honest review sentence
+gives both numbers, so nobody re-derives the flattering one.
+
+Example: 44,242 ns of 3,606,501 ns of device activity (1.2%) and 0.014% of the profiled run, with allocation and
+copies at 84.6%: redirect, "even making it infinitely fast is a rounding error".
+"""
+
+from __future__ import annotations
+
+from rules import amdahl
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import k_text, pct, saves, times
+
+ID = "device_vs_run"
+
+_RUN = [{"name": "the_kernel", "ms": 0.014}, {"name": "hipMemcpy", "ms": 62.6, "kind": "copy"},
+        {"name": "hipMalloc", "ms": 22.0, "kind": "alloc"}, {"name": "other", "ms": 15.386, "kind": "other"}]
+
+EXAMPLES = (
+    Example({"target": "the_kernel", "p": 44242 / 3606501, "k": 10, "p_end_to_end": 0.00014, "breakdown": _RUN,
+             "breakdown_scope": "end_to_end", "scope": {"measured": "device_activity"}},
+            fires=True, verdict="redirect", figures={"p_measured": 0.0122673, "p_end_to_end": 0.00014,
+                                                     "alternative_share": 0.846}),
+    Example({"target": "the_kernel", "p": 0.012, "k": 10, "p_end_to_end": 0.00014}, fires=True, verdict="decline"),
+    Example({"target": "gemm", "p": 0.5, "k": 2, "p_end_to_end": 0.3, "scope": {"measured": "device_activity"}},
+            fires=True, verdict="fund", figures={"end_to_end_speedup": 1.1764706}),
+    Example({"target": "gemm", "p": 0.5, "k": 2}, fires=False),
+)
+
+_SCOPE = {"device_activity": "device activity", "rank": "one rank's time", "step": "the step",
+          "end_to_end": "the measured run"}
+_NOUN = {"kernel": "kernel", "copy": "copy", "alloc": "allocation", "host": "host work", "other": "phase"}
+
+
+def check(ctx: Context) -> Finding | None:
+    """Judges the end-to-end share; speaks for noise_floor with both shares when it is a rounding error."""
+    proposal = ctx.proposal
+    derived = proposal.breakdown_scope == "end_to_end" and ctx.target_phase is not None and ctx.breakdown_ms > 0
+    if proposal.p_end_to_end is None and not derived:
+        return None
+    run, saving = ctx.p_run, ctx.run_saving
+    narrow = _SCOPE.get(proposal.scope.measured or "", "the measured scope")
+    figures: dict[str, Figure] = {
+        "p_measured": ctx.p, "p_end_to_end": run, "end_to_end_saving": saving,
+        "end_to_end_speedup": amdahl.speedup(run, ctx.k), "noise_floor": ctx.policy.noise_floor,
+    }
+    kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
+    subject = f"The {_NOUN[kind]} {ctx.target}" if proposal.target else "The target"
+    both = f"{subject} is {pct(ctx.p)} of {narrow} and {pct(run)} of the profiled run"
+    floor = ctx.policy.noise_floor
+    if saving >= floor:
+        return Finding(rule=ID, effect="info", figures=figures,
+                       message=f"{both}, so judged end to end {k_text(ctx.k)} {saves(saving)} "
+                               f"({times(amdahl.speedup(run, ctx.k))}), and that is the figure to decide on.")
+    if run < floor:
+        head = f"{both}, so even making it infinitely fast is a rounding error"
+    else:
+        head = f"{both}, so {k_text(ctx.k)} saves {pct(saving)} end to end, a rounding error"
+    if saving <= 0:
+        head = f"{both}, and at {times(ctx.k)} it {saves(saving, ' of the run')}, so there is nothing to win"
+    alternative = ctx.alternative
+    if alternative is not None:
+        figures |= alternative.figures()
+        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures, overrides=("noise_floor",),
+                       message=f"{head}; {alternative.phrase()} is where the week should go.")
+    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("noise_floor",),
+                   message=f"{head}.")

@@ -1,0 +1,42 @@
+"""inclusive_percentages — inclusive percentages overlap and do not sum to 100.
+
+What it checks: `scope.method = inclusive_summary`, or `scope.inclusive` (set when `p` is read from a profile
+whose percentages overlap, such as rocprofv3's summary PERCENT (INC) column). Remeasure.
+
+Why it matters: an inclusive percentage contains everything its call triggers: hipMemcpy's 62.6% contains the HSA
+calls and the device copy beneath it. Such percentages say which operations dominate, not how the time divides;
+read as a pie chart they double count. The arithmetic needs non-overlapping traces (kernel and copy traces).
+
+Example: p = 0.626 read from the summary's PERCENT (INC): remeasure on the traces.
+"""
+
+from __future__ import annotations
+
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import pct
+
+ID = "inclusive_percentages"
+
+EXAMPLES = (
+    Example({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"method": "inclusive_summary"}}, fires=True,
+            verdict="remeasure", figures={"p": 0.626}),
+    Example({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"inclusive": True}}, fires=True,
+            verdict="remeasure"),
+    Example({"p": 0.626, "k": 2, "scope": {"method": "timeline"}}, fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Remeasure a share read off inclusive (overlapping) percentages."""
+    scope = ctx.proposal.scope
+    if scope.method != "inclusive_summary" and not scope.inclusive:
+        return None
+    figures: dict[str, Figure] = {"p": ctx.p, "inclusive": True}
+    if ctx.proposal.breakdown and ctx.breakdown_total:
+        figures["breakdown_share_sum"] = ctx.breakdown_ms / ctx.breakdown_total
+    return Finding(
+        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
+        message=(f"The {pct(ctx.p)} share of {ctx.target} is an inclusive percentage, which overlaps others and does "
+                 f"not sum to 100 with them; re-run the arithmetic on non-overlapping kernel and copy traces."),
+    )

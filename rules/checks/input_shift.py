@@ -1,0 +1,40 @@
+"""input_shift — measure on the input that matters.
+
+What it checks: `scope.target_input` names an input other than the one measured (`scope.input`). Remeasure.
+
+Why it matters: the bottleneck changes with the input. Processing many tokens together reuses the fetched weights
+across them, which changes the shares of computation and data movement; an optimization that won on one input
+has to be run again on the other before anyone counts on it.
+
+Example: p = 0.21 measured at batch 1 for a service that runs at batch 64: remeasure at batch 64.
+"""
+
+from __future__ import annotations
+
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import label, pct
+
+ID = "input_shift"
+
+EXAMPLES = (
+    Example({"target": "attention", "p": 0.21, "k": 10, "scope": {"input": "batch 1", "target_input": "batch 64"}},
+            fires=True, verdict="remeasure", figures={"p": 0.21}),
+    Example({"p": 0.21, "k": 10, "scope": {"input": "batch 64", "target_input": "batch 64"}}, fires=False),
+    Example({"p": 0.21, "k": 10, "scope": {"input": "batch 1"}}, fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Remeasure when the input that matters is not the input measured."""
+    scope = ctx.proposal.scope
+    wanted = scope.target_input
+    if wanted is None or wanted == scope.input:
+        return None
+    measured = label(scope.input) if scope.input else "another input"
+    figures: dict[str, Figure] = {"p": ctx.p, "input": scope.input, "target_input": wanted}
+    return Finding(
+        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
+        message=(f"The {pct(ctx.p)} share of {ctx.target} was measured on {measured}, but {label(wanted)} is the "
+                 f"input that matters and batching changes what dominates; re-run the profile on {label(wanted)}."),
+    )

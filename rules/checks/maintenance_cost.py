@@ -1,0 +1,80 @@
+"""maintenance_cost — unportable code is a permanent liability, not a build cost.
+
+What it checks: `flags.portability` is `vendor_specific` or `hand_asm`. It adds upkeep to the cost: the proposal's
+`maintenance_weeks_per_year` (else the policy's) per architecture (`flags.architectures`, 1 when absent) over the
+policy's `horizon_months`. Declines when the end-to-end saving per engineer-week, upkeep included, is under
+`min_rate`; otherwise funds on the condition of a tested portable fallback, or is info when one exists.
+vendor_product lifts it.
+
+Why it matters: the cost side of hand-tuned assembly is not the weeks to write it: one architecture supported, a
+silent correctness risk on every new GPU generation, and a file most of the team cannot review. Include the
+ongoing cost in the comparison, not just the build.
+
+Example: 3% from hand asm for 2 weeks: 1.5% per week on paper, 0.75% once 2 weeks of upkeep a year are counted:
+decline.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import num, pct, saves, weeks
+
+ID = "maintenance_cost"
+
+EXAMPLES = (
+    Example({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "hand_asm"}},
+            fires=True, verdict="decline", figures={"maintenance_weeks": 2, "total_weeks": 4,
+                                                    "rate_with_maintenance": 0.0075}),
+    Example({"target": "gemm_asm", "p": 0.3, "k": 2, "cost_weeks": 2, "flags": {"portability": "vendor_specific"}},
+            fires=True, verdict="fund_if", figures={"total_weeks": 4}),
+    Example({"target": "gemm_asm", "p": 0.3, "k": 2, "cost_weeks": 2,
+             "flags": {"portability": "hand_asm", "portable_fallback": True, "architectures": 2}},
+            fires=True, verdict="fund", figures={"maintenance_weeks": 4}),
+    Example({"p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "portable"}}, fires=False),
+)
+
+_WHAT = {"hand_asm": "hand-written assembly", "vendor_specific": "vendor-specific code"}
+
+
+def check(ctx: Context) -> Finding | None:
+    """Adds upkeep of unportable code over the horizon to the cost, and judges the rate on the total."""
+    if not ctx.unportable:
+        return None
+    flags, policy = ctx.proposal.flags, ctx.policy
+    upkeep = ctx.maintenance_weeks
+    build = ctx.proposal.cost_weeks
+    total = (build or 0.0) + upkeep
+    rate = ctx.run_saving / total if total > 0 else math.inf
+    per_year = flags.maintenance_weeks_per_year
+    figures: dict[str, Figure] = {
+        "maintenance_weeks_per_year": policy.maintenance_weeks_per_year if per_year is None else per_year,
+        "architectures": flags.architectures or 1, "horizon_months": policy.horizon_months,
+        "maintenance_weeks": upkeep, "build_weeks": build, "total_weeks": total,
+        "rate_with_maintenance": None if math.isinf(rate) else rate, "min_rate": policy.min_rate,
+    }
+    what = _WHAT[flags.portability or "hand_asm"]
+    costs = f"{weeks(total)}, not {num(build)}," if build else f"{weeks(total)} of upkeep alone"
+    horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months"
+    if rate < policy.min_rate:
+        gain = f"{pct(ctx.run_saving)} returns {pct(rate)} of the step per week" if ctx.run_saving > 0 else \
+            f"a change that {saves(ctx.run_saving)} returns nothing"
+        head = f"Counting {horizon}, the {what} costs {costs} so {gain}"
+        alternative = ctx.alternative
+        if alternative is not None:
+            figures |= alternative.figures()
+            return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
+                           message=f"{head}; {alternative.phrase()} is the better use of those weeks.")
+        return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures,
+                       message=f"{head}, for one architecture, a silent risk on each new GPU and a file few can "
+                               f"review.")
+    if not flags.portable_fallback:
+        return Finding(rule=ID, effect="condition", verdict="fund_if", figures=figures,
+                       message=f"Fund on the condition that a tested portable fallback ships with it: "
+                               f"{pct(ctx.run_saving)} pays for {weeks(total)} including {horizon}, but the {what} "
+                               f"runs on one architecture and can break silently on the next GPU.")
+    return Finding(rule=ID, effect="info", figures=figures,
+                   message=f"{pct(ctx.run_saving)} of the step pays for {weeks(total)} including {horizon}, and a "
+                           f"tested portable fallback covers the next GPU generation.")

@@ -1,0 +1,61 @@
+"""non_kernel_time — the time no kernel speedup touches, and its fix.
+
+What it checks: a breakdown whose copies, allocations and host gaps hold at least the policy's `non_kernel_share`
+of the step. Info: it names the fix for each kind present.
+
+Why it matters: a counter profile describes what happens inside kernels; a copy is not a kernel, and host gaps are
+the time between kernels. Every kernel can run at full speed while the GPU idles a quarter of the step. The fixes
+differ by kind: overlap copies with compute (streams, pinned memory, double buffering) or keep the data resident;
+graph capture or fusion for launch gaps; pooled allocations instead of allocating per call.
+
+Example: an 18 ms H2D copy and 5 ms of host gaps are 23% of a 100 ms step: overlap or remove the copy, and capture
+the step in a graph.
+"""
+
+from __future__ import annotations
+
+from rules.engine import NON_KERNEL, Context, Example
+from rules.model import Figure, Finding
+from rules.text import ms, pct
+
+ID = "non_kernel_time"
+
+EXAMPLES = (
+    Example(
+        {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100,
+         "breakdown": [{"name": "kernels", "ms": 77}, {"name": "H2D copy", "ms": 18, "kind": "copy"},
+                       {"name": "host gaps", "ms": 5, "kind": "host"}]},
+        fires=True, verdict="fund", figures={"non_kernel_share": 0.23, "copy_ms": 18, "host_ms": 5, "alloc_ms": 0},
+    ),
+    Example({"p": 0.2, "k": 10, "breakdown": [{"name": "a", "ms": 90}, {"name": "c", "ms": 10, "kind": "copy"}]},
+            fires=False),
+    Example({"p": 0.2, "k": 10, "breakdown": [{"name": "a", "ms": 90}, {"name": "c", "ms": 10, "kind": "copy"}]},
+            fires=True, policy={"non_kernel_share": 0.1}, figures={"non_kernel_ms": 10}),
+)
+
+_FIX = {
+    "copy": "overlap the {} of copies with compute (streams, pinned memory, double buffering) or keep data resident",
+    "host": "graph-capture or fuse to close the {} of launch gaps",
+    "alloc": "pool the {} of allocations",
+}
+
+
+def check(ctx: Context) -> Finding | None:
+    """Names the fix when copies, allocation and host gaps hold at least `non_kernel_share` of the step."""
+    total = ctx.breakdown_total
+    if not ctx.proposal.breakdown or not total:
+        return None
+    by_kind = {kind: sum(p.ms for p in ctx.proposal.breakdown if p.kind == kind) for kind in NON_KERNEL}
+    non_kernel = sum(by_kind.values())
+    share = non_kernel / total
+    if share < ctx.policy.non_kernel_share or non_kernel <= 0:
+        return None
+    figures: dict[str, Figure] = {"non_kernel_ms": non_kernel, "non_kernel_share": share,
+                                  "non_kernel_threshold": ctx.policy.non_kernel_share}
+    figures |= {f"{kind}_ms": value for kind, value in by_kind.items()}
+    present = sorted((kind for kind in NON_KERNEL if by_kind[kind] > 0), key=lambda kind: -by_kind[kind])
+    figures |= {f"fix_{kind}": _FIX[kind].format(ms(by_kind[kind])) for kind in present}
+    fixes = "; ".join(_FIX[kind].format(ms(by_kind[kind])) for kind in present)
+    return Finding(rule=ID, effect="info", figures=figures,
+                   message=f"{pct(share)} of the step ({ms(non_kernel)}) is not kernel time, which no kernel "
+                           f"speedup touches: {fixes}.")

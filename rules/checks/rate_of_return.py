@@ -1,0 +1,57 @@
+"""rate_of_return — the saving per engineer-week, the comparison that survives review.
+
+What it checks: the end-to-end saving per engineer-week (`cost_weeks`) against the policy's `min_rate`, a share
+of the step per week (0.01: 1 ms per week on a 100 ms step). Fires only below it. Fleet economics
+(fleet_multiplication) override it: a small share of a large fleet is paid back many times over.
+
+Why it matters: "it's only two weeks" is not an argument. The cheaper project is often the worse one; what a week
+buys is. Where the breakdown shows a larger phase, the statement names it.
+
+Example: 5.4 ms saved for 2 weeks on a 100 ms step is 2.7 ms/week: no finding. 2 ms for 4 weeks is
+0.5 ms/week, under the 1 ms/week floor: decline, or redirect to the largest phase.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import ms, pct, weeks
+
+ID = "rate_of_return"
+
+EXAMPLES = (
+    Example({"target": "tiny", "p": 0.1, "k": 1.25, "baseline_ms": 100, "cost_weeks": 4}, fires=True,
+            verdict="decline", figures={"rate": 0.005, "rate_ms": 0.5}),
+    Example({"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "cost_weeks": 8,
+             "breakdown": [{"name": "gemm_qkv", "ms": 34}, {"name": "layernorm", "ms": 6},
+                           {"name": "rest", "ms": 60, "kind": "other"}]},
+            fires=True, verdict="redirect", figures={"rate_ms": 0.675}),
+    Example({"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "cost_weeks": 2}, fires=False),
+    Example({"p": 0.06, "k": 10}, fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Opposes a proposal whose end-to-end saving per engineer-week is below the policy's `min_rate`."""
+    rate, cost = ctx.run_rate, ctx.proposal.cost_weeks
+    floor = ctx.policy.min_rate
+    if rate is None or cost is None or rate >= floor:
+        return None
+    figures: dict[str, Figure] = {"rate": rate, "min_rate": floor, "cost_weeks": cost,
+                                  "end_to_end_saving": ctx.run_saving}
+    base = ctx.baseline_ms
+    if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
+        figures |= {"rate_ms": rate * base, "min_rate_ms": floor * base}
+        per_week = f"{ms(rate * base)} per engineer-week against the {ms(floor * base)} the policy funds"
+    else:
+        per_week = f"{pct(rate)} of the step per engineer-week against the {pct(floor)} the policy funds"
+    gain = f"{pct(ctx.run_saving)} of the step" if ctx.run_saving > 0 else "nothing"
+    head = f"{weeks(cost)} for {gain} on {ctx.target} is {per_week}"
+    alternative = ctx.alternative
+    if alternative is not None:
+        figures |= alternative.figures()
+        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
+                       message=f"{head}; {alternative.phrase()} is the better use of those weeks.")
+    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")

@@ -1,0 +1,63 @@
+"""roadmap_risk — a workload that may never ship justifies nothing.
+
+What it checks: the strategic workload (`flags.strategic`) has no committed launch and has slipped at least the
+policy's `max_slips` times. It overrides wrong_model's justification. When the measured workload cannot carry the
+work on its own (a saving under the noise floor, or under `min_rate` per engineer-week), it declines; otherwise it
+is info and the measured case stands.
+
+Why it matters: funding a speedup for a roadmap item that slipped twice and has no launch date is funding a
+workload that may never run; the case has to stand on what ships.
+
+Example: 2% on model A for 3 weeks, 40% on model B, which slipped twice with no launch date: decline.
+"""
+
+from __future__ import annotations
+
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import count, label, pct, saves
+
+ID = "roadmap_risk"
+
+_B = {"model": "model B", "p": 0.4, "slips": 2, "launch_committed": False}
+
+EXAMPLES = (
+    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}}, fires=True,
+            verdict="decline", figures={"slips": 2, "measured_rate": 0.006}),
+    Example({"target": "attention", "p": 0.3, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}}, fires=True,
+            verdict="fund"),
+    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3,
+             "flags": {"strategic": {**_B, "launch_committed": True}}}, fires=False),
+    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "flags": {"strategic": {**_B, "slips": 1}}},
+            fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Drops the strategic justification of a workload with no committed launch that slipped `max_slips` times."""
+    strategic = ctx.proposal.flags.strategic
+    if strategic is None or strategic.launch_committed is True or strategic.slips < ctx.policy.max_slips:
+        return None
+    there = label(strategic.model)
+    scope = ctx.proposal.scope
+    here = label(scope.model or scope.workload or "the measured model")
+    rate = ctx.run_rate
+    figures: dict[str, Figure] = {"strategic_model": strategic.model, "slips": strategic.slips,
+                                  "max_slips": ctx.policy.max_slips, "launch_committed": strategic.launch_committed,
+                                  "measured_saving": ctx.run_saving, "measured_rate": rate}
+    slipped = f"{there} has slipped {count(strategic.slips, 'time')} with no committed launch"
+    weak = ctx.run_saving < ctx.policy.noise_floor or (rate is not None and rate < ctx.policy.min_rate)
+    if not weak:
+        return Finding(rule=ID, effect="info", figures=figures, overrides=("wrong_model",),
+                       message=f"{slipped}, so it is set aside; the case stands on {here} alone, where {ctx.target} "
+                               f"{saves(ctx.run_saving, ' of the step')}.")
+    per_week = f" at {pct(rate)} per engineer-week" if rate is not None and rate > 0 else ""
+    gain = saves(ctx.run_saving, " of the step")
+    head = f"{slipped}, so it cannot carry the work, and on {here} {ctx.target} {gain}{per_week}, too little on its own"
+    alternative = ctx.alternative
+    if alternative is not None:
+        figures |= alternative.figures()
+        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures, overrides=("wrong_model",),
+                       message=f"{head}; {alternative.phrase()} is where the effort belongs.")
+    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("wrong_model",),
+                   message=f"{head}.")

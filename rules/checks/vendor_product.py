@@ -1,0 +1,46 @@
+"""vendor_product — when the kernel is the product, the unportable path is worth owning.
+
+What it checks: unportable code (`flags.portability` of `vendor_specific` or `hand_asm`) where the kernel is the
+product (`flags.kernel_is_product`: a vendor library kernel, a published FlashAttention-class primitive) and a
+tested portable fallback exists (`flags.portable_fallback`), for a change that saves time. It supports funding
+and lifts maintenance_cost.
+
+Why it matters: owning hand-tuned paths behind a tested fallback is precisely what vendor library teams do: the
+upkeep is their job, the fallback removes the silent-correctness risk, and 3% of a primitive everyone calls is
+3% of many workloads.
+
+Example: 3% via hand asm in a vendor library's GEMM, behind a tested portable fallback: fund.
+"""
+
+from __future__ import annotations
+
+from rules.engine import Context, Example
+from rules.model import Figure, Finding
+from rules.text import num, pct
+
+ID = "vendor_product"
+
+_FLAGS = {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True}
+
+EXAMPLES = (
+    Example({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": _FLAGS}, fires=True, verdict="fund",
+            figures={"maintenance_weeks": 2}),
+    Example({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {**_FLAGS, "portable_fallback": False}},
+            fires=False),
+    Example({"target": "gemm", "p": 0.06, "k": 2, "flags": {**_FLAGS, "portability": "portable"}}, fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Supports unportable code that is the product and sits behind a tested portable fallback."""
+    flags = ctx.proposal.flags
+    if not (ctx.unportable and flags.kernel_is_product and flags.portable_fallback) or ctx.run_saving <= 0:
+        return None
+    figures: dict[str, Figure] = {"maintenance_weeks": ctx.maintenance_weeks, "saving_fraction": ctx.run_saving}
+    what = "assembly" if flags.portability == "hand_asm" else "vendor-specific path"
+    return Finding(
+        rule=ID, effect="supports", verdict="fund", figures=figures, overrides=("maintenance_cost",),
+        message=(f"The kernel is the product and the {what} sits behind a tested portable fallback, so "
+                 f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the "
+                 f"horizon, which is what vendor library teams do."),
+    )

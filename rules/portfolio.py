@@ -1,0 +1,175 @@
+"""Portfolio: several proposals on one workload, ranked by return per engineer-week (PRODUCT §8, POST /v1/portfolio).
+
+Each proposal is evaluated on its own under the policy; the ranking is by saving per engineer-week, the funded set
+is taken greedily by that rate under an optional budget of weeks, and the combined figure comes from summed ms
+savings on disjoint phases, never from multiplied speedups. Two proposals on the same target are alternatives, not
+additions: only the better-ranked one is funded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+
+from rules.engine import evaluate
+from rules.errors import InvalidInput
+from rules.model import PolicyRef, Proposal, Verdict
+from rules.policy import Policy
+from rules.text import label, ms, num, pct, sentence, times, weeks
+
+FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
+
+
+class PortfolioEntry(msgspec.Struct, kw_only=True):
+    """One proposal of the portfolio: its own verdict, its rate, its rank and whether it is funded."""
+
+    index: int
+    """Position in the request, so clients can match entries to what they sent."""
+    rank: int
+    title: str | None
+    target: str | None
+    verdict: Verdict
+    statement: str
+    saving_fraction: float
+    saving_ms: float | None
+    cost_weeks: float | None
+    rate: float | None
+    """Saving per engineer-week, in `Portfolio.rate_unit`; `None` without a cost (ranked last)."""
+    funded: bool
+    note: str | None = None
+    """Why a proposal is not funded (its verdict, the budget, or a better proposal on the same target)."""
+
+
+class Portfolio(msgspec.Struct, kw_only=True):
+    """The ranking, the funded set and what it adds up to."""
+
+    entries: list[PortfolioEntry]
+    rate_unit: Literal["ms/week", "fraction/week"]
+    budget_weeks: float | None
+    funded_weeks: float
+    baseline_ms: float | None
+    combined_saving_fraction: float
+    combined_saving_ms: float | None
+    combined_new_ms: float | None
+    combined_speedup: float | None
+    """From the summed savings of the funded set: 1 / (1 − Σ saving); `None` when nothing would be left."""
+    top_ratio: float | None
+    """The best rate over the second best ("2.3× the return"); `None` with fewer than two rates."""
+    message: str
+    policy: PolicyRef
+
+
+def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float | None = None) -> Portfolio:
+    """Rank proposals on one workload by return per engineer-week and fund them greedily under `budget_weeks`.
+
+    Raises `InvalidInput` when the proposals name different workloads or different baselines (their savings would
+    not add), when none is given, or when the budget is negative.
+    """
+    if not proposals:
+        raise InvalidInput("Expected at least one proposal", "/proposals")
+    if budget_weeks is not None and not (budget_weeks >= 0 and math.isfinite(budget_weeks)):
+        raise InvalidInput(f"Expected `budget_weeks` >= 0, got {budget_weeks}", "/budget_weeks")
+    workloads = {proposal.scope.workload for proposal in proposals} - {None}
+    if len(workloads) > 1:
+        raise InvalidInput(f"Expected proposals on one workload, got {sorted(w for w in workloads if w)}",
+                           "/proposals/scope/workload")
+    evaluations = [evaluate(proposal, policy) for proposal in proposals]
+    baselines = [evaluation.amdahl.baseline_ms for evaluation in evaluations]
+    known = [b for b in baselines if b is not None]
+    if known and any(not math.isclose(b, known[0], rel_tol=1e-9) for b in known):
+        raise InvalidInput(f"Expected one baseline_ms for the workload, got {sorted(set(known))}",
+                           "/proposals/baseline_ms")
+    in_ms = len(known) == len(baselines)
+    baseline = known[0] if in_ms else None
+
+    entries: list[PortfolioEntry] = []
+    for index, (proposal, evaluation) in enumerate(zip(proposals, evaluations, strict=True)):
+        figures = evaluation.amdahl
+        cost = proposal.cost_weeks
+        saving = figures.saving_ms if in_ms and figures.saving_ms is not None else figures.saving_fraction
+        rate = None if cost is None else (saving / cost if cost > 0 else math.inf)
+        entries.append(PortfolioEntry(
+            index=index, rank=0, title=proposal.title, target=proposal.target, verdict=evaluation.verdict,
+            statement=evaluation.statement, saving_fraction=figures.saving_fraction,
+            saving_ms=figures.saving_ms if in_ms else None, cost_weeks=cost, rate=rate, funded=False,
+        ))
+    entries.sort(key=lambda e: (e.rate is None, -(e.rate or 0.0), -e.saving_fraction, e.index))
+    for rank, entry in enumerate(entries, start=1):
+        entry.rank = rank
+
+    used = 0.0
+    targets: dict[str, PortfolioEntry] = {}
+    for entry in entries:
+        if entry.verdict not in FUNDABLE:
+            entry.note = f"its own verdict is {entry.verdict}"
+        elif entry.target is not None and entry.target in targets:
+            entry.note = f"same target as rank {targets[entry.target].rank}: savings on one phase do not add"
+        elif budget_weeks is not None and entry.cost_weeks is None:
+            entry.note = "no cost_weeks to weigh against the budget"
+        elif budget_weeks is not None and used + (entry.cost_weeks or 0.0) > budget_weeks * (1 + 1e-12):
+            entry.note = f"over the budget: {num(used)} of {weeks(budget_weeks)} already committed"
+        else:
+            entry.funded = True
+            used += entry.cost_weeks or 0.0
+            if entry.target is not None:
+                targets[entry.target] = entry
+
+    funded = [entry for entry in entries if entry.funded]
+    combined = sum(entry.saving_fraction for entry in funded)
+    saving_ms = sum(entry.saving_ms or 0.0 for entry in funded) if baseline is not None else None
+    new_ms = baseline - saving_ms if baseline is not None and saving_ms is not None else None
+    if baseline is not None and new_ms is not None:
+        speedup = baseline / new_ms if new_ms > 0 else None
+    else:
+        speedup = 1 / (1 - combined) if combined < 1 else None
+    rated = [entry for entry in entries if entry.rate is not None]
+    ratio = None
+    if len(rated) >= 2:
+        first, second = rated[0].rate, rated[1].rate
+        if first is not None and second is not None and second > 0 and math.isfinite(first):
+            ratio = first / second
+    result = Portfolio(
+        entries=entries, rate_unit="ms/week" if in_ms else "fraction/week", budget_weeks=budget_weeks,
+        funded_weeks=used, baseline_ms=baseline, combined_saving_fraction=combined, combined_saving_ms=saving_ms,
+        combined_new_ms=new_ms, combined_speedup=speedup, top_ratio=ratio, message="",
+        policy=PolicyRef(name=policy.name, version=policy.version),
+    )
+    result.message = _message(result)
+    return result
+
+
+def _name(entry: PortfolioEntry) -> str:
+    return label(entry.target or entry.title or f"proposal {entry.index + 1}")
+
+
+def _rate(result: Portfolio, entry: PortfolioEntry) -> str:
+    if entry.rate is None:
+        return "no stated cost"
+    if math.isinf(entry.rate):
+        return "a free saving"
+    per = ms(entry.rate) if result.rate_unit == "ms/week" else pct(entry.rate)
+    return f"{per} per engineer-week"
+
+
+def _message(result: Portfolio) -> str:
+    """One sentence: who goes first, by how much the return beats the next, and what the funded set adds up to."""
+    top = result.entries[0]
+    funded = [entry for entry in result.entries if entry.funded]
+    if result.combined_new_ms is not None and result.baseline_ms is not None:
+        total = f"from {ms(result.baseline_ms)} to {ms(result.combined_new_ms)}"
+    else:
+        total = f"{pct(result.combined_saving_fraction)} shorter"
+    speed = times(result.combined_speedup) if result.combined_speedup is not None else "without limit"
+    together = (f"the {len(funded)} funded take the step {total} ({speed})" if len(funded) > 1 else
+                f"funded alone it takes the step {total} ({speed})" if funded else "nothing is funded")
+    if result.top_ratio is not None and len(result.entries) > 1:
+        second = result.entries[1]
+        lead = (f"{_name(top)} first: {_rate(result, top)} is {num(result.top_ratio)}× the return of "
+                f"{_name(second)}'s {_rate(result, second).replace(' per engineer-week', ' a week')}")
+    else:
+        lead = f"{_name(top)} first, at {_rate(result, top)}"
+    verb = "Fund" if top.funded else "Rank"
+    return sentence(f"{verb} {lead}; {together}.")

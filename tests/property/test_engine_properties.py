@@ -1,0 +1,88 @@
+"""Over random valid proposals: the engine never raises, and every statement has the form of PRODUCT §5."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rules.engine import Context, evaluate
+from rules.model import Phase, Proposal, Range
+from rules.plans import plan
+from rules.policy import default_policy
+from tests.strategies import breakdowns, finite_speedups, proposals
+
+SECOND_SENTENCE = re.compile(r"[.!?]\s+[A-Z]")
+POLICY = default_policy()
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _one_sentence(text: str) -> None:
+    assert text.endswith("."), text
+    assert not SECOND_SENTENCE.search(text[:-1]), text
+    assert "\n" not in text, text
+    assert len(text) <= 300, (len(text), text)
+    assert any(ch.isdigit() for ch in text), text
+
+
+@SETTINGS
+@given(proposal=proposals())
+def test_engine_never_raises_and_statements_have_the_form(proposal: Proposal) -> None:
+    """One sentence, ends with a period, at most 300 characters, with a figure; every finding's message too."""
+    evaluation = evaluate(proposal, POLICY)
+    _one_sentence(evaluation.statement)
+    for finding in evaluation.findings:
+        _one_sentence(finding.message)
+    assert evaluation.deciding_rule in {finding.rule for finding in evaluation.findings}
+
+
+@SETTINGS
+@given(proposal=proposals())
+def test_decline_and_redirect_name_the_alternative(proposal: Proposal) -> None:
+    """With a breakdown naming a phase larger than the target (above the floor), a decline or redirect names it."""
+    evaluation = evaluate(proposal, POLICY)
+    if evaluation.verdict not in ("decline", "redirect"):
+        return
+    p = proposal.p if isinstance(proposal.p, float) else 0.0
+    k = float("inf") if proposal.k == "inf" else (proposal.k if isinstance(proposal.k, float | int) else 1.0)
+    context = Context(proposal=proposal, policy=POLICY, p=p, k=k)
+    if context.alternative is None:
+        return
+    deciding = next(f for f in evaluation.findings if f.rule == evaluation.deciding_rule)
+    named = deciding.figures.get("alternative")
+    assert isinstance(named, str), (evaluation.deciding_rule, evaluation.statement)
+    assert named in evaluation.statement
+
+
+@SETTINGS
+@given(proposal=proposals(), low=st.floats(min_value=0.01, max_value=0.5), width=st.floats(min_value=0, max_value=0.5))
+def test_ranges_never_raise(proposal: Proposal, low: float, width: float) -> None:
+    """p given as a range: figures as intervals, and the statement keeps its form."""
+    proposal.p = Range(low=low, high=low + width)
+    evaluation = evaluate(proposal, POLICY)
+    _one_sentence(evaluation.statement)
+    assert evaluation.ranges is not None
+    assert evaluation.holds_across_range is not None
+
+
+@settings(deadline=None)
+@given(phases=breakdowns(min_size=1), target=st.floats(min_value=1.0, max_value=20.0), k=finite_speedups)
+def test_plan_is_minimal_and_consistent(phases: list[dict[str, object]], target: float, k: float) -> None:
+    """The plan's running totals add savings, it stops as soon as the target is met, and its sentence has the form."""
+    breakdown = [Phase(**phase) for phase in phases]  # type: ignore[arg-type]
+    if sum(phase.ms for phase in breakdown) <= 0:
+        return
+    result = plan(breakdown, target_speedup=target, k=k)
+    _one_sentence(result.message)
+    now = result.baseline_ms
+    for step in result.steps:
+        now -= step.saving_ms
+        assert abs(step.new_ms - now) <= 1e-6 * result.baseline_ms
+    assert all(not step.reached for step in result.steps[:-1])
+    if result.reachable and result.steps:
+        assert result.steps[-1].reached
+        # No fewer phases could do it: the n − 1 largest savings fall short.
+        best = sorted((o.saving_ms for o in result.steps), reverse=True)
+        assert result.baseline_ms - sum(best[:-1]) > result.target_ms
+    assert result.all_at_zero.new_ms <= result.all_at_k.new_ms + 1e-9

@@ -1,0 +1,145 @@
+"""plan() and portfolio(): the fewest targets and their alternatives, ceilings, ranking by return per week."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rules.errors import InvalidInput
+from rules.model import Phase, Proposal, Scope
+from rules.plans import plan
+from rules.policy import default_policy
+from rules.portfolio import portfolio
+from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence
+
+PHASES = [Phase(**phase) for phase in SEED_BREAKDOWN]
+
+
+def test_plan_message_names_the_steps_the_choice_and_what_is_left() -> None:
+    """The plan's sentence lists the two sure steps, the third's options, and the copy and gaps left."""
+    result = plan(PHASES, target_speedup=2)
+    assert_one_sentence(result.message)
+    for name in ("gemm_qkv", "attention_softmax", "elementwise_gelu", "layernorm", "H2D copy", "host gaps", "23 ms"):
+        assert name in result.message
+
+
+def test_plan_unreachable_target_states_the_best_achievable() -> None:
+    """5× is past the 4.35× ceiling of all kernel work: unreachable, with 30.7 ms (3.26×) as the best at 10×."""
+    result = plan(PHASES, target_speedup=5)
+    assert not result.reachable
+    assert result.best_ms == pytest.approx(30.7, abs=1e-9)
+    assert len(result.steps) == 5
+    assert not result.last_step_options
+    assert "out of reach" in result.message
+    assert "30.7 ms" in result.message
+
+
+def test_plan_target_ms_and_already_met() -> None:
+    """A target in ms works like a speedup; a target the scope already meets needs no step."""
+    assert [s.phase for s in plan(PHASES, target_ms=70).steps] == ["gemm_qkv"]
+    met = plan(PHASES, target_ms=100)
+    assert met.reachable
+    assert not met.steps
+    assert "no phase" in met.message
+
+
+def test_plan_per_phase_k_orders_by_saving() -> None:
+    """With per-phase k the largest saving goes first: 21 ms removed beats 34 ms at 1.25×."""
+    result = plan(PHASES, target_ms=75, k={"gemm_qkv": 1.25, "attention_softmax": "inf"})
+    assert result.steps[0].phase == "attention_softmax"
+    assert result.steps[0].saving_ms == pytest.approx(21)
+    assert result.all_at_zero.new_ms == pytest.approx(23)
+
+
+def test_plan_kinds_and_unaccounted_time() -> None:
+    """Copies can be planned when asked; a baseline beyond the phases leaves unaccounted time."""
+    result = plan(PHASES, target_speedup=4, kinds=("kernel", "copy"), k="inf")
+    assert result.reachable
+    assert result.all_at_zero.new_ms == pytest.approx(5)
+    partial = plan(PHASES, target_speedup=2, baseline_ms=110)
+    assert partial.left[-1].name == "unaccounted"
+    assert partial.left[-1].ms == pytest.approx(10)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"target_speedup": 2, "target_ms": 50}, {"target_speedup": 0},
+                                    {"target_speedup": 2, "k": -1}, {"target_ms": -1}])
+def test_plan_rejects_bad_requests(kwargs: dict[str, float]) -> None:
+    """Exactly one positive target, and k > 0."""
+    with pytest.raises(InvalidInput):
+        plan(PHASES, **kwargs)  # type: ignore[arg-type]
+
+
+def test_plan_rejects_empty_breakdown() -> None:
+    with pytest.raises(InvalidInput):
+        plan([], target_speedup=2)
+
+
+ATT = Proposal(title="attention", target="attention_softmax", p=0.21, k=10, baseline_ms=100, cost_weeks=3)
+LN = Proposal(title="layernorm", target="layernorm", p=0.06, k=10, baseline_ms=100, cost_weeks=2)
+
+
+def test_portfolio_combined_speedup_sums_ms_savings() -> None:
+    """18.9 + 5.4 ms off 100 ms is 75.7 ms, 1.321×; never 1.233 × 1.057."""
+    result = portfolio([LN, ATT], default_policy())
+    assert result.rate_unit == "ms/week"
+    assert result.combined_saving_ms == pytest.approx(24.3)
+    assert result.combined_new_ms == pytest.approx(75.7)
+    assert result.combined_speedup == pytest.approx(100 / 75.7)
+    assert result.combined_speedup != pytest.approx((1 / 0.811) * (1 / 0.946))
+    assert_one_sentence(result.message)
+
+
+def test_portfolio_budget_funds_greedily_by_rate() -> None:
+    """Under a 3-week budget attention (6.3 ms/week) is funded and layernorm is not."""
+    result = portfolio([LN, ATT], default_policy(), budget_weeks=3)
+    assert [(e.target, e.funded) for e in result.entries] == [("attention_softmax", True), ("layernorm", False)]
+    assert result.funded_weeks == 3
+    assert result.combined_new_ms == pytest.approx(81.1)
+    assert "budget" in (result.entries[1].note or "")
+
+
+def test_portfolio_same_target_twice_is_not_added() -> None:
+    """Two proposals on one phase are alternatives: only the better-ranked one is funded."""
+    other = Proposal(target="attention_softmax", p=0.21, k=2, baseline_ms=100, cost_weeks=1)
+    result = portfolio([ATT, other], default_policy())
+    assert sum(entry.funded for entry in result.entries) == 1
+
+
+def test_portfolio_without_baselines_ranks_by_share_per_week() -> None:
+    """Without a baseline the rate is a share of the step per week, combined as 1 / (1 − Σ saving)."""
+    a = Proposal(target="a", p=0.21, k=10, cost_weeks=3)
+    b = Proposal(target="b", p=0.06, k=10, cost_weeks=2)
+    result = portfolio([a, b], default_policy())
+    assert result.rate_unit == "fraction/week"
+    assert result.entries[0].rate == pytest.approx(0.063)
+    assert result.combined_speedup == pytest.approx(1 / (1 - 0.243))
+
+
+def test_portfolio_declined_proposals_are_ranked_not_funded() -> None:
+    """A proposal whose own verdict is decline is ranked but not funded."""
+    tiny = Proposal(target="tiny", p=0.001, k=10, baseline_ms=100, cost_weeks=1)
+    result = portfolio([ATT, tiny], default_policy())
+    assert [e.funded for e in result.entries] == [True, False]
+    assert "decline" in (result.entries[1].note or "")
+
+
+@pytest.mark.parametrize("proposals", [
+    [],
+    [Proposal(p=0.2, k=2, baseline_ms=100), Proposal(p=0.2, k=2, baseline_ms=90)],
+    [Proposal(p=0.2, k=2, scope=Scope(workload="a")), Proposal(p=0.2, k=2, scope=Scope(workload="b"))],
+])
+def test_portfolio_rejects_mixed_workloads_and_baselines(proposals: list[Proposal]) -> None:
+    """Savings only add on one step of one workload."""
+    with pytest.raises(InvalidInput):
+        portfolio(proposals, default_policy())
+
+
+def test_portfolio_free_proposal_ranks_first_without_a_ratio() -> None:
+    """A zero-cost saving has an unbounded rate: first, and no finite ratio to the next."""
+    free = Proposal(target="free", p=0.1, k=2, baseline_ms=100, cost_weeks=0)
+    result = portfolio([ATT, free], default_policy())
+    assert result.entries[0].target == "free"
+    assert result.entries[0].rate == math.inf
+    assert result.top_ratio is None
+    assert_one_sentence(result.message)

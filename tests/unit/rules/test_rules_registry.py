@@ -1,0 +1,154 @@
+"""The registry and every rule's own examples (Fixit's VALID/INVALID), run by one parametrised test."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import pkgutil
+from pathlib import Path
+from types import ModuleType
+
+import msgspec
+import pytest
+
+import rules.checks
+from rules.checks import BY_ID, CHECKS
+from rules.engine import Example, evaluate
+from rules.model import Proposal
+from rules.policy import Policy, default_policy, policy_from_mapping
+
+RULES_DIR = Path(rules.__file__).parent
+PRODUCT_IDS = {
+    "amdahl", "noise_floor", "ceiling", "rate_of_return", "bigger_target", "non_kernel_time", "counters_blind_spot",
+    "inclusive_percentages", "device_vs_run", "wrong_model", "roadmap_risk", "fleet_multiplication", "tail_latency",
+    "maintenance_cost", "vendor_product", "barrier_denominator", "overlap_double_count", "measurement_scope",
+    "input_shift", "resource_goal",
+}
+ALWAYS_FIRES = {"amdahl", "ceiling"}
+
+EXAMPLES = [
+    pytest.param(module, example, id=f"{module.ID}-{i}")
+    for module in CHECKS
+    for i, example in enumerate(module.EXAMPLES)
+]
+
+
+def _policy(example: Example) -> Policy:
+    base = default_policy()
+    if not example.policy:
+        return base
+    return policy_from_mapping({**msgspec.to_builtins(base), **example.policy})
+
+
+@pytest.mark.parametrize(("module", "example"), EXAMPLES)
+def test_rule_example(module: ModuleType, example: Example) -> None:
+    """Each example fires (or not) as stated, gives its verdict, and its finding carries the stated figures."""
+    proposal = msgspec.convert(example.proposal, Proposal)
+    evaluation = evaluate(proposal, _policy(example))
+    finding = next((f for f in evaluation.findings if f.rule == module.ID), None)
+    assert (finding is not None) == example.fires, evaluation.findings
+    if example.verdict is not None:
+        assert evaluation.verdict == example.verdict, evaluation.statement
+    for name, expected in example.figures.items():
+        assert finding is not None
+        got = finding.figures.get(name)
+        assert isinstance(got, int | float), (name, got)
+        assert got == pytest.approx(expected, rel=1e-3), name
+
+
+def test_ids_are_unique_and_match_product() -> None:
+    """Every id of PRODUCT §4 is registered exactly once, and nothing else is."""
+    ids = [module.ID for module in CHECKS]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == PRODUCT_IDS
+    assert set(BY_ID) == set(ids)
+
+
+def test_every_check_module_is_registered() -> None:
+    """A module under rules/checks/ that is not in CHECKS would silently never run."""
+    found = {info.name for info in pkgutil.iter_modules(rules.checks.__path__)}
+    assert found == {module.__name__.rsplit(".", 1)[-1] for module in CHECKS}
+
+
+@pytest.mark.parametrize("module", CHECKS, ids=lambda m: m.ID)
+def test_rule_module_shape(module: ModuleType) -> None:
+    """One rule, one module: ID named after the file, an explaining docstring, examples, one pure check()."""
+    assert module.__name__.rsplit(".", 1)[-1] == module.ID
+    doc = inspect.cleandoc(module.__doc__ or "")
+    assert doc.startswith(f"{module.ID} — ")
+    for section in ("What it checks:", "Why it matters:", "Example:"):
+        assert section in doc, section
+    assert module.EXAMPLES
+    assert all(isinstance(example, Example) for example in module.EXAMPLES)
+    assert list(inspect.signature(module.check).parameters) == ["ctx"]
+
+
+@pytest.mark.parametrize("module", CHECKS, ids=lambda m: m.ID)
+def test_rule_examples_cover_firing_not_firing_and_figures(module: ModuleType) -> None:
+    """Every rule shows a case where it fires with figures, and (unless it always fires) one where it does not."""
+    assert any(example.fires and example.figures for example in module.EXAMPLES)
+    if module.ID not in ALWAYS_FIRES:
+        assert any(not example.fires for example in module.EXAMPLES)
+
+
+FORBIDDEN = {
+    "service", "litestar", "sqlalchemy", "alembic", "asyncpg", "aiosqlite", "uvicorn", "httpx", "requests",
+    "sqlite3", "socket", "http", "urllib", "subprocess", "shutil", "pathlib", "tempfile", "asyncio",
+}
+FORBIDDEN_CALLS = {"open", "exec", "eval", "__import__"}
+FORBIDDEN_OS = {"path", "open", "remove", "unlink", "makedirs", "mkdir", "listdir", "walk", "environ", "getenv",
+                "system", "popen", "scandir", "rename", "replace", "rmdir", "stat"}
+
+
+def _rules_files() -> list[Path]:
+    return sorted(RULES_DIR.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _rules_files(), ids=lambda p: str(p.relative_to(RULES_DIR.parent)))
+def test_rules_layer_imports_no_io(path: Path) -> None:
+    """rules/ is pure: no service layer, web framework, database driver, network or file I/O (in-memory io is fine)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            problems += [alias.name for alias in node.names if alias.name.split(".")[0] in FORBIDDEN | {"os"}]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            root = node.module.split(".")[0]
+            if root in FORBIDDEN or (root == "os" and any(a.name in FORBIDDEN_OS for a in node.names)):
+                problems.append(node.module)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+            problems.append(f"{node.func.id}() at line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
+            problems.append(f"os.{node.attr} at line {node.lineno}")
+    assert not problems, f"{path}: {problems}"
+
+
+def test_layer_check_catches_a_forbidden_import() -> None:
+    """The import check itself works: a module importing sqlalchemy or os.path is caught."""
+    for source in ("import sqlalchemy", "from service.app import create_app", "import os.path", "open('x')"):
+        tree = ast.parse(source)
+        node = tree.body[0]
+        caught = (
+            (isinstance(node, ast.Import) and node.names[0].name.split(".")[0] in FORBIDDEN | {"os"})
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in FORBIDDEN)
+            or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name) and node.value.func.id in FORBIDDEN_CALLS)
+        )
+        assert caught, source
+
+
+def test_default_policy_documents_every_key() -> None:
+    """Every field of Policy is set in default.toml, right under a comment that explains it."""
+    lines = (RULES_DIR / "policies" / "default.toml").read_text(encoding="utf-8").splitlines()
+    keys = {line.split("=")[0].strip(): i for i, line in enumerate(lines) if "=" in line and not line.startswith("#")}
+    undocumented = {"name", "version", "description"}
+    for field in Policy.__struct_fields__:
+        if field == "gate":
+            assert "[gate]" in lines
+            continue
+        assert field in keys, f"{field} missing from default.toml"
+        if field not in undocumented:
+            assert lines[keys[field] - 1].startswith("#"), f"{field} has no comment"
+    shipped = msgspec.to_builtins(default_policy())
+    defaults = msgspec.to_builtins(Policy(name="default", description=default_policy().description))
+    assert shipped == defaults, "the Policy struct's defaults mirror default.toml"
