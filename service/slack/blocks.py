@@ -1,0 +1,175 @@
+"""The answer to `/worthit` as a Block Kit message: the verdict, the statement, the figures and a link to the decision.
+
+Every text is clipped to Block Kit's limits here, so no decision (however long its names) makes Slack reject the
+message: header plain_text ≤ 150 characters, section text ≤ 3000, ≤ 10 fields of ≤ 2000 each, ≤ 50 blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from rules.model import Evaluation, Finding, Verdict
+from rules.text import ms, num, pct, times, weeks
+from service.slack.text import USAGE
+
+HEADER_CHARS = 150
+SECTION_CHARS = 3000
+FIELD_CHARS = 2000
+MAX_FIELDS = 10
+MAX_CONTEXT_ELEMENTS = 10
+MAX_BLOCKS = 50
+FALLBACK_CHARS = 3000
+FINDINGS_SHOWN = 8
+
+ResponseType = Literal["ephemeral", "in_channel"]
+
+
+class PlainText(msgspec.Struct, kw_only=True, tag_field="type", tag="plain_text"):
+    text: str
+    emoji: bool = True
+
+
+class Mrkdwn(msgspec.Struct, kw_only=True, tag_field="type", tag="mrkdwn"):
+    text: str
+
+
+class HeaderBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="header"):
+    text: PlainText
+
+
+class SectionBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="section", omit_defaults=True):
+    text: Mrkdwn | None = None
+    fields: list[Mrkdwn] | None = None
+
+
+class ContextBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="context"):
+    elements: list[Mrkdwn]
+
+
+class DividerBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="divider"):
+    pass
+
+
+Block = HeaderBlock | SectionBlock | ContextBlock | DividerBlock
+
+
+class SlackMessage(msgspec.Struct, kw_only=True):
+    """A slash command's immediate answer (Block Kit); `text` is the notification fallback."""
+
+    response_type: ResponseType = "ephemeral"
+    text: str
+    blocks: list[Block]
+
+
+LABELS: dict[Verdict, tuple[str, str]] = {
+    "fund": (":white_check_mark:", "Fund"),
+    "fund_if": (":large_yellow_circle:", "Fund, on a condition"),
+    "remeasure": (":straight_ruler:", "Remeasure first"),
+    "redirect": (":twisted_rightwards_arrows:", "Redirect"),
+    "decline": (":no_entry_sign:", "Decline"),
+}
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def escape(text: str) -> str:
+    """Text as mrkdwn shows it literally (Slack's three control characters; `<!channel>` must not ping)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _field(label: str, value: str) -> Mrkdwn:
+    return Mrkdwn(text=clip(f"*{label}*\n{escape(value)}", FIELD_CHARS))
+
+
+def figure_fields(evaluation: Evaluation) -> list[Mrkdwn]:
+    """The key figures of an evaluation, at most `MAX_FIELDS`, in the order a reviewer asks for them."""
+    a = evaluation.amdahl
+    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
+    fields = [_field("Speedup", f"{times(a.speedup)} (ceiling {ceiling})")]
+    saving = f"{pct(a.saving_fraction)} of the scope"
+    fields.append(_field("Saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
+    if a.baseline_ms is not None and a.new_ms is not None:
+        fields.append(_field("New time", f"{ms(a.baseline_ms)} → {ms(a.new_ms)}"))
+    headroom = f"{pct(a.headroom_captured)} captured"
+    fields.append(_field("Headroom", headroom + (f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else "")))
+    if a.rate is not None:
+        rate = ms(a.rate) if a.rate_unit == "ms/week" else pct(a.rate)
+        fields.append(_field("Rate", f"{rate} per engineer-week"))
+    if a.cost_weeks is not None:
+        fields.append(_field("Cost", weeks(a.cost_weeks)))
+    fleet = _finding(evaluation, "fleet_multiplication")
+    if fleet is not None:
+        freed = fleet.figures.get("gpu_equivalents")
+        if isinstance(freed, int | float) and not isinstance(freed, bool):
+            fields.append(_field("GPU-equivalents freed", num(float(freed))))
+    fields.append(_field("Decided by", evaluation.deciding_rule))
+    fields.append(_field("Policy", f"{evaluation.policy.name} v{evaluation.policy.version}"))
+    return fields[:MAX_FIELDS]
+
+
+def _finding(evaluation: Evaluation, rule: str) -> Finding | None:
+    return next((finding for finding in evaluation.findings if finding.rule == rule), None)
+
+
+def _findings_text(evaluation: Evaluation) -> str | None:
+    lines = []
+    for finding in evaluation.findings:
+        if finding.rule == "amdahl" or finding.message == evaluation.statement:
+            continue
+        aside = f" _(set aside by {finding.overridden_by})_" if finding.overridden_by else ""
+        lines.append(f"• *{finding.rule}*{aside}: {escape(finding.message)}")
+    if not lines:
+        return None
+    shown = lines[:FINDINGS_SHOWN]
+    if len(lines) > FINDINGS_SHOWN:
+        shown.append(f"… and {len(lines) - FINDINGS_SHOWN} more")
+    return clip("\n".join(shown), SECTION_CHARS)
+
+
+def decision_message(
+    evaluation: Evaluation,
+    *,
+    decision_id: str,
+    target: str | None,
+    public_url: str | None,
+    response_type: ResponseType = "ephemeral",
+) -> SlackMessage:
+    """The Block Kit answer for one decision; links to `{public_url}/decisions/{id}` when the public URL is known."""
+    emoji, label = LABELS[evaluation.verdict]
+    heading = f"{label}: {target}" if target else label
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainText(text=clip(f"{emoji} {heading}", HEADER_CHARS))),
+        SectionBlock(text=Mrkdwn(text=clip(escape(evaluation.statement), SECTION_CHARS))),
+        SectionBlock(fields=figure_fields(evaluation)),
+    ]
+    findings = _findings_text(evaluation)
+    if findings is not None:
+        blocks.append(SectionBlock(text=Mrkdwn(text=findings)))
+    if public_url:
+        link = f"<{public_url.rstrip('/')}/decisions/{decision_id}|Open the decision>"
+    else:
+        link = f"Decision `{decision_id}`"
+    blocks.append(ContextBlock(elements=[Mrkdwn(text=clip(link, FIELD_CHARS))]))
+    fallback = clip(f"{label}: {evaluation.statement}", FALLBACK_CHARS)
+    return SlackMessage(response_type=response_type, text=fallback, blocks=blocks[:MAX_BLOCKS])
+
+
+def usage_message(problem: str | None = None) -> SlackMessage:
+    """The usage, only to the person who typed the command; `problem` first when the text did not read."""
+    blocks: list[Block] = []
+    if problem is not None:
+        blocks.append(SectionBlock(text=Mrkdwn(text=clip(f":warning: {escape(problem)}", SECTION_CHARS))))
+    blocks.append(SectionBlock(text=Mrkdwn(text=clip(f"```{escape(USAGE)}```", SECTION_CHARS))))
+    fallback = problem or "How to use /worthit"
+    return SlackMessage(response_type="ephemeral", text=clip(fallback, FALLBACK_CHARS), blocks=blocks)
+
+
+def invalid_message(token: str, reason: str) -> SlackMessage:
+    """The usage, naming the token that did not read and why."""
+    shown = clip(token, 200).replace("`", "'")
+    return usage_message(f"Couldn't read `{shown}`: {reason}")

@@ -1,0 +1,307 @@
+"""The `/worthit` text syntax: `p=21% k=10 cost=3w baseline=100ms target=attention_softmax fleet=20000 asm`.
+
+Forgiving where the intent is clear: fractions or percents, units on times and costs, `k=10x` or `k=∞`, `20,000` or
+`20k`, `key = value`, any case, quotes for values with spaces. Strict where it is not: an unknown key, a value that
+does not read, a missing `p` or `k` answer with the usage and name the token; nothing is guessed. `parse` is a pure
+function of the text; the proposal it builds is validated exactly as a JSON body is (`msgspec.convert`, strict).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+import msgspec
+
+from rules.model import Proposal
+from service.errors import validation_problem
+
+USAGE = """\
+/worthit p=21% k=10 cost=3w baseline=100ms target=attention_softmax [fleet=20000] [asm] [public]
+
+p=21%  p=0.21  p=15%..25%   the target's share of the measured time (required)
+k=10  k=10x  k=inf  k=∞     the target's own speedup; inf: its work disappears (required)
+cost=3w  cost=10d  cost=40h  engineer effort (a day is 1/5 week, an hour 1/40)
+baseline=100ms  0.1s  500us  the measured scope's time
+p_e2e=0.014%                the target's share of the whole run, when p is of a narrower scope
+fleet=20000  fleet=20k      GPUs that run this workload
+target=  title=  workload=  model=  input=  dtype=  device=   names; quote spaces: title="qkv fusion"
+measured=step|device_activity|end_to_end|rank  method=timeline|counters|inclusive_summary|estimate
+timing=device_events|host_wall|host_submit
+asm  vendor  portable       how portable the new code is
+fallback                    a tested portable fallback exists
+product                     the kernel is the product (a vendor library kernel)
+public                      answer in the channel (by default only you see the answer)
+help                        this text"""
+
+
+class Command(msgspec.Struct, frozen=True, kw_only=True):
+    """A proposal to evaluate, and whether the answer goes to the whole channel."""
+
+    proposal: Proposal
+    public: bool = False
+
+
+class Help(msgspec.Struct, frozen=True, kw_only=True):
+    """The user asked for the usage (or typed nothing)."""
+
+
+class Invalid(msgspec.Struct, frozen=True, kw_only=True):
+    """The text does not read: `token` is the one at fault (as typed), `reason` says what was expected."""
+
+    token: str
+    reason: str
+
+
+Parsed = Command | Help | Invalid
+
+
+class _Unreadable(Exception):
+    """A value that does not read as its key's type (the message, when there is one, says why)."""
+
+
+# Numbers: plain decimals with an optional exponent; what follows is the unit.
+_AMOUNT = re.compile(r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?P<unit>\D*)")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?\D*")
+_MAX_EXPONENT = 300
+
+
+def _amount(value: str) -> tuple[Decimal, str]:
+    text = value.strip()
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
+    text = re.sub(r"(?<=\d)_(?=\d)", "", text)
+    match = _AMOUNT.fullmatch(text)
+    if match is None:
+        raise _Unreadable
+    number = Decimal(match["number"])
+    # Decimal would carry 1e999999 exactly, and float() or int() of it is either inf or a million-digit int.
+    if number and abs(number.adjusted()) > _MAX_EXPONENT:
+        raise _Unreadable
+    return number, match["unit"].strip().lower()
+
+
+def _share_one(text: str, default_unit: str) -> float:
+    number, unit = _amount(text)
+    unit = unit or default_unit
+    if unit == "%":
+        return float(number / 100)
+    if unit == "":
+        return float(number)
+    raise _Unreadable
+
+
+def _ranged(value: str, one: Callable[[str, str], float]) -> float | dict[str, float]:
+    """`a..b` as a range (a unit on `b` alone applies to both ends), anything else as one value."""
+    low, sep, high = value.partition("..")
+    if not sep:
+        return one(value, "")
+    ends = {"low": one(low, _amount(high)[1]), "high": one(high, "")}
+    if ends["low"] > ends["high"]:
+        raise _Unreadable("its low end is above its high end")
+    return ends
+
+
+def _share(value: str) -> float | dict[str, float]:
+    return _ranged(value, _share_one)
+
+
+_INFINITE = frozenset({"inf", "infinity", "∞", "infx", "inf×", "∞x", "∞×"})
+
+
+def _speedup_one(text: str, default_unit: str) -> float:
+    number, unit = _amount(text)
+    if (unit or default_unit) not in ("", "x", "×"):
+        raise _Unreadable
+    return float(number)
+
+
+def _speedup(value: str) -> float | dict[str, float] | str:
+    if value.strip().lower() in _INFINITE:
+        return "inf"
+    return _ranged(value, _speedup_one)
+
+
+def _scaled(units: dict[str, Decimal]) -> Callable[[str], float]:
+    def read(value: str) -> float:
+        number, unit = _amount(value)
+        if unit not in units:
+            raise _Unreadable
+        return float(number * units[unit])
+
+    return read
+
+
+_MS = {
+    **dict.fromkeys(("", "ms", "msec"), Decimal(1)),
+    **dict.fromkeys(("s", "sec", "secs"), Decimal(1000)),
+    **dict.fromkeys(("us", "µs", "μs", "usec"), Decimal("0.001")),  # the micro sign and Greek mu both occur
+    "ns": Decimal("0.000001"),
+}
+_WEEKS = {
+    **dict.fromkeys(("", "w", "wk", "wks", "week", "weeks"), Decimal(1)),
+    **dict.fromkeys(("d", "day", "days"), Decimal("0.2")),  # a working week is five days
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal("0.025")),  # and forty hours
+}
+
+
+def _gpus(value: str) -> int:
+    number, unit = _amount(value)
+    factor = {"": 1, "gpus": 1, "gpu": 1, "k": 1000}.get(unit)
+    if factor is None:
+        raise _Unreadable
+    count = number * factor
+    if count != count.to_integral_value():
+        raise _Unreadable
+    return int(count)
+
+
+def _name(value: str) -> str:
+    return value.replace('"', "").strip()
+
+
+class _Key(NamedTuple):
+    path: tuple[str, ...]
+    read: Callable[[str], Any]
+    expects: str
+
+
+KEYS: dict[str, _Key] = {
+    "p": _Key(("p",), _share, "a share of the measured time: `21%` or `0.21` (a range: `15%..25%`)"),
+    "k": _Key(("k",), _speedup, "the target's own speedup: `10`, `10x`, or `inf` when its work disappears"),
+    "cost": _Key(("cost_weeks",), _scaled(_WEEKS), "engineer effort: `3w`, `10d` or `40h`"),
+    "baseline": _Key(("baseline_ms",), _scaled(_MS), "the measured scope's time: `100ms`, `0.1s` or `500us`"),
+    "p_e2e": _Key(("p_end_to_end",), _share, "the target's share of the whole run: `0.014%` or `0.00014`"),
+    "fleet": _Key(("flags", "fleet_gpus"), _gpus, "a whole number of GPUs: `20000`, `20,000` or `20k`"),
+    "target": _Key(("target",), _name, "the name of what is sped up"),
+    "title": _Key(("title",), _name, "a title, in quotes if it has spaces"),
+    "workload": _Key(("scope", "workload"), _name, "the workload's name"),
+    "model": _Key(("scope", "model"), _name, "the model's name"),
+    "input": _Key(("scope", "input"), _name, "the input measured"),
+    "dtype": _Key(("scope", "dtype"), _name, "the data type"),
+    "device": _Key(("scope", "device"), _name, "the device"),
+    "measured": _Key(("scope", "measured"), _name, "`step`, `device_activity`, `end_to_end` or `rank`"),
+    "method": _Key(("scope", "method"), _name, "`timeline`, `counters`, `inclusive_summary` or `estimate`"),
+    "timing": _Key(("scope", "timing"), _name, "`device_events`, `host_wall` or `host_submit`"),
+    "portability": _Key(("flags", "portability"), _name, "`portable`, `vendor_specific` or `hand_asm`"),
+}
+ALIASES = {
+    "share": "p",
+    "speedup": "k",
+    "cost_weeks": "cost",
+    "effort": "cost",
+    "baseline_ms": "baseline",
+    "step": "baseline",
+    "p_end_to_end": "p_e2e",
+    "e2e": "p_e2e",
+    "fleet_gpus": "fleet",
+    "gpus": "fleet",
+}
+WORDS: dict[str, tuple[tuple[str, ...], object]] = {
+    "asm": (("flags", "portability"), "hand_asm"),
+    "hand_asm": (("flags", "portability"), "hand_asm"),
+    "vendor": (("flags", "portability"), "vendor_specific"),
+    "vendor_specific": (("flags", "portability"), "vendor_specific"),
+    "portable": (("flags", "portability"), "portable"),
+    "fallback": (("flags", "portable_fallback"), True),
+    "product": (("flags", "kernel_is_product"), True),
+}
+HELP_WORDS = frozenset({"help", "usage", "?", "-h", "--help"})
+PUBLIC = "public"
+
+_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w-]*)[=:](?P<value>.*)", re.DOTALL)
+_TOKEN = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+# `p = 21%` but not `p= k=2`: a key after the `=` means the value was left out.
+_SPACED_EQUALS = re.compile(r"\s*=\s*(?![A-Za-z_][\w-]*\s*=)")
+_SMART_QUOTES = re.compile("[\u201c\u201d\u201e\u201f\u2033]")
+
+
+def _unescape(text: str) -> str:
+    # Slack escapes these three in every slash command's text, whatever the manifest says.
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _tokens(text: str) -> tuple[list[str], str | None]:
+    """The tokens of `text`, and the token with an unclosed quote (if any)."""
+    text = _SMART_QUOTES.sub('"', _unescape(text))
+    parts = text.split('"')
+    parts[::2] = [_SPACED_EQUALS.sub("=", part) for part in parts[::2]]
+    text = '"'.join(parts)
+    if len(parts) % 2 == 0:
+        unclosed = re.search(r'\S*"[^"]*$', text)
+        return [], unclosed[0].split()[0] if unclosed else '"'
+    tokens = [token if token.endswith('"') else token.rstrip(",;") for token in _TOKEN.findall(text)]
+    return [token for token in tokens if token], None
+
+
+def _suggest(word: str) -> str:
+    close = difflib.get_close_matches(word, [*KEYS, *ALIASES, *WORDS, PUBLIC, "help"], n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _pointer(path: tuple[str, ...]) -> str:
+    return "".join(f"/{part}" for part in path)
+
+
+def parse(text: str) -> Parsed:
+    """Read the text of a `/worthit` command: a proposal to evaluate, a request for help, or the token at fault."""
+    tokens, unclosed = _tokens(text)
+    if unclosed is not None:
+        return Invalid(token=unclosed, reason='a quote is not closed; quote values with spaces: title="qkv fusion"')
+    if any(token.lower() in HELP_WORDS for token in tokens):
+        return Help()
+    fields: dict[str, Any] = {}
+    origin: dict[str, tuple[str, str]] = {}  # JSON pointer -> (token as typed, what that key expects)
+    public = False
+    for token in tokens:
+        word = token.lower()
+        if word == PUBLIC:
+            public = True
+            continue
+        pair = _PAIR.fullmatch(token)
+        if pair is not None:
+            name = pair["key"].lower().replace("-", "_")
+            name = ALIASES.get(name, name)
+            key = KEYS.get(name)
+            if key is None:
+                return Invalid(token=token, reason=f"unknown key `{pair['key']}`{_suggest(name)}")
+            raw = pair["value"]
+            if not raw.replace('"', "").strip():
+                return Invalid(token=token, reason=f"no value after `{pair['key']}=`; write {key.expects}")
+            try:
+                value = key.read(raw)
+            except _Unreadable as exc:
+                why = f" ({exc})" if str(exc) else ""
+                return Invalid(token=token, reason=f"`{raw}` does not read{why}; write {key.expects}")
+            path, expects = key.path, key.expects
+        elif word in WORDS:
+            path, value = WORDS[word]
+            expects = ""
+        else:
+            return Invalid(token=token, reason=f"unknown word `{token}`{_suggest(word)}")
+        pointer = _pointer(path)
+        if pointer in origin:
+            return Invalid(token=token, reason=f"`{path[-1]}` is given twice (also by `{origin[pointer][0]}`)")
+        origin[pointer] = (token, expects)
+        target = fields
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = value
+    if not tokens or (public and len(tokens) == 1):
+        return Help()
+    for required in ("p", "k"):
+        if f"/{required}" not in origin:
+            return Invalid(token=f"{required}=", reason=f"`{required}` is missing; write {KEYS[required].expects}")
+    try:
+        proposal = msgspec.convert(fields, Proposal, strict=True)
+    except msgspec.ValidationError as exc:
+        detail, pointer = validation_problem(str(exc))
+        detail = re.sub(r" - at `[^`]*`$", "", detail)
+        while pointer and pointer not in origin:
+            pointer = pointer.rsplit("/", 1)[0]
+        token, expects = origin.get(pointer, (text.strip(), ""))
+        return Invalid(token=token, reason=detail + (f"; write {expects}" if expects else ""))
+    return Command(proposal=proposal, public=public)
