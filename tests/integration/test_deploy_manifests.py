@@ -1,0 +1,384 @@
+"""deploy/ is checked by the tools made for each format, offline: compose's own JSON schema (as vendored by
+check-jsonschema), the Kubernetes OpenAPI schemas in strict mode (kubernetes-validate), kustomize itself (kubectl's
+built-in, when kubectl is on the machine) and hadolint for the Dockerfile. Then the properties the deployment relies
+on: one migration step before the API, the API refusing to migrate, probes, limits, a hardened pod.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from dockerfile_parse import DockerfileParser
+from kubernetes_validate.utils import latest_version
+
+from tests.conftest import ROOT
+
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+OVERLAY = DEPLOY / "overlays" / "example"
+# The oldest Kubernetes the manifests promise to work on (autoscaling/v2 and policy/v1 are GA since 1.23), and the
+# newest whose schemas kubernetes-validate ships.
+KUBERNETES_VERSIONS = ("1.25.0", latest_version())
+APP_UID = 10001
+
+
+def _compose() -> dict[str, Any]:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def _interpolate(value: Any) -> Any:
+    """Compose's variable interpolation, with an empty environment: what `docker compose up` sees with no edits."""
+    if isinstance(value, dict):
+        return {key: _interpolate(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(item) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        _, _, default = match.group(1).partition(":-")
+        return default
+
+    return re.sub(r"\$\$|\$\{([^}]*)\}", substitute, value)
+
+
+def _manifest_files() -> list[Path]:
+    return sorted(path for path in K8S.glob("*.yaml") if path.name != "kustomization.yaml")
+
+
+def _documents(text: str) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(text) if doc]
+
+
+def _base_resources() -> list[dict[str, Any]]:
+    return [doc for path in _manifest_files() for doc in _documents(path.read_text())]
+
+
+def _one(kind: str, resources: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    (found,) = [doc for doc in (resources or _base_resources()) if doc["kind"] == kind]
+    return found
+
+
+def _containers(resources: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(kind, pod spec, container) for every container of every workload."""
+    for doc in resources:
+        if doc["kind"] in ("Deployment", "Job"):
+            pod = doc["spec"]["template"]["spec"]
+            for container in pod["containers"] + pod.get("initContainers", []):
+                yield doc["kind"], pod, container
+
+
+def _validate_kubernetes(resources: list[dict[str, Any]]) -> None:
+    for version in KUBERNETES_VERSIONS:
+        for doc in resources:
+            try:
+                kubernetes_validate.validate(doc, version, strict=True)
+            except kubernetes_validate.ValidationError as exc:
+                pytest.fail(f"{doc['kind']}/{doc['metadata']['name']} is not valid for Kubernetes {version}: {exc}")
+
+
+# --- compose -------------------------------------------------------------------------------------------------------
+
+
+def test_compose_file_matches_the_compose_specification() -> None:
+    """deploy/compose.yaml, interpolated as compose does, validates against compose-spec.json; a typo fails."""
+    schema = json.loads((files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json").read_text())
+    assert schema["title"] == "Compose Specification"
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    compose = _interpolate(_compose())
+    errors = [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(compose)]
+    assert errors == []
+
+    compose["services"]["api"]["deploy"]["replica"] = 2  # the schema is strict, so it catches a misspelt key
+    assert not validator.is_valid(compose)
+
+
+def test_compose_comes_up_with_no_edits() -> None:
+    """Every variable has a default, and what compose builds and mounts exists."""
+    variables = re.findall(r"\$\{([^}]*)\}", json.dumps(_compose()))
+    assert variables
+    assert [name for name in variables if ":-" not in name] == []
+    compose = _interpolate(_compose())
+    for service in compose["services"].values():
+        if "build" in service:
+            context = (DEPLOY / service["build"]["context"]).resolve()
+            assert context == ROOT
+            assert (context / service["build"]["dockerfile"]).is_file()
+    named = set(compose["volumes"])
+    for service in compose["services"].values():
+        for volume in service.get("volumes", []):
+            source = volume.split(":", 1)[0]
+            assert source in named or source.startswith((".", "/")), volume
+
+
+def test_compose_migrates_once_before_two_api_replicas() -> None:
+    """migrate (`worthit migrate`) waits for a healthy database; the API waits for both and never migrates."""
+    services = _interpolate(_compose())["services"]
+    db, migrate, api = services["db"], services["migrate"], services["api"]
+
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+    assert any(volume.endswith(":/var/lib/postgresql/data") for volume in db["volumes"])
+
+    assert migrate["command"] == ["worthit", "migrate"]
+    assert migrate["restart"] == "no"
+    assert migrate["depends_on"] == {"db": {"condition": "service_healthy"}}
+
+    assert api["deploy"]["replicas"] == 2
+    assert "container_name" not in api, "a fixed container name allows one replica only"
+    assert api["depends_on"]["db"] == {"condition": "service_healthy"}
+    assert api["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    assert api["environment"]["WORTHIT_MIGRATE_ON_START"] == "0"
+    assert api.get("command") in (None, ["worthit", "serve"])
+    assert migrate["image"] == api["image"]
+    for service in (migrate, api):
+        assert service["environment"]["WORTHIT_DATABASE_URL"].startswith("postgresql://")
+        assert "@db:5432/" in service["environment"]["WORTHIT_DATABASE_URL"]
+        assert service["environment"]["WORTHIT_REQUIRE_AUTH"] == "1"
+
+    # No fixed host port: each replica gets a free one, and two replicas never compete for the same.
+    (published,) = api["ports"]
+    host_ip, host_port, container_port = published.split(":")
+    assert (host_ip, host_port, container_port) == ("127.0.0.1", "", "8000")
+
+
+# --- Kubernetes ----------------------------------------------------------------------------------------------------
+
+
+def test_kustomization_lists_every_manifest() -> None:
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    assert kustomization["kind"] == "Kustomization"
+    assert sorted(kustomization["resources"]) == sorted(path.name for path in _manifest_files())
+    assert {path.name for path in _manifest_files()} >= {
+        "deployment.yaml",
+        "service.yaml",
+        "migrate-job.yaml",
+        "hpa.yaml",
+        "secret.example.yaml",
+    }
+
+
+def test_kubernetes_manifests_match_the_kubernetes_schemas() -> None:
+    """Every manifest validates strictly (no unknown fields) on the oldest and newest Kubernetes we aim at."""
+    resources = _base_resources()
+    assert {doc["kind"] for doc in resources} >= {"Deployment", "Service", "Job", "HorizontalPodAutoscaler", "Secret"}
+    _validate_kubernetes(resources)
+
+    deployment = _one("Deployment", resources)
+    deployment["spec"]["template"]["spec"]["containers"][0]["readinessprobe"] = deployment["spec"]["template"]["spec"][
+        "containers"
+    ][0].pop("readinessProbe")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, KUBERNETES_VERSIONS[-1], strict=True)
+
+
+def _kustomize(directory: Path) -> list[dict[str, Any]]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl (with its built-in kustomize) is not installed")
+    result = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    return _documents(result.stdout)
+
+
+def test_kustomize_builds_the_base_into_valid_manifests() -> None:
+    built = _kustomize(K8S)
+    assert len(built) == len(_base_resources())
+    _validate_kubernetes(built)
+    for doc in built:
+        assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "worthit"
+
+
+def test_the_example_overlay_builds_with_the_teams_values(tmp_path: Path) -> None:
+    """The overlay in deploy/overlays/example (shown in deploy/README.md) sets namespace, image, secret and sizes."""
+    copy = tmp_path / "deploy"
+    shutil.copytree(K8S, copy / "k8s")
+    shutil.copytree(OVERLAY, copy / "overlays" / "example")
+    overlay = copy / "overlays" / "example"
+    (overlay / "secrets.env").write_text(
+        "database-url=postgresql://team:s3cret@pg.team.internal:5432/worthit\nslack-signing-secret=abc\napi-token=\n"
+    )
+    built = _kustomize(overlay)
+    _validate_kubernetes(built)
+    assert {doc["metadata"].get("namespace") for doc in built} == {"worthit"}
+    secret = _one("Secret", built)
+    assert "stringData" not in secret, "the overlay replaces the placeholder Secret"
+    assert secret["data"]["slack-signing-secret"] == "YWJj"
+    images = {container["image"] for _, _, container in _containers(built)}
+    assert images == {"registry.example.com/platform/worthit:0.1.0"}
+    assert _one("ConfigMap", built)["data"]["WORTHIT_PUBLIC_URL"] == "https://worthit.example.com"
+    assert _one("HorizontalPodAutoscaler", built)["spec"]["maxReplicas"] == 3
+
+
+def test_the_readme_shows_the_example_overlay_as_it_is() -> None:
+    readme = (DEPLOY / "README.md").read_text()
+    assert (OVERLAY / "kustomization.yaml").read_text().strip() in readme
+    assert (OVERLAY / ".gitignore").read_text().split() == ["secrets.env"]
+
+
+def test_the_api_pods_are_probed_sized_and_locked_down() -> None:
+    resources = _base_resources()
+    deployment = _one("Deployment", resources)
+    assert deployment["spec"]["replicas"] == 2
+    pod = deployment["spec"]["template"]["spec"]
+    (api,) = pod["containers"]
+    assert api["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert api["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert api["command"][:2] == ["worthit", "serve"]
+    assert pod["terminationGracePeriodSeconds"] > 10, "longer than uvicorn's graceful shutdown"
+
+    for kind, pod_spec, container in _containers(resources):
+        where = f"{kind}/{container['name']}"
+        assert pod_spec["securityContext"]["runAsNonRoot"] is True, where
+        assert pod_spec["securityContext"]["runAsUser"] == APP_UID, where
+        assert pod_spec["automountServiceAccountToken"] is False, where
+        security = container["securityContext"]
+        assert security["readOnlyRootFilesystem"] is True, where
+        assert security["allowPrivilegeEscalation"] is False, where
+        assert security["capabilities"]["drop"] == ["ALL"], where
+        assert set(container["resources"]["requests"]) >= {"cpu", "memory"}, where
+        assert set(container["resources"]["limits"]) >= {"cpu", "memory"}, where
+        tmp = [mount for mount in container["volumeMounts"] if mount["mountPath"] == "/tmp"]
+        assert tmp, f"{where}: a read-only root needs a writable /tmp"
+        volumes = {volume["name"]: volume for volume in pod_spec["volumes"]}
+        assert "emptyDir" in volumes[tmp[0]["name"]], where
+        assert container["envFrom"] == [{"configMapRef": {"name": "worthit-config"}}], where
+        database = {item["name"]: item for item in container["env"]}["WORTHIT_DATABASE_URL"]
+        assert database["valueFrom"]["secretKeyRef"] == {"name": "worthit", "key": "database-url"}, where
+
+
+def test_the_job_migrates_and_the_api_does_not() -> None:
+    resources = _base_resources()
+    config = _one("ConfigMap", resources)["data"]
+    assert config["WORTHIT_MIGRATE_ON_START"] == "0"
+    assert config["WORTHIT_REQUIRE_AUTH"] == "1"
+    job = _one("Job", resources)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["worthit", "migrate"]
+    assert job["spec"]["template"]["spec"]["restartPolicy"] in ("OnFailure", "Never")
+
+
+def test_service_hpa_and_budget_point_at_the_api_pods() -> None:
+    resources = _base_resources()
+    deployment = _one("Deployment", resources)
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+    service = _one("Service", resources)
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+    budget = _one("PodDisruptionBudget", resources)
+    assert budget["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+    hpa = _one("HorizontalPodAutoscaler", resources)
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worthit"}
+    assert hpa["spec"]["minReplicas"] >= 2
+    # Each pod may hold 20 PostgreSQL connections; the ceiling keeps the total under PostgreSQL's default 100.
+    assert hpa["spec"]["maxReplicas"] * 20 + 1 < 100
+
+
+def test_the_secret_template_holds_placeholders_for_every_key_the_pods_read() -> None:
+    resources = _base_resources()
+    secret = _one("Secret", resources)
+    assert set(secret["stringData"]) == {"database-url", "slack-signing-secret", "api-token"}
+    assert "CHANGE-ME" in secret["stringData"]["database-url"]
+    referenced = {
+        item["valueFrom"]["secretKeyRef"]["key"]
+        for _, _, container in _containers(resources)
+        for item in container["env"]
+        if "secretKeyRef" in item.get("valueFrom", {})
+    }
+    assert referenced <= set(secret["stringData"])
+    example = (OVERLAY / "secrets.env.example").read_text()
+    assert {line.split("=", 1)[0] for line in example.splitlines() if line} == set(secret["stringData"])
+
+
+# --- the image -----------------------------------------------------------------------------------------------------
+
+
+def _dockerfile() -> DockerfileParser:
+    return DockerfileParser(path=str(DEPLOY / "Dockerfile"), env_replace=True)
+
+
+def test_hadolint_finds_nothing_in_the_dockerfile() -> None:
+    hadolint = Path(sys.executable).with_name("hadolint")
+    if not hadolint.exists():
+        hadolint = Path(shutil.which("hadolint") or "hadolint")
+    result = subprocess.run(
+        [str(hadolint), "--no-color", "--format", "json", "--failure-threshold", "style", str(DEPLOY / "Dockerfile")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={key: value for key, value in os.environ.items() if not key.startswith("HADOLINT_")},
+    )
+    assert json.loads(result.stdout or "[]") == [], result.stdout
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_image_is_multi_stage_slim_non_root_and_health_checked() -> None:
+    parser = _dockerfile()
+    stages = [item["value"] for item in parser.structure if item["instruction"] == "FROM"]
+    assert len(stages) >= 2
+    assert stages[0].endswith(" AS builder")
+    assert parser.is_multistage
+    assert re.fullmatch(r"python:3\.11-slim(-\w+)?", parser.baseimage), "the runtime is a slim Python"
+
+    runtime = parser.structure[
+        max(index for index, item in enumerate(parser.structure) if item["instruction"] == "FROM") :
+    ]
+    runtime_commands = " ".join(item["value"] for item in runtime if item["instruction"] == "RUN")
+    for tool in ("gcc", "build-essential", "apt-get install", "pip install", "curl"):
+        assert tool not in runtime_commands, f"{tool} in the runtime stage"
+    assert any(
+        item["instruction"] == "COPY" and item["value"].startswith("--from=builder /opt/worthit") for item in runtime
+    )
+
+    users = [item["value"] for item in runtime if item["instruction"] == "USER"]
+    assert users, "the runtime stage sets a USER"
+    user = users[-1].split(":")[0]
+    assert user not in ("root", "0")
+    assert user == str(APP_UID), "the same uid the Kubernetes manifests run as"
+
+    (healthcheck,) = [item["value"] for item in runtime if item["instruction"] == "HEALTHCHECK"]
+    assert '"python"' in healthcheck
+    assert "/healthz" in healthcheck
+
+    env = parser.envs
+    assert env["WORTHIT_HOST"] == "0.0.0.0"
+    assert env["WORTHIT_PORT"] == "8000"
+    assert env["WORTHIT_REQUIRE_AUTH"] == "1"
+    (command,) = [item["value"] for item in runtime if item["instruction"] == "CMD"]
+    assert json.loads(command) == ["worthit", "serve"]
+
+
+def test_the_healthcheck_command_is_valid_python() -> None:
+    (healthcheck,) = [item["value"] for item in _dockerfile().structure if item["instruction"] == "HEALTHCHECK"]
+    exec_form = json.loads(healthcheck.split("CMD", 1)[1])
+    assert exec_form[:2] == ["python", "-c"]
+    compile(exec_form[2], "<healthcheck>", "exec")
+
+
+def test_the_build_context_leaves_out_what_the_image_does_not_need() -> None:
+    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
+    assert {".venv", ".git", "*.db", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"} <= ignored
+    copies = [item["value"].split() for item in _dockerfile().structure if item["instruction"] == "COPY"]
+    sources = [source for copy in copies if not copy[0].startswith("--from") for source in copy[:-1]]
+    assert "service" in sources
+    for source in sources:
+        assert source not in ignored
+        assert (ROOT / source).exists(), source
