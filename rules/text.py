@@ -100,6 +100,15 @@ def sentence(message: str) -> str:
     """A statement clamped to `STATEMENT_CHARS`, cut at a clause boundary (a safety net: rules write short)."""
     if len(message) <= STATEMENT_CHARS:
         return message
+    # Rules end a statement with the clause that names where the effort belongs ("…; X is where the week should
+    # go"): when a statement is too long, shorten what comes before that clause, never the clause itself.
+    head, sep, tail = message.rstrip(".").rpartition("; ")
+    if sep and len(tail) < STATEMENT_CHARS // 2:
+        room = STATEMENT_CHARS - len(tail) - len("; .")
+        for mark in (", ", " "):
+            cut = head.rfind(mark, 0, room)
+            if cut > 0:
+                return head[:cut].rstrip(",;:—- ") + "; " + tail + "."
     for mark in ("; ", ", ", " "):
         cut = message.rfind(mark, 0, STATEMENT_CHARS - 1)
         if cut > 0:

@@ -26,8 +26,14 @@ EXAMPLES = (
         {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3},
         fires=True,
         verdict="fund",
-        figures={"speedup": 1.2330456, "new_ms": 81.1, "saving_ms": 18.9, "headroom_captured": 0.9,
-                 "remaining_ms": 2.1, "rate": 6.3},
+        figures={
+            "speedup": 1.2330456,
+            "new_ms": 81.1,
+            "saving_ms": 18.9,
+            "headroom_captured": 0.9,
+            "remaining_ms": 2.1,
+            "rate": 6.3,
+        },
     ),
     Example({"p": 0.5, "k": "inf"}, fires=True, verdict="fund", figures={"speedup": 2.0, "saving_fraction": 0.5}),
 )
@@ -37,11 +43,16 @@ def check(ctx: Context) -> Finding:
     """The Amdahl figures, as a finding that supports funding unless another rule says otherwise."""
     f = ctx.amdahl
     figures = {name: getattr(f, name) for name in f.__struct_fields__}
-    change = f"Removing {ctx.target} ({pct(f.p)} of the step)" if math.isinf(ctx.k) else \
-        f"Making {ctx.target} ({pct(f.p)} of the step) {k_text(ctx.k)}"
+    change = (
+        f"Removing {ctx.target} ({pct(f.p)} of the step)"
+        if math.isinf(ctx.k)
+        else f"Making {ctx.target} ({pct(f.p)} of the step) {k_text(ctx.k)}"
+    )
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
-        message = (f"{change} takes the step from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
-                   f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}")
+        message = (
+            f"{change} takes the step from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
+            f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
+        )
     else:
         if f.saving_fraction >= 0:
             message = f"{change} speeds the step up {times(f.speedup)}, saving {pct(f.saving_fraction)} of it"

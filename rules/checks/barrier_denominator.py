@@ -20,10 +20,18 @@ from rules.text import num, pct
 ID = "barrier_denominator"
 
 EXAMPLES = (
-    Example({"target": "straggler", "p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8}}}, fires=True,
-            verdict="remeasure", figures={"ranks": 8, "rank_time_paid": 0.16}),
-    Example({"target": "straggler", "p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8, "wait_fraction": 0.3}}},
-            fires=True, verdict="fund", figures={"wait_fraction": 0.3}),
+    Example(
+        {"target": "straggler", "p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8}}},
+        fires=True,
+        verdict="remeasure",
+        figures={"ranks": 8, "rank_time_paid": 0.16},
+    ),
+    Example(
+        {"target": "straggler", "p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8, "wait_fraction": 0.3}}},
+        fires=True,
+        verdict="fund",
+        figures={"wait_fraction": 0.3},
+    ),
     Example({"p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8, "critical_path": False}}}, fires=False),
 )
 
@@ -33,17 +41,30 @@ def check(ctx: Context) -> Finding | None:
     barrier = ctx.proposal.flags.barrier
     if barrier is None or not barrier.critical_path:
         return None
-    figures: dict[str, Figure] = {"ranks": barrier.ranks, "p": ctx.p, "rank_time_paid": ctx.p * barrier.ranks,
-                                  "wait_fraction": barrier.wait_fraction}
+    figures: dict[str, Figure] = {
+        "ranks": barrier.ranks,
+        "p": ctx.p,
+        "rank_time_paid": ctx.p * barrier.ranks,
+        "wait_fraction": barrier.wait_fraction,
+    }
     if barrier.wait_fraction is not None:
         return Finding(
-            rule=ID, effect="info", figures=figures,
-            message=(f"Across {num(barrier.ranks)} ranks the barrier holds {pct(barrier.wait_fraction)} of the step, "
-                     f"so {ctx.target} on the critical path sets the step for every rank, as the collective shows."),
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=(
+                f"Across {num(barrier.ranks)} ranks the barrier holds {pct(barrier.wait_fraction)} of the step, "
+                f"so {ctx.target} on the critical path sets the step for every rank, as the collective shows."
+            ),
         )
     return Finding(
-        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
-        message=(f"On a barrier's critical path the straggler's {pct(ctx.p)} is paid by all {num(barrier.ranks)} "
-                 f"waiting ranks, so one rank's profile has the wrong denominator; trace the collective across all "
-                 f"ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) and re-run p."),
+        rule=ID,
+        effect="remeasure",
+        verdict="remeasure",
+        figures=figures,
+        message=(
+            f"On a barrier's critical path the straggler's {pct(ctx.p)} is paid by all {num(barrier.ranks)} "
+            f"waiting ranks, so one rank's profile has the wrong denominator; trace the collective across all "
+            f"ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) and re-run p."
+        ),
     )

@@ -21,17 +21,33 @@ from rules.text import label, ms, pct, times
 ID = "bigger_target"
 
 _SEED = [
-    {"name": "gemm_qkv", "ms": 34}, {"name": "attention_softmax", "ms": 21}, {"name": "matmul_out", "ms": 12},
-    {"name": "layernorm", "ms": 6}, {"name": "elementwise_gelu", "ms": 4},
-    {"name": "H2D copy", "ms": 18, "kind": "copy"}, {"name": "host gaps", "ms": 5, "kind": "host"},
+    {"name": "gemm_qkv", "ms": 34},
+    {"name": "attention_softmax", "ms": 21},
+    {"name": "matmul_out", "ms": 12},
+    {"name": "layernorm", "ms": 6},
+    {"name": "elementwise_gelu", "ms": 4},
+    {"name": "H2D copy", "ms": 18, "kind": "copy"},
+    {"name": "host gaps", "ms": 5, "kind": "host"},
 ]
 
 EXAMPLES = (
-    Example({"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "breakdown": _SEED}, fires=True,
-            verdict="fund", figures={"largest_share": 0.34, "largest_new_ms": 69.4, "largest_speedup": 1.4409222}),
-    Example({"target": "tiny", "p": 0.004, "k": 10, "breakdown": [{"name": "tiny", "ms": 0.4},
-                                                                 {"name": "gemm", "ms": 99.6}]},
-            fires=True, verdict="redirect", figures={"largest_share": 0.996}),
+    Example(
+        {"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "breakdown": _SEED},
+        fires=True,
+        verdict="fund",
+        figures={"largest_share": 0.34, "largest_new_ms": 69.4, "largest_speedup": 1.4409222},
+    ),
+    Example(
+        {
+            "target": "tiny",
+            "p": 0.004,
+            "k": 10,
+            "breakdown": [{"name": "tiny", "ms": 0.4}, {"name": "gemm", "ms": 99.6}],
+        },
+        fires=True,
+        verdict="redirect",
+        figures={"largest_share": 0.996},
+    ),
     Example({"target": "gemm_qkv", "p": 0.34, "k": 10, "baseline_ms": 100, "breakdown": _SEED}, fires=False),
     Example({"target": "layernorm", "p": 0.06, "k": 10}, fires=False),
 )
@@ -47,21 +63,36 @@ def check(ctx: Context) -> Finding | None:
     new_ms = ctx.breakdown_total * (1 - amdahl.saving_fraction(share, ctx.k))
     name = label(largest.name)
     figures: dict[str, Figure] = {
-        "largest": largest.name, "largest_share": share, "largest_speedup": speedup, "largest_new_ms": new_ms,
-        "target_share": ctx.target_share, "target_speedup": amdahl.speedup(ctx.target_share, ctx.k),
-        "alternative": name, "alternative_share": share, "alternative_ms": largest.ms,
+        "largest": largest.name,
+        "largest_share": share,
+        "largest_speedup": speedup,
+        "largest_new_ms": new_ms,
+        "target_share": ctx.target_share,
+        "target_speedup": amdahl.speedup(ctx.target_share, ctx.k),
+        "alternative": name,
+        "alternative_share": share,
+        "alternative_ms": largest.ms,
     }
     how = "removing it" if math.isinf(ctx.k) else f"the same {times(ctx.k)} there"
     same = f"{how} gives {times(speedup)} ({ms(new_ms)})"
     floor = ctx.policy.noise_floor
     if ctx.target_share < floor:
         return Finding(
-            rule=ID, effect="opposes", verdict="redirect", figures=figures,
-            message=(f"{ctx.target} is {pct(ctx.target_share)} of the step, under the {pct(floor)} noise floor, "
-                     f"while {name} is {pct(share)} and {same}, so rank targets by share first."),
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            message=(
+                f"{ctx.target} is {pct(ctx.target_share)} of the step, under the {pct(floor)} noise floor, "
+                f"while {name} is {pct(share)} and {same}, so rank targets by share first."
+            ),
         )
     return Finding(
-        rule=ID, effect="info", figures=figures,
-        message=(f"{name} is {pct(share)} of the step against {pct(ctx.target_share)} for {ctx.target}, and {same} "
-                 f"instead of {times(amdahl.speedup(ctx.target_share, ctx.k))}: rank targets by share first."),
+        rule=ID,
+        effect="info",
+        figures=figures,
+        message=(
+            f"{name} is {pct(share)} of the step against {pct(ctx.target_share)} for {ctx.target}, and {same} "
+            f"instead of {times(amdahl.speedup(ctx.target_share, ctx.k))}: rank targets by share first."
+        ),
     )

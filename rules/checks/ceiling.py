@@ -28,15 +28,30 @@ ID = "ceiling"
 _SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10}]
 
 EXAMPLES = (
-    Example({"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": _SEED}, fires=True,
-            verdict="fund", figures={"ceiling_speedup": 2.5, "floor_ms": 40, "remaining_ms": 20,
-                                     "next_bottleneck_share": 0.5}),
-    Example({"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100}, fires=True, verdict="fund",
-            figures={"headroom_captured": 0.9, "remaining_ms": 2.1, "floor_ms": 79}),
-    Example({"target": "attention_softmax", "p": 0.005, "k": 2, "prior_k": 10, "baseline_ms": 81.1}, fires=True,
-            verdict="decline", figures={"prior_headroom_captured": 0.9, "follow_up_headroom": 0.005}),
-    Example({"target": "attention_softmax", "p": 0.026, "k": 2, "prior_k": 10, "baseline_ms": 81.1,
-             "cost_weeks": 4}, fires=True, verdict="decline", figures={"follow_up_best_rate": 0.0065}),
+    Example(
+        {"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": _SEED},
+        fires=True,
+        verdict="fund",
+        figures={"ceiling_speedup": 2.5, "floor_ms": 40, "remaining_ms": 20, "next_bottleneck_share": 0.5},
+    ),
+    Example(
+        {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100},
+        fires=True,
+        verdict="fund",
+        figures={"headroom_captured": 0.9, "remaining_ms": 2.1, "floor_ms": 79},
+    ),
+    Example(
+        {"target": "attention_softmax", "p": 0.005, "k": 2, "prior_k": 10, "baseline_ms": 81.1},
+        fires=True,
+        verdict="decline",
+        figures={"prior_headroom_captured": 0.9, "follow_up_headroom": 0.005},
+    ),
+    Example(
+        {"target": "attention_softmax", "p": 0.026, "k": 2, "prior_k": 10, "baseline_ms": 81.1, "cost_weeks": 4},
+        fires=True,
+        verdict="decline",
+        figures={"follow_up_best_rate": 0.0065},
+    ),
 )
 
 
@@ -44,8 +59,10 @@ def check(ctx: Context) -> Finding:
     """The ceiling, the floor, the headroom left and the next bottleneck; opposes a follow-up with too little left."""
     f = ctx.amdahl
     figures: dict[str, Figure] = {
-        "ceiling_speedup": f.ceiling_speedup, "floor_fraction": 1 - ctx.p,
-        "headroom_captured": f.headroom_captured, "remaining_fraction": f.remaining_fraction,
+        "ceiling_speedup": f.ceiling_speedup,
+        "floor_fraction": 1 - ctx.p,
+        "headroom_captured": f.headroom_captured,
+        "remaining_fraction": f.remaining_fraction,
     }
     base = ctx.baseline_ms
     if base is not None:
@@ -59,12 +76,15 @@ def check(ctx: Context) -> Finding:
     if math.isinf(ctx.k):
         head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of the step, the ceiling of {floor}"
     elif ctx.k <= 1:
-        head = (f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero the step stops at "
-                f"{floor}")
+        head = (
+            f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero the step stops at {floor}"
+        )
     else:
         left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of the step"
-        head = (f"At {times(ctx.k)} {ctx.target} captures {pct(f.headroom_captured)} of its own headroom, leaving "
-                f"{left} for any follow-up, and even at zero the step stops at {floor}")
+        head = (
+            f"At {times(ctx.k)} {ctx.target} captures {pct(f.headroom_captured)} of its own headroom, leaving "
+            f"{left} for any follow-up, and even at zero the step stops at {floor}"
+        )
     return Finding(rule=ID, effect="info", figures=figures, message=f"{head}{after}.")
 
 
@@ -79,8 +99,11 @@ def _next_bottleneck(ctx: Context, figures: dict[str, Figure]) -> str:
     if top is None or new_total <= 0 or top.ms <= new_target:
         return ""
     share_after = top.ms / new_total
-    figures |= {"next_bottleneck": top.name, "next_bottleneck_share_before": ctx.share(top),
-                "next_bottleneck_share": share_after}
+    figures |= {
+        "next_bottleneck": top.name,
+        "next_bottleneck_share_before": ctx.share(top),
+        "next_bottleneck_share": share_after,
+    }
     if top.ms < target.ms:
         return f"; {label(top.name)} then becomes the bottleneck, {pct(ctx.share(top))} → {pct(share_after)}"
     return f"; {label(top.name)} stays the bottleneck at {pct(share_after)}"
@@ -93,24 +116,38 @@ def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Findin
     captured = amdahl.headroom_captured(prior)
     cost = ctx.proposal.cost_weeks
     best_rate = None if cost is None else (left / cost if cost > 0 else math.inf)
-    figures |= {"prior_k": ctx.proposal.prior_k, "prior_headroom_captured": captured, "follow_up_headroom": left,
-                "follow_up_best_rate": best_rate, "noise_floor": floor, "min_rate": ctx.policy.min_rate}
+    figures |= {
+        "prior_k": ctx.proposal.prior_k,
+        "prior_headroom_captured": captured,
+        "follow_up_headroom": left,
+        "follow_up_best_rate": best_rate,
+        "noise_floor": floor,
+        "min_rate": ctx.policy.min_rate,
+    }
     base = ctx.baseline_ms
     what = f"the last {ms(base * ctx.p)} ({pct(left)} of the step)" if base is not None else f"the last {pct(left)}"
     earlier = "removal" if math.isinf(prior) else times(prior)
     further = "removing the rest" if math.isinf(ctx.k) else f"a further {times(ctx.k)}"
-    head = (f"The earlier {earlier} already captured {pct(captured)} of {ctx.target}'s headroom, "
-            f"so {further} fights over {what}")
+    head = (
+        f"The earlier {earlier} already captured {pct(captured)} of {ctx.target}'s headroom, "
+        f"so {further} fights over {what}"
+    )
     if left < floor:
         reason = f"below the {pct(floor)} noise floor no matter how brilliant the rewrite"
     elif best_rate is not None and best_rate < ctx.policy.min_rate:
         reason = f"and even infinitely fast would return {pct(best_rate)} of the step per engineer-week"
     else:
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"{head}, winning {pct(ctx.run_saving)} of the step.")
+        return Finding(
+            rule=ID, effect="info", figures=figures, message=f"{head}, winning {pct(ctx.run_saving)} of the step."
+        )
     alternative = ctx.alternative
     if alternative is not None:
         figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                       message=f"{head}, {reason}; {alternative.phrase()} is where the effort belongs.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            message=f"{head}, {reason}; {alternative.phrase()} is where the effort belongs.",
+        )
     return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}, {reason}.")

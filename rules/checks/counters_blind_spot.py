@@ -21,12 +21,29 @@ from rules.text import ms, pct
 ID = "counters_blind_spot"
 
 EXAMPLES = (
-    Example({"target": "attention_softmax", "p": 0.21, "k": 10, "scope": {"method": "counters"}}, fires=True,
-            verdict="remeasure", figures={"p": 0.21}),
-    Example({"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "scope": {"method": "counters"},
-             "breakdown": [{"name": "attention_softmax", "ms": 21}, {"name": "rest", "ms": 61},
-                           {"name": "H2D copy", "ms": 18, "kind": "copy"}]},
-            fires=True, verdict="fund", figures={"timeline_ms": 100}),
+    Example(
+        {"target": "attention_softmax", "p": 0.21, "k": 10, "scope": {"method": "counters"}},
+        fires=True,
+        verdict="remeasure",
+        figures={"p": 0.21},
+    ),
+    Example(
+        {
+            "target": "attention_softmax",
+            "p": 0.21,
+            "k": 10,
+            "baseline_ms": 100,
+            "scope": {"method": "counters"},
+            "breakdown": [
+                {"name": "attention_softmax", "ms": 21},
+                {"name": "rest", "ms": 61},
+                {"name": "H2D copy", "ms": 18, "kind": "copy"},
+            ],
+        },
+        fires=True,
+        verdict="fund",
+        figures={"timeline_ms": 100},
+    ),
     Example({"p": 0.21, "k": 10, "scope": {"method": "timeline"}}, fires=False),
 )
 
@@ -42,11 +59,20 @@ def check(ctx: Context) -> Finding | None:
     figures: dict[str, Figure] = {"p": ctx.p, "method": "counters"}
     if breakdown and (shows_gaps or whole):
         figures["timeline_ms"] = ctx.breakdown_ms
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"Counters found {ctx.target}, and a whole-step timeline of {ms(ctx.breakdown_ms)}, "
-                               f"copies and gaps included, backs its {pct(ctx.p)} share.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"Counters found {ctx.target}, and a whole-step timeline of {ms(ctx.breakdown_ms)}, "
+            f"copies and gaps included, backs its {pct(ctx.p)} share.",
+        )
     return Finding(
-        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
-        message=(f"The {pct(ctx.p)} share of {ctx.target} comes from counters, which never show copies or the gaps "
-                 f"between kernels, so its denominator is not the step; take a whole-step timeline and re-run it."),
+        rule=ID,
+        effect="remeasure",
+        verdict="remeasure",
+        figures=figures,
+        message=(
+            f"The {pct(ctx.p)} share of {ctx.target} comes from counters, which never show copies or the gaps "
+            f"between kernels, so its denominator is not the step; take a whole-step timeline and re-run it."
+        ),
     )

@@ -22,22 +22,44 @@ from rules.text import k_text, pct, saves, times
 
 ID = "device_vs_run"
 
-_RUN = [{"name": "the_kernel", "ms": 0.014}, {"name": "hipMemcpy", "ms": 62.6, "kind": "copy"},
-        {"name": "hipMalloc", "ms": 22.0, "kind": "alloc"}, {"name": "other", "ms": 15.386, "kind": "other"}]
+_RUN = [
+    {"name": "the_kernel", "ms": 0.014},
+    {"name": "hipMemcpy", "ms": 62.6, "kind": "copy"},
+    {"name": "hipMalloc", "ms": 22.0, "kind": "alloc"},
+    {"name": "other", "ms": 15.386, "kind": "other"},
+]
 
 EXAMPLES = (
-    Example({"target": "the_kernel", "p": 44242 / 3606501, "k": 10, "p_end_to_end": 0.00014, "breakdown": _RUN,
-             "breakdown_scope": "end_to_end", "scope": {"measured": "device_activity"}},
-            fires=True, verdict="redirect", figures={"p_measured": 0.0122673, "p_end_to_end": 0.00014,
-                                                     "alternative_share": 0.846}),
+    Example(
+        {
+            "target": "the_kernel",
+            "p": 44242 / 3606501,
+            "k": 10,
+            "p_end_to_end": 0.00014,
+            "breakdown": _RUN,
+            "breakdown_scope": "end_to_end",
+            "scope": {"measured": "device_activity"},
+        },
+        fires=True,
+        verdict="redirect",
+        figures={"p_measured": 0.0122673, "p_end_to_end": 0.00014, "alternative_share": 0.846},
+    ),
     Example({"target": "the_kernel", "p": 0.012, "k": 10, "p_end_to_end": 0.00014}, fires=True, verdict="decline"),
-    Example({"target": "gemm", "p": 0.5, "k": 2, "p_end_to_end": 0.3, "scope": {"measured": "device_activity"}},
-            fires=True, verdict="fund", figures={"end_to_end_speedup": 1.1764706}),
+    Example(
+        {"target": "gemm", "p": 0.5, "k": 2, "p_end_to_end": 0.3, "scope": {"measured": "device_activity"}},
+        fires=True,
+        verdict="fund",
+        figures={"end_to_end_speedup": 1.1764706},
+    ),
     Example({"target": "gemm", "p": 0.5, "k": 2}, fires=False),
 )
 
-_SCOPE = {"device_activity": "device activity", "rank": "one rank's time", "step": "the step",
-          "end_to_end": "the measured run"}
+_SCOPE = {
+    "device_activity": "device activity",
+    "rank": "one rank's time",
+    "step": "the step",
+    "end_to_end": "the measured run",
+}
 _NOUN = {"kernel": "kernel", "copy": "copy", "alloc": "allocation", "host": "host work", "other": "phase"}
 
 
@@ -50,17 +72,24 @@ def check(ctx: Context) -> Finding | None:
     run, saving = ctx.p_run, ctx.run_saving
     narrow = _SCOPE.get(proposal.scope.measured or "", "the measured scope")
     figures: dict[str, Figure] = {
-        "p_measured": ctx.p, "p_end_to_end": run, "end_to_end_saving": saving,
-        "end_to_end_speedup": amdahl.speedup(run, ctx.k), "noise_floor": ctx.policy.noise_floor,
+        "p_measured": ctx.p,
+        "p_end_to_end": run,
+        "end_to_end_saving": saving,
+        "end_to_end_speedup": amdahl.speedup(run, ctx.k),
+        "noise_floor": ctx.policy.noise_floor,
     }
     kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
     subject = f"The {_NOUN[kind]} {ctx.target}" if proposal.target else "The target"
     both = f"{subject} is {pct(ctx.p)} of {narrow} and {pct(run)} of the profiled run"
     floor = ctx.policy.noise_floor
     if saving >= floor:
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"{both}, so judged end to end {k_text(ctx.k)} {saves(saving)} "
-                               f"({times(amdahl.speedup(run, ctx.k))}), and that is the figure to decide on.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"{both}, so judged end to end {k_text(ctx.k)} {saves(saving)} "
+            f"({times(amdahl.speedup(run, ctx.k))}), and that is the figure to decide on.",
+        )
     if run < floor:
         head = f"{both}, so even making it infinitely fast is a rounding error"
     else:
@@ -70,7 +99,14 @@ def check(ctx: Context) -> Finding | None:
     alternative = ctx.alternative
     if alternative is not None:
         figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures, overrides=("noise_floor",),
-                       message=f"{head}; {alternative.phrase()} is where the week should go.")
-    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("noise_floor",),
-                   message=f"{head}.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            overrides=("noise_floor",),
+            message=f"{head}; {alternative.phrase()} is where the week should go.",
+        )
+    return Finding(
+        rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("noise_floor",), message=f"{head}."
+    )

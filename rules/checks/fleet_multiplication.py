@@ -26,11 +26,23 @@ HOURS_PER_YEAR = 8760.0
 """A unit, not a threshold: freed capacity is counted around the clock."""
 
 EXAMPLES = (
-    Example({"target": "gemm", "p": 0.1, "k": 2, "cost_weeks": 4, "flags": {"fleet_gpus": 20000}}, fires=True,
-            verdict="fund", figures={"gpu_equivalents": 1000, "annual_value_usd": 17_520_000,
-                                     "engineering_cost_usd": 20_000, "payback_months": 0.0136986}),
-    Example({"target": "gemm", "p": 0.002, "k": 2, "cost_weeks": 10, "flags": {"fleet_gpus": 8}}, fires=True,
-            verdict="decline", figures={"gpu_equivalents": 0.008}),
+    Example(
+        {"target": "gemm", "p": 0.1, "k": 2, "cost_weeks": 4, "flags": {"fleet_gpus": 20000}},
+        fires=True,
+        verdict="fund",
+        figures={
+            "gpu_equivalents": 1000,
+            "annual_value_usd": 17_520_000,
+            "engineering_cost_usd": 20_000,
+            "payback_months": 0.0136986,
+        },
+    ),
+    Example(
+        {"target": "gemm", "p": 0.002, "k": 2, "cost_weeks": 10, "flags": {"fleet_gpus": 8}},
+        fires=True,
+        verdict="decline",
+        figures={"gpu_equivalents": 0.008},
+    ),
     Example({"p": 0.1, "k": 2}, fires=False),
 )
 
@@ -50,28 +62,50 @@ def check(ctx: Context) -> Finding | None:
     cost = engineering_weeks * policy.engineer_week_usd
     payback = cost / (annual / 12) if annual > 0 else math.inf
     figures: dict[str, Figure] = {
-        "fleet_gpus": fleet, "saving_fraction": saving, "gpu_equivalents": gpus, "annual_value_usd": annual,
-        "horizon_months": policy.horizon_months, "horizon_value_usd": horizon_value,
-        "engineering_weeks": engineering_weeks, "maintenance_weeks": ctx.maintenance_weeks,
-        "engineering_cost_usd": cost, "payback_months": None if math.isinf(payback) else payback,
+        "fleet_gpus": fleet,
+        "saving_fraction": saving,
+        "gpu_equivalents": gpus,
+        "annual_value_usd": annual,
+        "horizon_months": policy.horizon_months,
+        "horizon_value_usd": horizon_value,
+        "engineering_weeks": engineering_weeks,
+        "maintenance_weeks": ctx.maintenance_weeks,
+        "engineering_cost_usd": cost,
+        "payback_months": None if math.isinf(payback) else payback,
     }
     if saving > 0:
         freed = f"{pct(saving)} on {num(fleet)} GPUs frees {num(gpus, 2 if gpus < 10 else 0)} GPU-equivalents"
     else:
         freed = f"On {num(fleet)} GPUs this {saves(saving, ' of the run')} and frees no capacity"
     if annual > 0 and payback <= policy.horizon_months:
-        against = f"against {usd(cost)} of engineering, paid back in {months(payback)}" if cost > 0 else \
-            "for no stated engineering cost"
-        return Finding(rule=ID, effect="supports", verdict="fund", figures=figures, overrides=("rate_of_return",),
-                       message=f"{freed}, worth {usd(annual)} a year and recurring, {against}.")
+        against = (
+            f"against {usd(cost)} of engineering, paid back in {months(payback)}"
+            if cost > 0
+            else "for no stated engineering cost"
+        )
+        return Finding(
+            rule=ID,
+            effect="supports",
+            verdict="fund",
+            figures=figures,
+            overrides=("rate_of_return",),
+            message=f"{freed}, worth {usd(annual)} a year and recurring, {against}.",
+        )
     if annual <= 0:
         head = freed
     else:
-        head = (f"{freed}, worth {usd(annual)} a year, which takes {months(payback)} to pay back {usd(cost)} of "
-                f"engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon")
+        head = (
+            f"{freed}, worth {usd(annual)} a year, which takes {months(payback)} to pay back {usd(cost)} of "
+            f"engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon"
+        )
     alternative = ctx.alternative
     if alternative is not None:
         figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                       message=f"{head}; {alternative.phrase()} is where the effort belongs.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            message=f"{head}; {alternative.phrase()} is where the effort belongs.",
+        )
     return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")

@@ -19,10 +19,13 @@ from rules.text import pct
 ID = "inclusive_percentages"
 
 EXAMPLES = (
-    Example({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"method": "inclusive_summary"}}, fires=True,
-            verdict="remeasure", figures={"p": 0.626}),
-    Example({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"inclusive": True}}, fires=True,
-            verdict="remeasure"),
+    Example(
+        {"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"method": "inclusive_summary"}},
+        fires=True,
+        verdict="remeasure",
+        figures={"p": 0.626},
+    ),
+    Example({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"inclusive": True}}, fires=True, verdict="remeasure"),
     Example({"p": 0.626, "k": 2, "scope": {"method": "timeline"}}, fires=False),
 )
 
@@ -36,7 +39,12 @@ def check(ctx: Context) -> Finding | None:
     if ctx.proposal.breakdown and ctx.breakdown_total:
         figures["breakdown_share_sum"] = ctx.breakdown_ms / ctx.breakdown_total
     return Finding(
-        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
-        message=(f"The {pct(ctx.p)} share of {ctx.target} is an inclusive percentage, which overlaps others and does "
-                 f"not sum to 100 with them; re-run the arithmetic on non-overlapping kernel and copy traces."),
+        rule=ID,
+        effect="remeasure",
+        verdict="remeasure",
+        figures=figures,
+        message=(
+            f"The {pct(ctx.p)} share of {ctx.target} is an inclusive percentage, which overlaps others and does "
+            f"not sum to 100 with them; re-run the arithmetic on non-overlapping kernel and copy traces."
+        ),
     )

@@ -18,8 +18,12 @@ from rules.text import label, pct
 ID = "input_shift"
 
 EXAMPLES = (
-    Example({"target": "attention", "p": 0.21, "k": 10, "scope": {"input": "batch 1", "target_input": "batch 64"}},
-            fires=True, verdict="remeasure", figures={"p": 0.21}),
+    Example(
+        {"target": "attention", "p": 0.21, "k": 10, "scope": {"input": "batch 1", "target_input": "batch 64"}},
+        fires=True,
+        verdict="remeasure",
+        figures={"p": 0.21},
+    ),
     Example({"p": 0.21, "k": 10, "scope": {"input": "batch 64", "target_input": "batch 64"}}, fires=False),
     Example({"p": 0.21, "k": 10, "scope": {"input": "batch 1"}}, fires=False),
 )
@@ -34,7 +38,12 @@ def check(ctx: Context) -> Finding | None:
     measured = label(scope.input) if scope.input else "another input"
     figures: dict[str, Figure] = {"p": ctx.p, "input": scope.input, "target_input": wanted}
     return Finding(
-        rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
-        message=(f"The {pct(ctx.p)} share of {ctx.target} was measured on {measured}, but {label(wanted)} is the "
-                 f"input that matters and batching changes what dominates; re-run the profile on {label(wanted)}."),
+        rule=ID,
+        effect="remeasure",
+        verdict="remeasure",
+        figures=figures,
+        message=(
+            f"The {pct(ctx.p)} share of {ctx.target} was measured on {measured}, but {label(wanted)} is the "
+            f"input that matters and batching changes what dominates; re-run the profile on {label(wanted)}."
+        ),
     )

@@ -25,14 +25,30 @@ from rules.text import num, pct, saves, weeks
 ID = "maintenance_cost"
 
 EXAMPLES = (
-    Example({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "hand_asm"}},
-            fires=True, verdict="decline", figures={"maintenance_weeks": 2, "total_weeks": 4,
-                                                    "rate_with_maintenance": 0.0075}),
-    Example({"target": "gemm_asm", "p": 0.3, "k": 2, "cost_weeks": 2, "flags": {"portability": "vendor_specific"}},
-            fires=True, verdict="fund_if", figures={"total_weeks": 4}),
-    Example({"target": "gemm_asm", "p": 0.3, "k": 2, "cost_weeks": 2,
-             "flags": {"portability": "hand_asm", "portable_fallback": True, "architectures": 2}},
-            fires=True, verdict="fund", figures={"maintenance_weeks": 4}),
+    Example(
+        {"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "hand_asm"}},
+        fires=True,
+        verdict="decline",
+        figures={"maintenance_weeks": 2, "total_weeks": 4, "rate_with_maintenance": 0.0075},
+    ),
+    Example(
+        {"target": "gemm_asm", "p": 0.3, "k": 2, "cost_weeks": 2, "flags": {"portability": "vendor_specific"}},
+        fires=True,
+        verdict="fund_if",
+        figures={"total_weeks": 4},
+    ),
+    Example(
+        {
+            "target": "gemm_asm",
+            "p": 0.3,
+            "k": 2,
+            "cost_weeks": 2,
+            "flags": {"portability": "hand_asm", "portable_fallback": True, "architectures": 2},
+        },
+        fires=True,
+        verdict="fund",
+        figures={"maintenance_weeks": 4},
+    ),
     Example({"p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "portable"}}, fires=False),
 )
 
@@ -51,30 +67,55 @@ def check(ctx: Context) -> Finding | None:
     per_year = flags.maintenance_weeks_per_year
     figures: dict[str, Figure] = {
         "maintenance_weeks_per_year": policy.maintenance_weeks_per_year if per_year is None else per_year,
-        "architectures": flags.architectures or 1, "horizon_months": policy.horizon_months,
-        "maintenance_weeks": upkeep, "build_weeks": build, "total_weeks": total,
-        "rate_with_maintenance": None if math.isinf(rate) else rate, "min_rate": policy.min_rate,
+        "architectures": flags.architectures or 1,
+        "horizon_months": policy.horizon_months,
+        "maintenance_weeks": upkeep,
+        "build_weeks": build,
+        "total_weeks": total,
+        "rate_with_maintenance": None if math.isinf(rate) else rate,
+        "min_rate": policy.min_rate,
     }
     what = _WHAT[flags.portability or "hand_asm"]
     costs = f"{weeks(total)}, not {num(build)}," if build else f"{weeks(total)} of upkeep alone"
     horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months"
     if rate < policy.min_rate:
-        gain = f"{pct(ctx.run_saving)} returns {pct(rate)} of the step per week" if ctx.run_saving > 0 else \
-            f"a change that {saves(ctx.run_saving)} returns nothing"
+        gain = (
+            f"{pct(ctx.run_saving)} returns {pct(rate)} of the step per week"
+            if ctx.run_saving > 0
+            else f"a change that {saves(ctx.run_saving)} returns nothing"
+        )
         head = f"Counting {horizon}, the {what} costs {costs} so {gain}"
         alternative = ctx.alternative
         if alternative is not None:
             figures |= alternative.figures()
-            return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                           message=f"{head}; {alternative.phrase()} is the better use of those weeks.")
-        return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures,
-                       message=f"{head}, for one architecture, a silent risk on each new GPU and a file few can "
-                               f"review.")
+            return Finding(
+                rule=ID,
+                effect="opposes",
+                verdict="redirect",
+                figures=figures,
+                message=f"{head}; {alternative.phrase()} is the better use of those weeks.",
+            )
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="decline",
+            figures=figures,
+            message=f"{head}, for one architecture, a silent risk on each new GPU and a file few can review.",
+        )
     if not flags.portable_fallback:
-        return Finding(rule=ID, effect="condition", verdict="fund_if", figures=figures,
-                       message=f"Fund on the condition that a tested portable fallback ships with it: "
-                               f"{pct(ctx.run_saving)} pays for {weeks(total)} including {horizon}, but the {what} "
-                               f"runs on one architecture and can break silently on the next GPU.")
-    return Finding(rule=ID, effect="info", figures=figures,
-                   message=f"{pct(ctx.run_saving)} of the step pays for {weeks(total)} including {horizon}, and a "
-                           f"tested portable fallback covers the next GPU generation.")
+        return Finding(
+            rule=ID,
+            effect="condition",
+            verdict="fund_if",
+            figures=figures,
+            message=f"Fund on the condition that a tested portable fallback ships with it: "
+            f"{pct(ctx.run_saving)} pays for {weeks(total)} including {horizon}, but the {what} "
+            f"runs on one architecture and can break silently on the next GPU.",
+        )
+    return Finding(
+        rule=ID,
+        effect="info",
+        figures=figures,
+        message=f"{pct(ctx.run_saving)} of the step pays for {weeks(total)} including {horizon}, and a "
+        f"tested portable fallback covers the next GPU generation.",
+    )

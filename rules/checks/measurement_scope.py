@@ -23,9 +23,16 @@ _FIELDS = ("model", "input", "dtype", "device")
 
 EXAMPLES = (
     Example({"p": 0.21, "k": 10, "scope": {"timing": "host_submit"}}, fires=True, verdict="remeasure"),
-    Example({"p": 0.21, "k": 10, "scope": {"dtype": "fp32", "device": "MI300X",
-                                            "compared_to": {"dtype": "bf16", "device": "H100"}}},
-            fires=True, verdict="remeasure", figures={"differences": 2, "p": 0.21}),
+    Example(
+        {
+            "p": 0.21,
+            "k": 10,
+            "scope": {"dtype": "fp32", "device": "MI300X", "compared_to": {"dtype": "bf16", "device": "H100"}},
+        },
+        fires=True,
+        verdict="remeasure",
+        figures={"differences": 2, "p": 0.21},
+    ),
     Example({"p": 0.21, "k": 10, "scope": {"dtype": "bf16", "compared_to": {"dtype": "bf16"}}}, fires=False),
     Example({"p": 0.21, "k": 10, "scope": {"timing": "device_events"}}, fires=False),
 )
@@ -35,21 +42,32 @@ def check(ctx: Context) -> Finding | None:
     """Remeasure host-submit timing, or a before/after comparison across different configurations."""
     scope = ctx.proposal.scope
     other = scope.compared_to
-    differs = [name for name in _FIELDS if other is not None
-               and getattr(other, name) is not None and getattr(other, name) != getattr(scope, name)]
+    differs = [
+        name
+        for name in _FIELDS
+        if other is not None and getattr(other, name) is not None and getattr(other, name) != getattr(scope, name)
+    ]
     submit = scope.timing == "host_submit"
     if not differs and not submit:
         return None
-    figures: dict[str, Figure] = {"p": ctx.p, "timing": scope.timing, "differs": ",".join(differs) or None,
-                                  "differences": len(differs)}
+    figures: dict[str, Figure] = {
+        "p": ctx.p,
+        "timing": scope.timing,
+        "differs": ",".join(differs) or None,
+        "differences": len(differs),
+    }
     if submit:
         also = f", and compare on one {join(differs)}" if differs else ""
-        message = (f"The {pct(ctx.p)} share of {ctx.target} was timed at host submit, which is when the CPU queued "
-                   f"the work, not when the GPU finished it; time the device work's start and completion{also}.")
+        message = (
+            f"The {pct(ctx.p)} share of {ctx.target} was timed at host submit, which is when the CPU queued "
+            f"the work, not when the GPU finished it; time the device work's start and completion{also}."
+        )
     else:
         first = differs[0]
         mine, theirs = getattr(scope, first), getattr(other, first)
         pair = f"{label(mine) if mine else 'unstated'} vs {label(theirs)}"
-        message = (f"Before and after differ in {join(differs)} ({pair}), so the {pct(ctx.p)} share compares unlike "
-                   f"runs; measure both on the same model, input, dtype and device.")
+        message = (
+            f"Before and after differ in {join(differs)} ({pair}), so the {pct(ctx.p)} share compares unlike "
+            f"runs; measure both on the same model, input, dtype and device."
+        )
     return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)

@@ -22,16 +22,31 @@ from rules.text import pct, times
 ID = "noise_floor"
 
 EXAMPLES = (
-    Example({"target": "k", "p": 0.012, "k": 10, "p_end_to_end": 0.00014}, fires=True, verdict="decline",
-            figures={"end_to_end_saving": 0.000126}),
     Example(
-        {"target": "small", "p": 0.005, "k": 10, "baseline_ms": 100,
-         "breakdown": [{"name": "small", "ms": 0.5}, {"name": "copy", "ms": 60, "kind": "copy"},
-                       {"name": "gemm", "ms": 39.5}]},
-        fires=True, verdict="redirect", figures={"end_to_end_saving": 0.0045, "alternative_share": 0.6},
+        {"target": "k", "p": 0.012, "k": 10, "p_end_to_end": 0.00014},
+        fires=True,
+        verdict="decline",
+        figures={"end_to_end_saving": 0.000126},
     ),
-    Example({"target": "slower", "p": 0.3, "k": 0.5}, fires=True, verdict="decline",
-            figures={"end_to_end_saving": -0.3}),
+    Example(
+        {
+            "target": "small",
+            "p": 0.005,
+            "k": 10,
+            "baseline_ms": 100,
+            "breakdown": [
+                {"name": "small", "ms": 0.5},
+                {"name": "copy", "ms": 60, "kind": "copy"},
+                {"name": "gemm", "ms": 39.5},
+            ],
+        },
+        fires=True,
+        verdict="redirect",
+        figures={"end_to_end_saving": 0.0045, "alternative_share": 0.6},
+    ),
+    Example(
+        {"target": "slower", "p": 0.3, "k": 0.5}, fires=True, verdict="decline", figures={"end_to_end_saving": -0.3}
+    ),
     Example({"p": 0.21, "k": 10}, fires=False),
     Example({"p": 0.012, "k": 10}, fires=False, policy={"noise_floor": 0.005}),
 )
@@ -45,17 +60,25 @@ def check(ctx: Context) -> Finding | None:
         return None
     figures: dict[str, Figure] = {"end_to_end_saving": saving, "noise_floor": floor}
     if saving < 0:
-        head = (f"At {times(ctx.k)} {ctx.target} gets slower and the run {pct(-saving)} longer, "
-                f"so there is nothing to win")
+        head = (
+            f"At {times(ctx.k)} {ctx.target} gets slower and the run {pct(-saving)} longer, so there is nothing to win"
+        )
     elif saving == 0:
         head = f"A {times(ctx.k)} speedup of {ctx.target} leaves the run as it is (0% saved)"
     else:
         verb = "removing" if math.isinf(ctx.k) else "speeding up"
-        head = (f"Even {verb} {ctx.target} saves {pct(saving)} end to end, "
-                f"a rounding error below the {pct(floor)} noise floor")
+        head = (
+            f"Even {verb} {ctx.target} saves {pct(saving)} end to end, "
+            f"a rounding error below the {pct(floor)} noise floor"
+        )
     alternative = ctx.alternative
     if alternative is not None:
         figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                       message=f"{head}; {alternative.phrase()} is where the effort belongs.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            message=f"{head}; {alternative.phrase()} is where the effort belongs.",
+        )
     return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")

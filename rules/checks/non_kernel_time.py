@@ -22,15 +22,31 @@ ID = "non_kernel_time"
 
 EXAMPLES = (
     Example(
-        {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100,
-         "breakdown": [{"name": "kernels", "ms": 77}, {"name": "H2D copy", "ms": 18, "kind": "copy"},
-                       {"name": "host gaps", "ms": 5, "kind": "host"}]},
-        fires=True, verdict="fund", figures={"non_kernel_share": 0.23, "copy_ms": 18, "host_ms": 5, "alloc_ms": 0},
+        {
+            "target": "attention_softmax",
+            "p": 0.21,
+            "k": 10,
+            "baseline_ms": 100,
+            "breakdown": [
+                {"name": "kernels", "ms": 77},
+                {"name": "H2D copy", "ms": 18, "kind": "copy"},
+                {"name": "host gaps", "ms": 5, "kind": "host"},
+            ],
+        },
+        fires=True,
+        verdict="fund",
+        figures={"non_kernel_share": 0.23, "copy_ms": 18, "host_ms": 5, "alloc_ms": 0},
     ),
-    Example({"p": 0.2, "k": 10, "breakdown": [{"name": "a", "ms": 90}, {"name": "c", "ms": 10, "kind": "copy"}]},
-            fires=False),
-    Example({"p": 0.2, "k": 10, "breakdown": [{"name": "a", "ms": 90}, {"name": "c", "ms": 10, "kind": "copy"}]},
-            fires=True, policy={"non_kernel_share": 0.1}, figures={"non_kernel_ms": 10}),
+    Example(
+        {"p": 0.2, "k": 10, "breakdown": [{"name": "a", "ms": 90}, {"name": "c", "ms": 10, "kind": "copy"}]},
+        fires=False,
+    ),
+    Example(
+        {"p": 0.2, "k": 10, "breakdown": [{"name": "a", "ms": 90}, {"name": "c", "ms": 10, "kind": "copy"}]},
+        fires=True,
+        policy={"non_kernel_share": 0.1},
+        figures={"non_kernel_ms": 10},
+    ),
 )
 
 _FIX = {
@@ -50,12 +66,19 @@ def check(ctx: Context) -> Finding | None:
     share = non_kernel / total
     if share < ctx.policy.non_kernel_share or non_kernel <= 0:
         return None
-    figures: dict[str, Figure] = {"non_kernel_ms": non_kernel, "non_kernel_share": share,
-                                  "non_kernel_threshold": ctx.policy.non_kernel_share}
+    figures: dict[str, Figure] = {
+        "non_kernel_ms": non_kernel,
+        "non_kernel_share": share,
+        "non_kernel_threshold": ctx.policy.non_kernel_share,
+    }
     figures |= {f"{kind}_ms": value for kind, value in by_kind.items()}
     present = sorted((kind for kind in NON_KERNEL if by_kind[kind] > 0), key=lambda kind: -by_kind[kind])
     figures |= {f"fix_{kind}": _FIX[kind].format(ms(by_kind[kind])) for kind in present}
     fixes = "; ".join(_FIX[kind].format(ms(by_kind[kind])) for kind in present)
-    return Finding(rule=ID, effect="info", figures=figures,
-                   message=f"{pct(share)} of the step ({ms(non_kernel)}) is not kernel time, which no kernel "
-                           f"speedup touches: {fixes}.")
+    return Finding(
+        rule=ID,
+        effect="info",
+        figures=figures,
+        message=f"{pct(share)} of the step ({ms(non_kernel)}) is not kernel time, which no kernel "
+        f"speedup touches: {fixes}.",
+    )

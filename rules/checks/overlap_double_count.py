@@ -19,13 +19,29 @@ from rules.text import ms, pct
 ID = "overlap_double_count"
 
 EXAMPLES = (
-    Example({"target": "gemm", "p": 0.7, "k": 2, "baseline_ms": 100,
-             "breakdown": [{"name": "gemm", "ms": 70}, {"name": "copy", "ms": 45, "kind": "copy"}]},
-            fires=True, verdict="remeasure", figures={"breakdown_ms": 115, "double_counted_ms": 15}),
+    Example(
+        {
+            "target": "gemm",
+            "p": 0.7,
+            "k": 2,
+            "baseline_ms": 100,
+            "breakdown": [{"name": "gemm", "ms": 70}, {"name": "copy", "ms": 45, "kind": "copy"}],
+        },
+        fires=True,
+        verdict="remeasure",
+        figures={"breakdown_ms": 115, "double_counted_ms": 15},
+    ),
     Example({"target": "gemm", "p": 0.7, "k": 2, "scope": {"overlap": True}}, fires=True, verdict="remeasure"),
-    Example({"target": "gemm", "p": 0.7, "k": 2, "baseline_ms": 100,
-             "breakdown": [{"name": "gemm", "ms": 70}, {"name": "copy", "ms": 30.5, "kind": "copy"}]},
-            fires=False),
+    Example(
+        {
+            "target": "gemm",
+            "p": 0.7,
+            "k": 2,
+            "baseline_ms": 100,
+            "breakdown": [{"name": "gemm", "ms": 70}, {"name": "copy", "ms": 30.5, "kind": "copy"}],
+        },
+        fires=False,
+    ),
 )
 
 
@@ -39,9 +55,13 @@ def check(ctx: Context) -> Finding | None:
     figures: dict[str, Figure] = {"p": ctx.p, "overlap": ctx.proposal.scope.overlap}
     if over and wall is not None:
         figures |= {"breakdown_ms": parts, "wall_ms": wall, "double_counted_ms": parts - wall}
-        message = (f"The parts add up to {ms(parts)} in a {ms(wall)} step, so {ms(parts - wall)} of overlapped work "
-                   f"is counted twice; re-run the shares on the step's start-to-completion time.")
+        message = (
+            f"The parts add up to {ms(parts)} in a {ms(wall)} step, so {ms(parts - wall)} of overlapped work "
+            f"is counted twice; re-run the shares on the step's start-to-completion time."
+        )
     else:
-        message = (f"Work overlaps in this step, so the {pct(ctx.p)} share of {ctx.target} from summed parts double "
-                   f"counts; measure from the step's start to the completion of all its work and re-run it.")
+        message = (
+            f"Work overlaps in this step, so the {pct(ctx.p)} share of {ctx.target} from summed parts double "
+            f"counts; measure from the step's start to the completion of all its work and re-run it."
+        )
     return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)

@@ -22,12 +22,29 @@ from rules.text import ms, pct, weeks
 ID = "rate_of_return"
 
 EXAMPLES = (
-    Example({"target": "tiny", "p": 0.1, "k": 1.25, "baseline_ms": 100, "cost_weeks": 4}, fires=True,
-            verdict="decline", figures={"rate": 0.005, "rate_ms": 0.5}),
-    Example({"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "cost_weeks": 8,
-             "breakdown": [{"name": "gemm_qkv", "ms": 34}, {"name": "layernorm", "ms": 6},
-                           {"name": "rest", "ms": 60, "kind": "other"}]},
-            fires=True, verdict="redirect", figures={"rate_ms": 0.675}),
+    Example(
+        {"target": "tiny", "p": 0.1, "k": 1.25, "baseline_ms": 100, "cost_weeks": 4},
+        fires=True,
+        verdict="decline",
+        figures={"rate": 0.005, "rate_ms": 0.5},
+    ),
+    Example(
+        {
+            "target": "layernorm",
+            "p": 0.06,
+            "k": 10,
+            "baseline_ms": 100,
+            "cost_weeks": 8,
+            "breakdown": [
+                {"name": "gemm_qkv", "ms": 34},
+                {"name": "layernorm", "ms": 6},
+                {"name": "rest", "ms": 60, "kind": "other"},
+            ],
+        },
+        fires=True,
+        verdict="redirect",
+        figures={"rate_ms": 0.675},
+    ),
     Example({"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "cost_weeks": 2}, fires=False),
     Example({"p": 0.06, "k": 10}, fires=False),
 )
@@ -39,8 +56,12 @@ def check(ctx: Context) -> Finding | None:
     floor = ctx.policy.min_rate
     if rate is None or cost is None or rate >= floor:
         return None
-    figures: dict[str, Figure] = {"rate": rate, "min_rate": floor, "cost_weeks": cost,
-                                  "end_to_end_saving": ctx.run_saving}
+    figures: dict[str, Figure] = {
+        "rate": rate,
+        "min_rate": floor,
+        "cost_weeks": cost,
+        "end_to_end_saving": ctx.run_saving,
+    }
     base = ctx.baseline_ms
     if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
         figures |= {"rate_ms": rate * base, "min_rate_ms": floor * base}
@@ -52,6 +73,11 @@ def check(ctx: Context) -> Finding | None:
     alternative = ctx.alternative
     if alternative is not None:
         figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                       message=f"{head}; {alternative.phrase()} is the better use of those weeks.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            message=f"{head}; {alternative.phrase()} is the better use of those weeks.",
+        )
     return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")

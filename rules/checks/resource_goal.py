@@ -28,12 +28,24 @@ _SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "r
 _BASE = {"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": _SEED}
 
 EXAMPLES = (
-    Example({**_BASE, "goal": {"latency_ms": 30}}, fires=True, verdict="redirect",
-            figures={"single_gpu_floor_ms": 33.333333, "new_ms": 60}),
-    Example({**_BASE, "goal": {"memory_required_gb": 16, "device_memory_gb": 12}}, fires=True, verdict="redirect",
-            figures={"memory_shortfall_gb": 4, "gpus_for_memory": 2}),
-    Example({**_BASE, "goal": {"throughput_per_s": 100}}, fires=True, verdict="fund",
-            figures={"per_gpu_per_s": 16.666667, "replicas_after": 6, "replicas_before": 10}),
+    Example(
+        {**_BASE, "goal": {"latency_ms": 30}},
+        fires=True,
+        verdict="redirect",
+        figures={"single_gpu_floor_ms": 33.333333, "new_ms": 60},
+    ),
+    Example(
+        {**_BASE, "goal": {"memory_required_gb": 16, "device_memory_gb": 12}},
+        fires=True,
+        verdict="redirect",
+        figures={"memory_shortfall_gb": 4, "gpus_for_memory": 2},
+    ),
+    Example(
+        {**_BASE, "goal": {"throughput_per_s": 100}},
+        fires=True,
+        verdict="fund",
+        figures={"per_gpu_per_s": 16.666667, "replicas_after": 6, "replicas_before": 10},
+    ),
     Example({**_BASE, "goal": {"latency_ms": 50}}, fires=True, verdict="fund", figures={"plan_phases": 2}),
     Example({**_BASE, "goal": {"latency_ms": 60}}, fires=True, verdict="fund", figures={"meets_latency": True}),
     Example(_BASE, fires=False),
@@ -47,8 +59,11 @@ def check(ctx: Context) -> Finding | None:
     goal = ctx.proposal.goal
     if goal is None:
         return None
-    given = [value for value in (goal.latency_ms, goal.throughput_per_s, goal.memory_required_gb,
-                                 goal.device_memory_gb) if value is not None]
+    given = [
+        value
+        for value in (goal.latency_ms, goal.throughput_per_s, goal.memory_required_gb, goal.device_memory_gb)
+        if value is not None
+    ]
     if not given:
         return None
     figures: dict[str, Figure] = {}
@@ -62,74 +77,123 @@ def check(ctx: Context) -> Finding | None:
             gpus = math.ceil(required / device - _EPS)
             alternative = f"{count(gpus, 'GPU')}"
             figures |= {"memory_shortfall_gb": required - device, "gpus_for_memory": gpus, "alternative": alternative}
-            found.append(Finding(
-                rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                message=(f"The chosen execution needs {num(required)} GB on a {num(device)} GB device, a capacity "
-                         f"problem no speedup fixes: keep less state resident, change the execution, or split model "
-                         f"and state across {alternative}."),
-            ))
+            found.append(
+                Finding(
+                    rule=ID,
+                    effect="opposes",
+                    verdict="redirect",
+                    figures=dict(figures),  # its own copy: later findings add to `figures`
+                    message=(
+                        f"The chosen execution needs {num(required)} GB on a {num(device)} GB device, a capacity "
+                        f"problem no speedup fixes: keep less state resident, change the execution, or split model "
+                        f"and state across {alternative}."
+                    ),
+                )
+            )
     base, new = ctx.baseline_ms, ctx.amdahl.new_ms
     if goal.latency_ms is not None and base is not None and new is not None:
-        found.append(_latency(ctx, goal.latency_ms, base, new, figures))
+        found.append(_latency(ctx, goal.latency_ms, base, new, dict(figures)))
     if goal.throughput_per_s is not None and new is not None and base is not None and fits and new > 0:
         per_gpu = 1000 / new
         after = math.ceil(goal.throughput_per_s / per_gpu - _EPS)
         before = math.ceil(goal.throughput_per_s * base / 1000 - _EPS)
-        figures |= {"throughput_goal_per_s": goal.throughput_per_s, "per_gpu_per_s": per_gpu,
-                    "replicas_after": after, "replicas_before": before}
-        found.append(Finding(
-            rule=ID, effect="info", figures=figures,
-            message=(f"A throughput goal of {num(goal.throughput_per_s)} per second is a replica count, not a latency "
-                     f"fix: at {ms(new)} per pass one GPU serves {num(per_gpu)} per second, so "
-                     f"{count(after, 'replica')} meet it, against {before} before this change."),
-        ))
+        figures |= {
+            "throughput_goal_per_s": goal.throughput_per_s,
+            "per_gpu_per_s": per_gpu,
+            "replicas_after": after,
+            "replicas_before": before,
+        }
+        found.append(
+            Finding(
+                rule=ID,
+                effect="info",
+                figures=figures,
+                message=(
+                    f"A throughput goal of {num(goal.throughput_per_s)} per second is a replica count, not a latency "
+                    f"fix: at {ms(new)} per pass one GPU serves {num(per_gpu)} per second, so "
+                    f"{count(after, 'replica')} meet it, against {before} before this change."
+                ),
+            )
+        )
     if not found:
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"None of the goal's {count(len(given), 'figure')} can be checked without the step's "
-                               f"time (baseline_ms or a breakdown) and both memory figures.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"None of the goal's {count(len(given), 'figure')} can be checked without the step's "
+            f"time (baseline_ms or a breakdown) and both memory figures.",
+        )
     rank = {"opposes": 0, "info": 1}
     best = min(found, key=lambda finding: rank.get(finding.effect, 1))
-    best.figures = figures
+    best.figures = figures | best.figures  # every goal's figures, and the deciding one's own on top
     return best
 
 
 def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[str, Figure]) -> Finding:
     """The latency goal against what single-GPU work can reach on this breakdown."""
-    figures |= {"latency_goal_ms": goal, "new_ms": new, "meets_latency": new <= goal,
-                "target_at_zero_ms": base * (1 - ctx.p)}
+    figures |= {
+        "latency_goal_ms": goal,
+        "new_ms": new,
+        "meets_latency": new <= goal,
+        "target_at_zero_ms": base * (1 - ctx.p),
+    }
     if new <= goal:
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"This alone takes the step to {ms(new)}, inside the {ms(goal)} latency goal.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"This alone takes the step to {ms(new)}, inside the {ms(goal)} latency goal.",
+        )
     breakdown = ctx.proposal.breakdown if ctx.proposal.breakdown_scope == "measured" else None
     if breakdown and ctx.target_phase is not None:
         phases = [Phase(name=p.name, ms=p.ms, kind=p.kind, k=p.k) for p in breakdown]
         k = ctx.k if ctx.k > 1 else ctx.policy.default_k
-        result = plan(phases, target_ms=goal, k=math.inf if math.isinf(k) else k, baseline_ms=base,
-                      policy=ctx.policy)
+        result = plan(phases, target_ms=goal, k=math.inf if math.isinf(k) else k, baseline_ms=base, policy=ctx.policy)
         floor = result.best_ms
-        figures |= {"single_gpu_floor_ms": floor, "plan_phases": len(result.steps) if result.reachable else None,
-                    "plan_k": k}
+        figures |= {
+            "single_gpu_floor_ms": floor,
+            "plan_phases": len(result.steps) if result.reachable else None,
+            "plan_k": k,
+        }
         if not result.reachable:
             figures["alternative"] = "more GPUs"
             return Finding(
-                rule=ID, effect="opposes", verdict="redirect", figures=figures,
-                message=(f"Even with every kernel {times(k)} faster this step stops at {ms(floor)} on one GPU, above "
-                         f"the {ms(goal)} latency goal, so reaching it takes more GPUs splitting the work, not more "
-                         f"tuning here."),
+                rule=ID,
+                effect="opposes",
+                verdict="redirect",
+                figures=figures,
+                message=(
+                    f"Even with every kernel {times(k)} faster this step stops at {ms(floor)} on one GPU, above "
+                    f"the {ms(goal)} latency goal, so reaching it takes more GPUs splitting the work, not more "
+                    f"tuning here."
+                ),
             )
         names = join([label(step.phase) for step in result.steps])
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal, which one "
-                               f"GPU reaches with {names} each {times(k)} faster.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal, which one "
+            f"GPU reaches with {names} each {times(k)} faster.",
+        )
     floor = base * (1 - ctx.p)
     figures["single_gpu_floor_ms"] = floor
     if floor > goal:
         figures["alternative"] = "more GPUs"
         return Finding(
-            rule=ID, effect="opposes", verdict="redirect", figures=figures,
-            message=(f"Even removing {ctx.target} leaves {ms(floor)}, above the {ms(goal)} latency goal, so reaching "
-                     f"it takes more GPUs splitting the work, not more tuning of {pct(ctx.p)} of the step."),
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            message=(
+                f"Even removing {ctx.target} leaves {ms(floor)}, above the {ms(goal)} latency goal, so reaching "
+                f"it takes more GPUs splitting the work, not more tuning of {pct(ctx.p)} of the step."
+            ),
         )
-    return Finding(rule=ID, effect="info", figures=figures,
-                   message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal; other phases "
-                           f"must give the remaining {ms(new - goal)}.")
+    return Finding(
+        rule=ID,
+        effect="info",
+        figures=figures,
+        message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal; other phases "
+        f"must give the remaining {ms(new - goal)}.",
+    )

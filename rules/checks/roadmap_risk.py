@@ -22,14 +22,31 @@ ID = "roadmap_risk"
 _B = {"model": "model B", "p": 0.4, "slips": 2, "launch_committed": False}
 
 EXAMPLES = (
-    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}}, fires=True,
-            verdict="decline", figures={"slips": 2, "measured_rate": 0.006}),
-    Example({"target": "attention", "p": 0.3, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}}, fires=True,
-            verdict="fund"),
-    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3,
-             "flags": {"strategic": {**_B, "launch_committed": True}}}, fires=False),
-    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "flags": {"strategic": {**_B, "slips": 1}}},
-            fires=False),
+    Example(
+        {"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}},
+        fires=True,
+        verdict="decline",
+        figures={"slips": 2, "measured_rate": 0.006},
+    ),
+    Example(
+        {"target": "attention", "p": 0.3, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}},
+        fires=True,
+        verdict="fund",
+    ),
+    Example(
+        {
+            "target": "attention",
+            "p": 0.02,
+            "k": 10,
+            "cost_weeks": 3,
+            "flags": {"strategic": {**_B, "launch_committed": True}},
+        },
+        fires=False,
+    ),
+    Example(
+        {"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "flags": {"strategic": {**_B, "slips": 1}}},
+        fires=False,
+    ),
 )
 
 
@@ -42,22 +59,39 @@ def check(ctx: Context) -> Finding | None:
     scope = ctx.proposal.scope
     here = label(scope.model or scope.workload or "the measured model")
     rate = ctx.run_rate
-    figures: dict[str, Figure] = {"strategic_model": strategic.model, "slips": strategic.slips,
-                                  "max_slips": ctx.policy.max_slips, "launch_committed": strategic.launch_committed,
-                                  "measured_saving": ctx.run_saving, "measured_rate": rate}
+    figures: dict[str, Figure] = {
+        "strategic_model": strategic.model,
+        "slips": strategic.slips,
+        "max_slips": ctx.policy.max_slips,
+        "launch_committed": strategic.launch_committed,
+        "measured_saving": ctx.run_saving,
+        "measured_rate": rate,
+    }
     slipped = f"{there} has slipped {count(strategic.slips, 'time')} with no committed launch"
     weak = ctx.run_saving < ctx.policy.noise_floor or (rate is not None and rate < ctx.policy.min_rate)
     if not weak:
-        return Finding(rule=ID, effect="info", figures=figures, overrides=("wrong_model",),
-                       message=f"{slipped}, so it is set aside; the case stands on {here} alone, where {ctx.target} "
-                               f"{saves(ctx.run_saving, ' of the step')}.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            overrides=("wrong_model",),
+            message=f"{slipped}, so it is set aside; the case stands on {here} alone, where {ctx.target} "
+            f"{saves(ctx.run_saving, ' of the step')}.",
+        )
     per_week = f" at {pct(rate)} per engineer-week" if rate is not None and rate > 0 else ""
     gain = saves(ctx.run_saving, " of the step")
     head = f"{slipped}, so it cannot carry the work, and on {here} {ctx.target} {gain}{per_week}, too little on its own"
     alternative = ctx.alternative
     if alternative is not None:
         figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures, overrides=("wrong_model",),
-                       message=f"{head}; {alternative.phrase()} is where the effort belongs.")
-    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("wrong_model",),
-                   message=f"{head}.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect",
+            figures=figures,
+            overrides=("wrong_model",),
+            message=f"{head}; {alternative.phrase()} is where the effort belongs.",
+        )
+    return Finding(
+        rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("wrong_model",), message=f"{head}."
+    )

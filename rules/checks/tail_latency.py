@@ -20,13 +20,23 @@ from rules.text import ms, pct, saves
 ID = "tail_latency"
 
 EXAMPLES = (
-    Example({"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "tail_risk": True}}}, fires=True,
-            verdict="fund_if", figures={"p99_slo_ms": 50}),
+    Example(
+        {"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "tail_risk": True}}},
+        fires=True,
+        verdict="fund_if",
+        figures={"p99_slo_ms": 50},
+    ),
     Example({"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50}}}, fires=True, verdict="fund_if"),
-    Example({"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "p99_measured_worse": True}}}, fires=True,
-            verdict="decline"),
-    Example({"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "p99_measured_worse": False}}}, fires=True,
-            verdict="fund"),
+    Example(
+        {"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "p99_measured_worse": True}}},
+        fires=True,
+        verdict="decline",
+    ),
+    Example(
+        {"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "p99_measured_worse": False}}},
+        fires=True,
+        verdict="fund",
+    ),
     Example({"p": 0.1, "k": 2}, fires=False),
 )
 
@@ -36,8 +46,12 @@ def check(ctx: Context) -> Finding | None:
     slo = ctx.proposal.flags.latency_slo
     if slo is None:
         return None
-    figures: dict[str, Figure] = {"p99_slo_ms": slo.p99_ms, "tail_risk": slo.tail_risk,
-                                  "p99_measured_worse": slo.p99_measured_worse, "mean_saving": ctx.run_saving}
+    figures: dict[str, Figure] = {
+        "p99_slo_ms": slo.p99_ms,
+        "tail_risk": slo.tail_risk,
+        "p99_measured_worse": slo.p99_measured_worse,
+        "mean_saving": ctx.run_saving,
+    }
     against = f" against a {ms(slo.p99_ms)} p99 SLO" if slo.p99_ms is not None else ""
     held = f" held to a {ms(slo.p99_ms)} p99 SLO" if slo.p99_ms is not None else " with a latency SLO"
     win = f"a {pct(ctx.run_saving)} mean win" if ctx.run_saving > 0 else f"a change that {saves(ctx.run_saving)}"
@@ -46,13 +60,27 @@ def check(ctx: Context) -> Finding | None:
         tail = f"; {alternative.phrase()} is the safer place to look" if alternative is not None else ""
         if alternative is not None:
             figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect" if alternative else "decline", figures=figures,
-                       message=f"The p99 was measured worse, so for a service{held} {win} that costs the tail is a "
-                               f"net loss{tail}.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect" if alternative else "decline",
+            figures=figures,
+            message=f"The p99 was measured worse, so for a service{held} {win} that costs the tail is a "
+            f"net loss{tail}.",
+        )
     if slo.p99_measured_worse is False:
-        return Finding(rule=ID, effect="info", figures=figures,
-                       message=f"The p99 was measured and is not worse, so {win} holds{against}.")
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"The p99 was measured and is not worse, so {win} holds{against}.",
+        )
     why = "may raise the tail" if slo.tail_risk else "has no p99 measured yet"
-    return Finding(rule=ID, effect="condition", verdict="fund_if", figures=figures,
-                   message=f"Fund on the condition that the p99 holds: {win}{against} {why}, so measure the "
-                           f"distribution, not the mean.")
+    return Finding(
+        rule=ID,
+        effect="condition",
+        verdict="fund_if",
+        figures=figures,
+        message=f"Fund on the condition that the p99 holds: {win}{against} {why}, so measure the "
+        f"distribution, not the mean.",
+    )

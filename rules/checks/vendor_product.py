@@ -23,10 +23,16 @@ ID = "vendor_product"
 _FLAGS = {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True}
 
 EXAMPLES = (
-    Example({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": _FLAGS}, fires=True, verdict="fund",
-            figures={"maintenance_weeks": 2}),
-    Example({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {**_FLAGS, "portable_fallback": False}},
-            fires=False),
+    Example(
+        {"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": _FLAGS},
+        fires=True,
+        verdict="fund",
+        figures={"maintenance_weeks": 2},
+    ),
+    Example(
+        {"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {**_FLAGS, "portable_fallback": False}},
+        fires=False,
+    ),
     Example({"target": "gemm", "p": 0.06, "k": 2, "flags": {**_FLAGS, "portability": "portable"}}, fires=False),
 )
 
@@ -39,8 +45,14 @@ def check(ctx: Context) -> Finding | None:
     figures: dict[str, Figure] = {"maintenance_weeks": ctx.maintenance_weeks, "saving_fraction": ctx.run_saving}
     what = "assembly" if flags.portability == "hand_asm" else "vendor-specific path"
     return Finding(
-        rule=ID, effect="supports", verdict="fund", figures=figures, overrides=("maintenance_cost",),
-        message=(f"The kernel is the product and the {what} sits behind a tested portable fallback, so "
-                 f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the "
-                 f"horizon, which is what vendor library teams do."),
+        rule=ID,
+        effect="supports",
+        verdict="fund",
+        figures=figures,
+        overrides=("maintenance_cost",),
+        message=(
+            f"The kernel is the product and the {what} sits behind a tested portable fallback, so "
+            f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the "
+            f"horizon, which is what vendor library teams do."
+        ),
     )

@@ -23,14 +23,36 @@ from rules.text import k_text, label, pct, saves, times
 ID = "wrong_model"
 
 EXAMPLES = (
-    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 3, "scope": {"model": "model A"},
-             "flags": {"strategic": {"model": "model B", "p": 0.4}}},
-            fires=True, verdict="fund", figures={"strategic_speedup": 1.5625, "measured_speedup": 1.0183299}),
-    Example({"target": "attention", "p": 0.02, "k": 10, "flags": {"strategic": {"model": "model B"}}}, fires=True,
-            verdict="remeasure"),
-    Example({"target": "attention", "p": 0.02, "k": 10, "cost_weeks": 30,
-             "flags": {"strategic": {"model": "model B", "p": 0.04}}}, fires=True, verdict="decline",
-            figures={"strategic_rate": 0.0012}),
+    Example(
+        {
+            "target": "attention",
+            "p": 0.02,
+            "k": 10,
+            "cost_weeks": 3,
+            "scope": {"model": "model A"},
+            "flags": {"strategic": {"model": "model B", "p": 0.4}},
+        },
+        fires=True,
+        verdict="fund",
+        figures={"strategic_speedup": 1.5625, "measured_speedup": 1.0183299},
+    ),
+    Example(
+        {"target": "attention", "p": 0.02, "k": 10, "flags": {"strategic": {"model": "model B"}}},
+        fires=True,
+        verdict="remeasure",
+    ),
+    Example(
+        {
+            "target": "attention",
+            "p": 0.02,
+            "k": 10,
+            "cost_weeks": 30,
+            "flags": {"strategic": {"model": "model B", "p": 0.04}},
+        },
+        fires=True,
+        verdict="decline",
+        figures={"strategic_rate": 0.0012},
+    ),
     Example({"p": 0.02, "k": 10}, fires=False),
 )
 
@@ -43,20 +65,32 @@ def check(ctx: Context) -> Finding | None:
     scope = ctx.proposal.scope
     here = label(scope.model or scope.workload or "the measured model")
     there = label(strategic.model)
-    figures: dict[str, Figure] = {"strategic_model": strategic.model, "measured_p": ctx.p_run,
-                                  "measured_speedup": amdahl.speedup(ctx.p_run, ctx.k)}
+    figures: dict[str, Figure] = {
+        "strategic_model": strategic.model,
+        "measured_p": ctx.p_run,
+        "measured_speedup": amdahl.speedup(ctx.p_run, ctx.k),
+    }
     if strategic.p is None:
         return Finding(
-            rule=ID, effect="remeasure", verdict="remeasure", figures=figures,
-            message=(f"On {here} {ctx.target} is {pct(ctx.p_run)} of the step, but {there} is the workload that "
-                     f"matters; measure the share there and re-run the arithmetic before deciding."),
+            rule=ID,
+            effect="remeasure",
+            verdict="remeasure",
+            figures=figures,
+            message=(
+                f"On {here} {ctx.target} is {pct(ctx.p_run)} of the step, but {there} is the workload that "
+                f"matters; measure the share there and re-run the arithmetic before deciding."
+            ),
         )
     speedup = amdahl.speedup(strategic.p, ctx.k)
     saving = amdahl.saving_fraction(strategic.p, ctx.k)
     cost = ctx.proposal.cost_weeks
     rate = None if cost is None else (saving / cost if cost > 0 else float("inf"))
-    figures |= {"strategic_p": strategic.p, "strategic_speedup": speedup, "strategic_saving": saving,
-                "strategic_rate": rate}
+    figures |= {
+        "strategic_p": strategic.p,
+        "strategic_speedup": speedup,
+        "strategic_saving": saving,
+        "strategic_rate": rate,
+    }
     if saving < ctx.policy.noise_floor or (rate is not None and rate < ctx.policy.min_rate):
         if saving <= 0:
             why = f"nothing: it {saves(saving, ' of that step')}"
@@ -68,13 +102,23 @@ def check(ctx: Context) -> Finding | None:
         tail = f"; {alternative.phrase()} is where the effort belongs" if alternative is not None else ""
         if alternative is not None:
             figures |= alternative.figures()
-        return Finding(rule=ID, effect="opposes", verdict="redirect" if alternative else "decline", figures=figures,
-                       message=f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {k_text(ctx.k)} "
-                               f"returns {why}{tail}.")
+        return Finding(
+            rule=ID,
+            effect="opposes",
+            verdict="redirect" if alternative else "decline",
+            figures=figures,
+            message=f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {k_text(ctx.k)} "
+            f"returns {why}{tail}.",
+        )
     return Finding(
-        rule=ID, effect="supports", verdict="fund", figures=figures,
+        rule=ID,
+        effect="supports",
+        verdict="fund",
+        figures=figures,
         overrides=("noise_floor", "rate_of_return", "bigger_target", "device_vs_run"),
-        message=(f"This is justified by {there}, not {here}: there {ctx.target} is {pct(strategic.p)} of the step, "
-                 f"so {k_text(ctx.k)} gives {times(speedup)} instead of the {times(amdahl.speedup(ctx.p_run, ctx.k))} "
-                 f"measured here."),
+        message=(
+            f"This is justified by {there}, not {here}: there {ctx.target} is {pct(strategic.p)} of the step, "
+            f"so {k_text(ctx.k)} gives {times(speedup)} instead of the {times(amdahl.speedup(ctx.p_run, ctx.k))} "
+            f"measured here."
+        ),
     )
