@@ -1,0 +1,66 @@
+"""`/v1/profiles`: upload profiler output, get back the time breakdown with honest denominators."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import UploadFile
+from litestar.di import NamedDependency
+from litestar.exceptions import ClientException
+from litestar.params import FromPath, QueryParameter
+
+from rules.model import TEXT_PATTERN
+from rules.profiles import FORMATS
+from service.api.schemas import ProfileDoc
+from service.errors import problem_responses
+from service.profiles import ProfileService
+
+# Profiles are large (a million kernel rows is ~150 MB); the route's own cap, far above the JSON API's.
+MAX_PROFILE_BYTES = 512 * 1024 * 1024
+
+
+class ProfileController(Controller):
+    path = "/v1/profiles"
+    tags = ("profiles",)
+
+    @post(
+        "/",
+        opt={"scope": "write"},
+        status_code=201,
+        request_max_body_size=MAX_PROFILE_BYTES,
+        responses=problem_responses(413, 415, 422),
+    )
+    async def upload(
+        self,
+        request: Request[Any, Any, Any],
+        profiles: NamedDependency[ProfileService],
+        format: Annotated[
+            str | None,
+            QueryParameter(description="Force a format instead of detecting it.", enum=list(FORMATS)),
+        ] = None,
+        name: Annotated[
+            str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN, description="A label, e.g. the file name.")
+        ] = None,
+    ) -> Response[ProfileDoc]:
+        """Upload profiler output: one file as the raw body (any content type but multipart), or several files of
+        one run (a kernel trace, its memory-copy trace, its API stats) as `multipart/form-data`. Answers 201 with
+        the breakdown; a proposal can then name `profile_id` and `target` instead of `p`."""
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        files: list[bytes] = []
+        if media == "multipart/form-data":
+            form = await request.form()
+            for value in form.values():
+                if isinstance(value, UploadFile):
+                    files.append(await value.read())
+        else:
+            files.append(await request.body())
+        if not files or not any(files):
+            raise ClientException("Expected profiler output in the request body, got an empty body")
+        doc = await profiles.create(files, format=format, name=name)
+        return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
+
+    @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
+    async def read(self, profile_id: FromPath[str], profiles: NamedDependency[ProfileService]) -> ProfileDoc:
+        """One stored profile's breakdown."""
+        return await profiles.get(profile_id)

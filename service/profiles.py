@@ -1,0 +1,88 @@
+"""Profiles: parse uploaded profiler output off the event loop, keep the breakdown, resolve proposals from it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import msgspec
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from rules.errors import InvalidInput
+from rules.model import Proposal
+from rules.profiles import Breakdown, ProfileError, combine, read_any
+from rules.profiles.proposal import proposal_from_profile
+from service.api.schemas import ProfileDoc
+from service.db.models import Base
+from service.db.writer import GroupCommitWriter
+from service.errors import NotFound
+from service.ids import new_id
+
+profiles = Base.metadata.tables["profiles"]
+
+
+def parse(files: Sequence[bytes], format: str | None = None) -> Breakdown:
+    """One breakdown from one file, or from several files of one run combined (a trace, its copies, its stats)."""
+    if len(files) == 1:
+        return read_any(files[0], format)
+    return combine(list(files), [format] * len(files) if format else None)
+
+
+class ProfileService:
+    def __init__(self, engine: AsyncEngine, writer: GroupCommitWriter) -> None:
+        self._engine = engine
+        self._writer = writer
+
+    async def create(self, files: Sequence[bytes], *, format: str | None, name: str | None) -> ProfileDoc:
+        """Parse (in a worker thread: a large trace takes seconds) and store the breakdown."""
+        breakdown = await asyncio.to_thread(parse, files, format)
+        doc = ProfileDoc(
+            id=new_id(),
+            created_at=datetime.now(UTC),
+            name=name,
+            size_bytes=sum(len(data) for data in files),
+            breakdown=breakdown,
+        )
+
+        async def op(connection: AsyncConnection) -> None:
+            await connection.execute(
+                insert(profiles).values(
+                    id=doc.id,
+                    created_at=doc.created_at,
+                    name=name,
+                    format=breakdown.format[:200],
+                    size_bytes=doc.size_bytes,
+                    document=msgspec.json.encode(doc).decode(),
+                )
+            )
+
+        await self._writer.submit(op)
+        return doc
+
+    async def get(self, profile_id: str) -> ProfileDoc:
+        if "\x00" in profile_id:  # PostgreSQL cannot even compare it; no id holds one
+            raise NotFound(f"No profile with id {profile_id!r}")
+        async with self._engine.connect() as connection:
+            document = (
+                await connection.execute(select(profiles.c.document).where(profiles.c.id == profile_id))
+            ).scalar_one_or_none()
+        if document is None:
+            raise NotFound(f"No profile with id `{profile_id}`")
+        return msgspec.json.decode(document, type=ProfileDoc)
+
+    async def resolve(self, proposal: Proposal) -> Proposal:
+        """The proposal with `p` measured from its profile, when it names one; unchanged otherwise."""
+        if proposal.profile_id is None:
+            return proposal
+        if proposal.p is not None:
+            raise InvalidInput("Expected either `p` or `profile_id`, got both: the profile measures `p`", "/p")
+        try:
+            doc = await self.get(proposal.profile_id)
+        except NotFound as exc:
+            raise InvalidInput(f"Expected `profile_id` to name a stored profile: {exc}", "/profile_id") from exc
+        return proposal_from_profile(proposal, doc.breakdown)
+
+
+__all__ = ["ProfileError", "ProfileService", "parse"]

@@ -1,0 +1,67 @@
+"""What the CLI shows while it works: a progress bar for reading large files, a ticking line while parsing."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+T = TypeVar("T")
+CHUNK = 8 * 1024 * 1024
+# Below this, reading and parsing take well under a second: no bar.
+SHOW_FROM_BYTES = 24 * 1024 * 1024
+
+
+def _bar(done: int, total: int, width: int = 30) -> str:
+    filled = width * done // total if total else width
+    return "[" + "#" * filled + "." * (width - filled) + f"] {done / 1e6:6.0f}/{total / 1e6:.0f} MB"
+
+
+def read_with_progress(path: Path, stream: TextIO | None = None) -> bytes:
+    """The file's bytes; a progress bar on `stream` (stderr) when the file is large and stream is a terminal."""
+    stream = stream or sys.stderr
+    size = path.stat().st_size
+    if size < SHOW_FROM_BYTES or not stream.isatty():
+        return path.read_bytes()
+    chunks = bytearray()
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            chunks += chunk
+            stream.write(f"\rreading {path.name} {_bar(len(chunks), size)}")
+            stream.flush()
+    stream.write("\n")
+    return bytes(chunks)
+
+
+@contextmanager
+def ticking(label: str, show: bool, stream: TextIO | None = None) -> Iterator[None]:
+    """A line that counts seconds while the block runs (parsing has no natural progress to report)."""
+    stream = stream or sys.stderr
+    if not show or not stream.isatty():
+        yield
+        return
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        while not stop.wait(0.2):
+            stream.write(f"\r{label} {time.monotonic() - started:5.1f} s")
+            stream.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        stream.write(f"\r{label} {time.monotonic() - started:5.1f} s, done\n")
+
+
+def timed(label: str, size: int, work: Callable[[], T]) -> T:
+    with ticking(label, size >= SHOW_FROM_BYTES):
+        return work()

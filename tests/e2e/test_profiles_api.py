@@ -1,0 +1,139 @@
+"""Profiles through the API and the CLI: upload, read back, decide from measured p on both denominators."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Server
+
+pytestmark = pytest.mark.e2e
+
+SEED = ROOT / "tests" / "data" / "profiles" / "seed_part2"
+FILES = ("kernel_trace.csv", "memory_copy_trace.csv", "hip_api_stats.csv")
+KERNEL_NS, DEVICE_NS = 44_242, 3_606_501
+
+
+def upload(client: object, names: tuple[str, ...] = FILES) -> dict[str, object]:
+    files = [("file", (name, (SEED / name).read_bytes(), "text/csv")) for name in names]
+    response = client.post("/v1/profiles", files=files, params={"name": "seed part 2"})  # type: ignore[attr-defined]
+    assert response.status_code == 201, response.text
+    assert response.headers["location"] == f"/v1/profiles/{response.json()['id']}"
+    return response.json()  # type: ignore[no-any-return]
+
+
+def test_seed_part_two_from_uploaded_profiles(database_url: str, server_factory: Callable[..., Server]) -> None:
+    """1.2% of device activity and 0.014% of the run; the statement sends the week to allocation and copies."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        profile = upload(client)
+        breakdown = profile["breakdown"]
+        assert breakdown["device_busy_ns"] == DEVICE_NS  # type: ignore[index]
+        assert client.get(f"/v1/profiles/{profile['id']}").json() == profile
+        proposal = {"target": "vector_add", "profile_id": profile["id"], "k": 10, "cost_weeks": 1}
+        decision = client.post("/v1/decisions", json=proposal).json()
+        assert decision["proposal"]["p"] == pytest.approx(KERNEL_NS / DEVICE_NS, rel=1e-12)
+        assert decision["proposal"]["p_end_to_end"] == pytest.approx(KERNEL_NS / 316e6, rel=1e-9)
+        assert decision["proposal"]["scope"]["measured"] == "device_activity"
+        assert decision["amdahl"]["baseline_ms"] == pytest.approx(DEVICE_NS / 1e6, rel=1e-12)
+        assert decision["verdict"] == "redirect"
+        assert decision["statement"].startswith("The kernel vector_add_kernel")
+        assert "1.2% of device activity and 0.014% of the profiled run" in decision["statement"]
+        assert "84.6% that is allocation and host↔device copy" in decision["statement"]
+        evaluated = client.post("/v1/evaluate", json=proposal).json()
+        assert evaluated["statement"] == decision["statement"]
+
+
+def test_targets_and_profiles_that_do_not_resolve_are_problems(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        profile = upload(client)
+        cases = [
+            ({"target": "nothing_like_it", "profile_id": profile["id"], "k": 2}, "/target", "candidates"),
+            ({"target": "copy", "profile_id": profile["id"], "k": 2}, "/target", "matches several"),
+            ({"target": "x", "profile_id": "00000000-0000-7000-8000-000000000000", "k": 2}, "/profile_id", "profile"),
+            ({"target": "x", "profile_id": profile["id"], "p": 0.5, "k": 2}, "/p", "either `p` or `profile_id`"),
+        ]
+        for body, pointer, phrase in cases:
+            response = client.post("/v1/decisions", json=body)
+            assert response.status_code == 422, body
+            assert response.json()["errors"][0]["pointer"] == pointer
+            assert phrase in response.json()["detail"]
+        inclusive = client.post("/v1/evaluate", json={"target": "hipMemcpy", "profile_id": profile["id"], "k": 2})
+        assert inclusive.json()["verdict"] == "remeasure"
+        assert inclusive.json()["deciding_rule"] == "inclusive_percentages"
+        assert len(client.get("/v1/decisions").json()["items"]) == 0
+
+
+BAD_FILES = [
+    pytest.param(b"", "empty body", id="empty"),
+    pytest.param(bytes(range(256)) * 4, "Not a recognised profile", id="binary"),
+    pytest.param(b'"Name","Color"\n"a","red"\n', "Not a recognised profile", id="wrong-header"),
+    pytest.param(
+        (SEED / "kernel_trace.csv").read_bytes().replace(b"1732000200044242", b"1732000100000000"),
+        "line 2",
+        id="end-before-start",
+    ),
+    pytest.param(b'{"traceEvents": 3}', "trace", id="json-not-a-trace"),
+]
+
+
+@pytest.mark.parametrize(("data", "phrase"), BAD_FILES)
+def test_bad_files_are_problems_naming_what_is_wrong(
+    sqlite_url: str, server_factory: Callable[..., Server], data: bytes, phrase: str
+) -> None:
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        response = client.post("/v1/profiles", content=data, headers={"content-type": "application/octet-stream"})
+        assert response.status_code in (400, 422), response.text
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert phrase in response.json()["detail"]
+
+
+def worthit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_cli_profile_table_and_json() -> None:
+    paths = [str(SEED / name) for name in FILES]
+    table = worthit("profile", *paths)
+    assert table.returncode == 0, table.stderr
+    assert "device busy 3.607 ms" in table.stdout
+    assert "(inc) = inclusive summed total — do not sum with the other rows" in table.stdout
+    rows = [line for line in table.stdout.splitlines() if "vector_add_kernel" in line]
+    assert len(rows) == 1
+    assert "1.23%" in rows[0]
+    as_json = json.loads(worthit("profile", "--json", *paths).stdout)
+    assert as_json["device_busy_ns"] == DEVICE_NS
+    broken = worthit("profile", str(ROOT / "README.md"))
+    assert broken.returncode == 2
+    assert "Not a recognised profile" in broken.stderr
+    assert "Traceback" not in broken.stderr
+
+
+def test_cli_review_with_a_profile_matches_the_api(tmp_path: Path) -> None:
+    proposal = tmp_path / "p.json"
+    proposal.write_text(json.dumps({"target": "vector_add", "k": 10, "cost_weeks": 1}))
+    args = ["review", "--json", str(proposal)]
+    for name in FILES:
+        args += ["--profile", str(SEED / name)]
+    result = worthit(*args)
+    assert result.returncode == 1, result.stderr  # redirect fails the gate
+    evaluation = json.loads(result.stdout)
+    assert evaluation["verdict"] == "redirect"
+    assert "84.6% that is allocation and host↔device copy" in evaluation["statement"]
