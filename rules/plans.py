@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 
 from rules import amdahl
 from rules.errors import InvalidInput
-from rules.model import Infinite, Phase, PhaseKind
+from rules.model import Base, Infinite, Milliseconds, Phase, PhaseKind, PositiveFloat
 from rules.policy import Policy, default_policy
 from rules.text import join, label, ms, sentence, times
 
@@ -105,7 +107,7 @@ def _resolve_k(value: float | str | None, where: str) -> float | None:
     if value == "inf":
         return math.inf
     if isinstance(value, str) or not value > 0:
-        raise InvalidInput(f"Expected `k` > 0 or \"inf\", got {value!r}", where)
+        raise InvalidInput(f'Expected `k` > 0 or "inf", got {value!r}', where)
     return float(value)
 
 
@@ -173,11 +175,21 @@ def plan(
         current[phase.name] = phase.ms - saving[phase.name]
         reached = now <= goal + slack
         top = max(breakdown, key=lambda ph: current[ph.name])
-        steps.append(PlanStep(
-            step=len(steps) + 1, phase=phase.name, kind=phase.kind, ms=phase.ms, k=_k_figure(ks[phase.name]),
-            saving_ms=saving[phase.name], new_ms=now, speedup=_ratio(total, now), reached=reached,
-            bottleneck=top.name, bottleneck_share=current[top.name] / now if now > 0 else None,
-        ))
+        steps.append(
+            PlanStep(
+                step=len(steps) + 1,
+                phase=phase.name,
+                kind=phase.kind,
+                ms=phase.ms,
+                k=_k_figure(ks[phase.name]),
+                saving_ms=saving[phase.name],
+                new_ms=now,
+                speedup=_ratio(total, now),
+                reached=reached,
+                bottleneck=top.name,
+                bottleneck_share=current[top.name] / now if now > 0 else None,
+            )
+        )
 
     options: list[PlanOption] = []
     if steps and reached:
@@ -186,25 +198,46 @@ def plan(
         for phase in order:
             after = before_last - saving[phase.name]
             if phase.name not in taken and after <= goal + slack:
-                options.append(PlanOption(
-                    phase=phase.name, kind=phase.kind, ms=phase.ms, k=_k_figure(ks[phase.name]),
-                    saving_ms=saving[phase.name], new_ms=after, speedup=_ratio(total, after),
-                ))
+                options.append(
+                    PlanOption(
+                        phase=phase.name,
+                        kind=phase.kind,
+                        ms=phase.ms,
+                        k=_k_figure(ks[phase.name]),
+                        saving_ms=saving[phase.name],
+                        new_ms=after,
+                        speedup=_ratio(total, after),
+                    )
+                )
 
     at_k = sum(saving[phase.name] for phase in eligible)
     at_zero = sum(phase.ms for phase in breakdown if phase.kind in kinds)
     all_at_k = PlanCeiling(new_ms=total - at_k, speedup=_ratio(total, total - at_k), saving_ms=at_k)
     all_at_zero = PlanCeiling(new_ms=total - at_zero, speedup=_ratio(total, total - at_zero), saving_ms=at_zero)
-    left = [Leftover(name=phase.name, kind=phase.kind, ms=phase.ms, share=phase.ms / total)
-            for phase in breakdown if phase.kind not in kinds and phase.ms > 0]
+    left = [
+        Leftover(name=phase.name, kind=phase.kind, ms=phase.ms, share=phase.ms / total)
+        for phase in breakdown
+        if phase.kind not in kinds and phase.ms > 0
+    ]
     if unaccounted > slack:
         left.append(Leftover(name="unaccounted", kind=None, ms=unaccounted, share=unaccounted / total))
 
     result = Plan(
-        baseline_ms=total, target_ms=goal, target_speedup=target_speedup if target_ms is None else _ratio(total, goal),
-        k=_k_figure(default_k), kinds=list(kinds), reachable=reached, steps=steps, last_step_options=options,
-        best_ms=all_at_k.new_ms, best_speedup=all_at_k.speedup, all_at_k=all_at_k, all_at_zero=all_at_zero,
-        left=left, left_ms=sum(item.ms for item in left), message="",
+        baseline_ms=total,
+        target_ms=goal,
+        target_speedup=target_speedup if target_ms is None else _ratio(total, goal),
+        k=_k_figure(default_k),
+        kinds=list(kinds),
+        reachable=reached,
+        steps=steps,
+        last_step_options=options,
+        best_ms=all_at_k.new_ms,
+        best_speedup=all_at_k.speedup,
+        all_at_k=all_at_k,
+        all_at_zero=all_at_zero,
+        left=left,
+        left_ms=sum(item.ms for item in left),
+        message="",
     )
     result.message = _message(result, uniform_k=not per_phase and all(ph.k is None for ph in breakdown))
     return result
@@ -239,3 +272,27 @@ def _message(result: Plan, *, uniform_k: bool) -> str:
         how = f"{join(first + last)} {at}, landing at {ms(result.steps[-1].new_ms)}"
     count = len(result.steps)
     return sentence(f"Reaching {goal} takes {count} phase{'s' if count != 1 else ''}: {how}; {zero}.")
+
+
+class PlanRequest(Base, kw_only=True):
+    """What `POST /v1/plans` and `worthit plan` take: a breakdown and a target speedup or target time."""
+
+    breakdown: Annotated[list[Phase], Meta(min_length=1, max_length=1000)]
+    target_speedup: Annotated[float, Meta(gt=0)] | None = None
+    target_ms: Annotated[float, Meta(ge=0)] | None = None
+    k: PositiveFloat | Infinite | dict[str, PositiveFloat | Infinite] | None = None
+    kinds: Annotated[list[PhaseKind], Meta(min_length=1)] = msgspec.field(default_factory=lambda: ["kernel"])
+    baseline_ms: Milliseconds | None = None
+
+
+def plan_for(request: PlanRequest, policy: Policy) -> Plan:
+    """`plan` for a decoded request."""
+    return plan(
+        request.breakdown,
+        target_speedup=request.target_speedup,
+        target_ms=request.target_ms,
+        k=request.k,
+        kinds=request.kinds,
+        baseline_ms=request.baseline_ms,
+        policy=policy,
+    )

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 from rules.engine import evaluate
 from rules.errors import InvalidInput
-from rules.model import PolicyRef, Proposal, Verdict
+from rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from rules.policy import Policy
 from rules.text import label, ms, num, pct, sentence, times, weeks
 
@@ -74,14 +75,16 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         raise InvalidInput(f"Expected `budget_weeks` >= 0, got {budget_weeks}", "/budget_weeks")
     workloads = {proposal.scope.workload for proposal in proposals} - {None}
     if len(workloads) > 1:
-        raise InvalidInput(f"Expected proposals on one workload, got {sorted(w for w in workloads if w)}",
-                           "/proposals/scope/workload")
+        raise InvalidInput(
+            f"Expected proposals on one workload, got {sorted(w for w in workloads if w)}", "/proposals/scope/workload"
+        )
     evaluations = [evaluate(proposal, policy) for proposal in proposals]
     baselines = [evaluation.amdahl.baseline_ms for evaluation in evaluations]
     known = [b for b in baselines if b is not None]
     if known and any(not math.isclose(b, known[0], rel_tol=1e-9) for b in known):
-        raise InvalidInput(f"Expected one baseline_ms for the workload, got {sorted(set(known))}",
-                           "/proposals/baseline_ms")
+        raise InvalidInput(
+            f"Expected one baseline_ms for the workload, got {sorted(set(known))}", "/proposals/baseline_ms"
+        )
     in_ms = len(known) == len(baselines)
     baseline = known[0] if in_ms else None
 
@@ -91,11 +94,21 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         cost = proposal.cost_weeks
         saving = figures.saving_ms if in_ms and figures.saving_ms is not None else figures.saving_fraction
         rate = None if cost is None else (saving / cost if cost > 0 else math.inf)
-        entries.append(PortfolioEntry(
-            index=index, rank=0, title=proposal.title, target=proposal.target, verdict=evaluation.verdict,
-            statement=evaluation.statement, saving_fraction=figures.saving_fraction,
-            saving_ms=figures.saving_ms if in_ms else None, cost_weeks=cost, rate=rate, funded=False,
-        ))
+        entries.append(
+            PortfolioEntry(
+                index=index,
+                rank=0,
+                title=proposal.title,
+                target=proposal.target,
+                verdict=evaluation.verdict,
+                statement=evaluation.statement,
+                saving_fraction=figures.saving_fraction,
+                saving_ms=figures.saving_ms if in_ms else None,
+                cost_weeks=cost,
+                rate=rate,
+                funded=False,
+            )
+        )
     entries.sort(key=lambda e: (e.rate is None, -(e.rate or 0.0), -e.saving_fraction, e.index))
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
@@ -132,9 +145,17 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         if first is not None and second is not None and second > 0 and math.isfinite(first):
             ratio = first / second
     result = Portfolio(
-        entries=entries, rate_unit="ms/week" if in_ms else "fraction/week", budget_weeks=budget_weeks,
-        funded_weeks=used, baseline_ms=baseline, combined_saving_fraction=combined, combined_saving_ms=saving_ms,
-        combined_new_ms=new_ms, combined_speedup=speedup, top_ratio=ratio, message="",
+        entries=entries,
+        rate_unit="ms/week" if in_ms else "fraction/week",
+        budget_weeks=budget_weeks,
+        funded_weeks=used,
+        baseline_ms=baseline,
+        combined_saving_fraction=combined,
+        combined_saving_ms=saving_ms,
+        combined_new_ms=new_ms,
+        combined_speedup=speedup,
+        top_ratio=ratio,
+        message="",
         policy=PolicyRef(name=policy.name, version=policy.version),
     )
     result.message = _message(result)
@@ -163,13 +184,27 @@ def _message(result: Portfolio) -> str:
     else:
         total = f"{pct(result.combined_saving_fraction)} shorter"
     speed = times(result.combined_speedup) if result.combined_speedup is not None else "without limit"
-    together = (f"the {len(funded)} funded take the step {total} ({speed})" if len(funded) > 1 else
-                f"funded alone it takes the step {total} ({speed})" if funded else "nothing is funded")
+    together = (
+        f"the {len(funded)} funded take the step {total} ({speed})"
+        if len(funded) > 1
+        else f"funded alone it takes the step {total} ({speed})"
+        if funded
+        else "nothing is funded"
+    )
     if result.top_ratio is not None and len(result.entries) > 1:
         second = result.entries[1]
-        lead = (f"{_name(top)} first: {_rate(result, top)} is {num(result.top_ratio)}× the return of "
-                f"{_name(second)}'s {_rate(result, second).replace(' per engineer-week', ' a week')}")
+        lead = (
+            f"{_name(top)} first: {_rate(result, top)} is {num(result.top_ratio)}× the return of "
+            f"{_name(second)}'s {_rate(result, second).replace(' per engineer-week', ' a week')}"
+        )
     else:
         lead = f"{_name(top)} first, at {_rate(result, top)}"
     verb = "Fund" if top.funded else "Rank"
     return sentence(f"{verb} {lead}; {together}.")
+
+
+class PortfolioRequest(Base, kw_only=True):
+    """What `POST /v1/portfolio` and `worthit portfolio` take: proposals on one workload, and a budget."""
+
+    proposals: Annotated[list[Proposal], Meta(min_length=1, max_length=200)]
+    budget_weeks: NonNegativeFloat | None = None

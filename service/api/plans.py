@@ -1,0 +1,49 @@
+"""`/v1/plans` and `/v1/portfolio`: which phases reach a target, and which proposals return the most per week."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
+
+from rules.plans import Plan, PlanRequest, plan_for
+from rules.portfolio import Portfolio, PortfolioRequest, portfolio
+from service.api.codec import StrictJSON
+from service.api.decisions import PolicyParam
+from service.errors import BODY_PROBLEMS, problem_responses
+from service.policies import PolicyService
+
+
+class PlanController(Controller):
+    path = "/v1"
+    tags = ("plans",)
+
+    @post(
+        "/plans",
+        dto=StrictJSON[PlanRequest],
+        return_dto=None,
+        status_code=200,
+        opt={"scope": "read"},
+        responses=problem_responses(*BODY_PROBLEMS, 404),
+    )
+    async def plan(
+        self, data: JSONBody[PlanRequest], policies: NamedDependency[PolicyService], policy: PolicyParam = None
+    ) -> Plan:
+        """The fewest phases to speed up to reach a target speedup or time, every phase that would complete the last
+        step, and the ceilings: all kernels at k, all kernels at zero, and what is left (copies, host gaps)."""
+        return plan_for(data, await policies.get(policy or "default"))
+
+    @post(
+        "/portfolio",
+        dto=StrictJSON[PortfolioRequest],
+        return_dto=None,
+        status_code=200,
+        opt={"scope": "read"},
+        responses=problem_responses(*BODY_PROBLEMS, 404),
+    )
+    async def portfolio(
+        self, data: JSONBody[PortfolioRequest], policies: NamedDependency[PolicyService], policy: PolicyParam = None
+    ) -> Portfolio:
+        """Proposals on one workload ranked by return per engineer-week, the set funded under `budget_weeks`, and
+        the combined speedup from summed ms savings (speedups never multiply)."""
+        return portfolio(data.proposals, await policies.get(policy or "default"), data.budget_weeks)

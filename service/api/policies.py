@@ -1,0 +1,83 @@
+"""`/v1/policies`: the named, versioned thresholds decisions are made under; `reevaluate` a decision under another."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, get, post, put
+from litestar.di import NamedDependency
+from litestar.exceptions import ClientException
+from litestar.params import FromPath, QueryParameter
+
+from rules.policy import Policy, parse_policy
+from service.api.codec import is_json
+from service.api.schemas import PolicySummary, Reevaluation
+from service.decisions import DecisionService
+from service.errors import BODY_PROBLEMS, problem_responses
+from service.policies import PolicyService
+
+PolicyName = Annotated[str, QueryParameter(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
+
+
+class PolicyController(Controller):
+    path = "/v1"
+    tags = ("policies",)
+
+    @get("/policies", opt={"scope": "read"}, responses=problem_responses())
+    async def list_policies(self, policies: NamedDependency[PolicyService]) -> list[PolicySummary]:
+        """Every policy name with its newest version."""
+        return [PolicySummary(name=p.name, version=p.version) for p in await policies.all_latest()]
+
+    @get("/policies/{name:str}", opt={"scope": "read"}, responses=problem_responses(404))
+    async def read_policy(
+        self,
+        name: FromPath[str],
+        policies: NamedDependency[PolicyService],
+        version: Annotated[
+            int | None, QueryParameter(ge=1, le=2**31 - 1, description="A past version; default the newest.")
+        ] = None,
+    ) -> Policy:
+        """One policy: its newest version, or `?version=N`."""
+        return await policies.get(name, version)
+
+    @put(
+        "/policies/{name:str}",
+        opt={"scope": "admin"},
+        status_code=200,
+        responses=problem_responses(*BODY_PROBLEMS),
+        request_body_description="The policy's keys as JSON (or TOML with `Content-Type: application/toml`).",
+    )
+    async def put_policy(
+        self, name: FromPath[str], request: Request[Any, Any, Any], policies: NamedDependency[PolicyService]
+    ) -> Policy:
+        """Store a new version of a policy (admin). Every key is validated; a malformed one is a 422 naming it."""
+        body = await request.body()
+        content_type = request.headers.get("content-type", "")
+        if is_json(content_type):
+            try:
+                raw = msgspec.json.decode(body)
+            except msgspec.DecodeError as exc:
+                raise ClientException(f"Expected a JSON object of policy keys: {exc}") from exc
+        elif content_type.split(";", 1)[0].strip() in ("application/toml", "text/toml"):
+            raw = msgspec.to_builtins(parse_policy(body, name=name))
+        else:
+            raise ClientException(
+                status_code=415, detail=f"Expected application/json or application/toml, got {content_type!r}"
+            )
+        return await policies.put(name, raw)
+
+    @post(
+        "/decisions/{decision_id:str}/reevaluate",
+        opt={"scope": "read"},
+        status_code=200,
+        responses=problem_responses(404),
+    )
+    async def reevaluate(
+        self,
+        decision_id: FromPath[str],
+        decisions: NamedDependency[DecisionService],
+        policy: PolicyName,
+    ) -> Reevaluation:
+        """The stored decision's proposal evaluated under another policy, and what changed. Nothing is stored."""
+        return await decisions.reevaluate(decision_id, policy)

@@ -1,0 +1,87 @@
+"""Policies through the API: versions, validation naming the key, decisions under a policy, re-evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.conftest import Server
+from tests.e2e.test_trust import create_token
+
+pytestmark = pytest.mark.e2e
+
+# 1.5% of the step saved: above the default 1% noise floor, below a 2% one.
+BORDERLINE = {"target": "layernorm", "p": 0.0167, "k": 10, "baseline_ms": 100, "cost_weeks": 1}
+
+
+def test_a_new_policy_version_changes_a_borderline_verdict(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    admin = create_token(database_url, "admin", "platform")
+    write = create_token(database_url, "write", "planner")
+    server = server_factory(database_url)
+    as_admin = {"authorization": f"Bearer {admin}"}
+    as_writer = {"authorization": f"Bearer {write}"}
+    with server.client() as client:
+        before = client.post("/v1/decisions", json=BORDERLINE, headers=as_writer).json()
+        assert before["verdict"] == "fund"
+        assert before["policy"] == {"name": "default", "version": 1}
+
+        denied = client.put("/v1/policies/default", json={"noise_floor": 0.02}, headers=as_writer)
+        assert denied.status_code == 403
+        stored = client.put("/v1/policies/default", json={"noise_floor": 0.02}, headers=as_admin)
+        assert stored.status_code == 200
+        assert stored.json()["version"] == 2
+        assert stored.json()["noise_floor"] == 0.02
+        assert client.get("/v1/policies/default", headers=as_writer).json()["version"] == 2
+        assert client.get("/v1/policies/default?version=1", headers=as_writer).json()["noise_floor"] == 0.01
+
+        after = client.post("/v1/decisions", json=BORDERLINE, headers=as_writer).json()
+        assert after["verdict"] == "decline"
+        assert after["policy"] == {"name": "default", "version": 2}
+        assert "2%" in after["statement"]
+
+        again = client.post(f"/v1/decisions/{before['id']}/reevaluate?policy=default", headers=as_writer).json()
+        assert again["before"] == {"name": "default", "version": 1}
+        assert again["after"]["policy"] == {"name": "default", "version": 2}
+        assert again["changed"] is True
+        assert {"field": "verdict", "before": "fund", "after": "decline"} in again["changes"]
+        assert "noise_floor" in again["rules_fired"]
+        assert client.get(f"/v1/decisions/{before['id']}", headers=as_writer).json() == before, "stored stays stored"
+
+
+def test_malformed_policies_name_the_key_and_store_nothing(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        cases = [
+            ({"noise_floor": 5}, "/noise_floor", "Expected `noise_floor` <= 1"),
+            ({"noise_flor": 0.1}, "/noise_flor", "Unknown policy key `noise_flor`"),
+            ({"min_rate": "fast"}, "/min_rate", "Expected `min_rate`"),
+            ({"gate": {"fail_on": ["maybe"]}}, "/gate/fail_on/0", "Expected"),
+        ]
+        for body, pointer, phrase in cases:
+            response = client.put("/v1/policies/strict", json=body)
+            assert response.status_code == 422, body
+            assert response.headers["content-type"].startswith("application/problem+json")
+            assert response.json()["errors"][0]["pointer"] == pointer
+            assert phrase in response.json()["detail"]
+        assert (
+            client.put(
+                "/v1/policies/strict", content=b"noise_floor = [", headers={"content-type": "application/toml"}
+            ).status_code
+            == 422
+        )
+        assert client.put("/v1/policies/Bad Name", json={}).status_code in (400, 404, 422)
+        assert client.get("/v1/policies/strict").status_code == 404
+        assert [p["name"] for p in client.get("/v1/policies").json()] == ["default"]
+        toml = client.put(
+            "/v1/policies/strict", content=b"noise_floor = 0.05\n", headers={"content-type": "application/toml"}
+        )
+        assert toml.status_code == 200
+        assert toml.json()["version"] == 1
+        under = client.post("/v1/evaluate?policy=strict", json=BORDERLINE | {"p": 0.05}).json()
+        assert under["policy"] == {"name": "strict", "version": 1}
+        assert under["verdict"] == "decline"
