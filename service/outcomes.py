@@ -1,0 +1,460 @@
+"""The feedback loop (second seed: measure → improve → measure again): outcomes, calibration, workload history.
+
+- An outcome is what was measured after the work: the target's new time and/or the step's, on a stated scope.
+  It is compared with the decision's prediction only when both were measured alike (same model, input, dtype and
+  device: the measurement_scope rule's point), and kept as predicted vs realized.
+- Calibration is how realized k compares with proposed k, per team and workload (the median ratio). Under a
+  policy with `calibrate = true`, new proposals are also evaluated at the calibrated k (k × median ratio); when
+  that changes the verdict, the decision takes the calibrated verdict and its statement says so.
+- A workload's history is the breakdowns of its decisions in order, with the bottleneck (largest phase) of each.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from datetime import UTC, datetime
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+from rules.engine import evaluate
+from rules.errors import InvalidInput, WorthitError
+from rules.model import (
+    TEXT_PATTERN,
+    Base,
+    Evaluation,
+    Figure,
+    Finding,
+    Infinite,
+    Milliseconds,
+    Name,
+    NonNegativeFloat,
+    Proposal,
+    Range,
+    Verdict,
+)
+from rules.policy import Policy
+from rules.text import count, join, label, ms, sentence, times
+from service.api.schemas import Decision
+from service.db.outcomes import NewOutcome, OutcomeStore, Replay
+from service.decisions import DecisionService
+from service.errors import Conflict, NotFound
+from service.ids import new_id
+
+COMPARED_FIELDS = ("model", "input", "dtype", "device")
+HISTORY_LIMIT = 200
+"""Most recent decisions of a workload its history shows."""
+CALIBRATION_POINTS = 50
+"""Most recent outcomes a calibration lists (its figures use all of them)."""
+
+_encoder = msgspec.json.Encoder()
+
+
+class OutcomeScope(Base):
+    """The configuration the outcome was measured on; compared with the proposal's scope."""
+
+    workload: Name | None = None
+    model: Name | None = None
+    input: Name | None = None
+    dtype: Name | None = None
+    device: Name | None = None
+
+
+class OutcomeReport(Base):
+    """What was measured after the work: the target's new time, the step's new time, or both."""
+
+    target_ms: Annotated[NonNegativeFloat, Meta(description="The target's time after the work, in ms.")] | None = None
+    step_ms: Annotated[Milliseconds, Meta(description="The measured scope's time after the work.")] | None = None
+    scope: OutcomeScope = msgspec.field(default_factory=OutcomeScope)
+    note: Annotated[str, Meta(max_length=2000, pattern=TEXT_PATTERN)] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.target_ms is None and self.step_ms is None:
+            raise ValueError("Expected `target_ms` (the target's new time) or `step_ms` (the step's), got neither")
+
+
+class Predicted(msgspec.Struct, kw_only=True):
+    """What the decision predicted, at the k it was made with."""
+
+    k: float | Infinite
+    speedup: float
+    target_ms: float | None
+    step_ms: float | None
+
+
+class Realized(msgspec.Struct, kw_only=True):
+    """What was measured, and the k and speedup it means. `k` needs `target_ms`; `speedup` needs `step_ms`."""
+
+    k: float | Infinite | None
+    speedup: float | None
+    target_ms: float | None
+    step_ms: float | None
+
+
+class Outcome(msgspec.Struct, kw_only=True):
+    """Predicted vs realized for one decision; `k_ratio` (realized k / proposed k) is what calibration uses."""
+
+    decision_id: str
+    recorded_at: datetime
+    statement: str
+    team: str | None
+    workload: str | None
+    target: str | None
+    p: float
+    baseline_ms: float | None
+    target_before_ms: float | None
+    """The target's time before the work: p × baseline_ms."""
+    predicted: Predicted
+    realized: Realized
+    k_ratio: float | None
+    speedup_ratio: float | None
+    scope: OutcomeScope
+    note: str | None = None
+
+
+class CalibrationPoint(msgspec.Struct, kw_only=True):
+    decision_id: str
+    recorded_at: datetime
+    proposed_k: float
+    realized_k: float
+    ratio: float
+
+
+class Calibration(msgspec.Struct, kw_only=True):
+    """How realized k compares with proposed k: the median ratio over `count` outcomes, and their range."""
+
+    team: str | None
+    workload: str | None
+    count: int
+    median_ratio: float | None
+    min_ratio: float | None
+    max_ratio: float | None
+    points: list[CalibrationPoint]
+    """The newest outcomes (up to 50), newest first."""
+
+
+class HistoryPhase(msgspec.Struct, kw_only=True):
+    name: str
+    ms: float
+    kind: str
+    share: float
+
+
+class WorkloadStep(msgspec.Struct, kw_only=True):
+    """One decision's breakdown in a workload's history, and its bottleneck (the largest phase)."""
+
+    decision_id: str
+    created_at: datetime
+    title: str | None
+    target: str | None
+    verdict: Verdict
+    total_ms: float
+    phases: list[HistoryPhase]
+    bottleneck: str
+    bottleneck_share: float
+
+
+class WorkloadHistory(msgspec.Struct, kw_only=True):
+    """A workload's successive breakdowns (oldest first) and how its bottleneck moved."""
+
+    workload: str
+    steps: list[WorkloadStep]
+    bottlenecks: list[str]
+    """The bottleneck at each step, in order: the seed's attention → mlp → attention."""
+
+
+class ScopeMismatch(WorthitError):
+    """An outcome measured on another configuration than the proposal (compare like with like)."""
+
+    def __init__(self, differences: list[tuple[str, str, str]]) -> None:
+        self.differences = differences
+        fields = join(
+            [f"{name} (proposal {label(mine)}, outcome {label(theirs)})" for name, mine, theirs in differences]
+        )
+        self.detail = (
+            f"Expected the outcome to be measured on the proposal's configuration, got a different {fields}; "
+            "measure before and after on the same model, input, dtype and device (measurement_scope)"
+        )
+        super().__init__(self.detail)
+
+
+def scope_differences(proposal: Proposal, measured: OutcomeScope) -> list[tuple[str, str, str]]:
+    """(field, proposal's value, outcome's value) for each compared field both sides state and differ on."""
+    differences = []
+    for name in COMPARED_FIELDS:
+        mine, theirs = getattr(proposal.scope, name), getattr(measured, name)
+        if mine is not None and theirs is not None and mine != theirs:
+            differences.append((name, mine, theirs))
+    return differences
+
+
+def _finite(value: float | str | None) -> float | None:
+    if value is None or isinstance(value, str) or math.isinf(value):
+        return None
+    return value
+
+
+def compare(decision: Decision, report: OutcomeReport, recorded_at: datetime) -> Outcome:
+    """Predicted vs realized: realized k = target before / target after (target before = p × baseline),
+    realized S = baseline / step after. Raises `ScopeMismatch` for an unlike comparison."""
+    differences = scope_differences(decision.proposal, report.scope)
+    if differences:
+        raise ScopeMismatch(differences)
+    a = decision.amdahl
+    baseline = a.baseline_ms
+    target_before = a.p * baseline if baseline is not None else None
+    if baseline is None:
+        field = "target_ms" if report.target_ms is not None else "step_ms"
+        raise InvalidInput(
+            f"Expected the decision to know the step's time (`baseline_ms` or a breakdown) to compare `{field}` "
+            "with, got a decision made on shares alone",
+            f"/{field}",
+        )
+    realized_k: float | Infinite | None = None
+    if report.target_ms is not None and target_before is not None:
+        realized_k = "inf" if report.target_ms == 0 else target_before / report.target_ms
+    realized_s = baseline / report.step_ms if report.step_ms is not None else None
+    proposed_k, realized_k_num = _finite(a.k), _finite(realized_k)
+    k_ratio = realized_k_num / proposed_k if realized_k_num is not None and proposed_k else None
+    speedup_ratio = realized_s / a.speedup if realized_s is not None and math.isfinite(a.speedup) else None
+    outcome = Outcome(
+        decision_id=decision.id,
+        recorded_at=recorded_at,
+        statement="",
+        team=decision.proposal.team,
+        workload=decision.proposal.scope.workload,
+        target=decision.proposal.target,
+        p=a.p,
+        baseline_ms=baseline,
+        target_before_ms=target_before,
+        predicted=Predicted(k=a.k, speedup=a.speedup, target_ms=a.remaining_ms, step_ms=a.new_ms),
+        realized=Realized(k=realized_k, speedup=realized_s, target_ms=report.target_ms, step_ms=report.step_ms),
+        k_ratio=k_ratio,
+        speedup_ratio=speedup_ratio,
+        scope=report.scope,
+        note=report.note,
+    )
+    outcome.statement = outcome_statement(outcome)
+    return outcome
+
+
+def _k(value: float | str) -> str:
+    return "∞" if isinstance(value, str) else times(value)
+
+
+def outcome_statement(outcome: Outcome) -> str:
+    """One sentence: realized vs proposed k, and the step's time against the prediction."""
+    target = label(outcome.target) if outcome.target else "the target"
+    parts = []
+    realized, predicted = outcome.realized, outcome.predicted
+    if realized.k is not None:
+        ratio = f" ({times(outcome.k_ratio)} of the estimate)" if outcome.k_ratio is not None else ""
+        parts.append(f"Realized k is {_k(realized.k)} against the proposed {_k(predicted.k)} for {target}{ratio}")
+    if realized.speedup is not None and realized.step_ms is not None and outcome.baseline_ms is not None:
+        against = f" against a predicted {ms(predicted.step_ms)}" if predicted.step_ms is not None else ""
+        parts.append(
+            f"the step went from {ms(outcome.baseline_ms)} to {ms(realized.step_ms)} "
+            f"({times(realized.speedup)}){against} ({times(predicted.speedup)})"
+        )
+    text = "; ".join(parts)
+    return sentence(text[:1].upper() + text[1:] + ".")  # either part starts with a word of ours, never a name
+
+
+def _capitalised(text: str) -> bool:
+    """`Making …` reads on mid-sentence in lower case; `H2D …` or `GEMM …` must not be lowered."""
+    return len(text) > 1 and text[0].isupper() and text[1].islower()
+
+
+class Calibrator:
+    """Calibration figures, and the hook that evaluates proposals again at the calibrated k."""
+
+    def __init__(self, store: OutcomeStore) -> None:
+        self._store = store
+
+    async def calibration(self, *, team: str | None, workload: str | None) -> Calibration:
+        """The median realized/proposed k ratio of the outcomes of `team` on `workload` (either may be None)."""
+        # PostgreSQL text cannot hold NUL, so nothing stored matches it; asking would be a database error.
+        unmatchable = any("\x00" in name for name in (team, workload) if name is not None)
+        rows = [] if unmatchable else await self._store.ratios(team=team, workload=workload)
+        ratios = [row.k_ratio for row in rows]
+        return Calibration(
+            team=team,
+            workload=workload,
+            count=len(ratios),
+            median_ratio=statistics.median(ratios) if ratios else None,
+            min_ratio=min(ratios, default=None),
+            max_ratio=max(ratios, default=None),
+            points=[
+                CalibrationPoint(
+                    decision_id=row.decision_id,
+                    recorded_at=_utc(row.recorded_at),
+                    proposed_k=row.proposed_k,
+                    realized_k=row.realized_k,
+                    ratio=row.k_ratio,
+                )
+                for row in rows[:CALIBRATION_POINTS]
+            ],
+        )
+
+    async def adjust(self, proposal: Proposal, policy: Policy, evaluation: Evaluation) -> Evaluation:
+        """Under `calibrate = true`: evaluate again at k × the median ratio of the proposal's team/workload.
+
+        The `calibration` finding carries the figures either way; when the verdict changes, the decision takes the
+        calibrated verdict (the policy asked for realized estimates) and the statement says so.
+        """
+        if not policy.calibrate or isinstance(proposal.k, str):
+            return evaluation
+        team, workload = proposal.team, proposal.scope.workload
+        if team is None and workload is None:
+            return evaluation
+        calibration = await self.calibration(team=team, workload=workload)
+        ratio = calibration.median_ratio
+        if ratio is None or ratio <= 0:
+            return evaluation
+        k = proposal.k
+        scaled: float | Range = Range(low=k.low * ratio, high=k.high * ratio) if isinstance(k, Range) else k * ratio
+        calibrated = evaluate(msgspec.structs.replace(proposal, k=scaled), policy)
+        proposed_k, calibrated_k = float(evaluation.amdahl.k), float(calibrated.amdahl.k)
+        if team is not None:
+            who = f"team {label(team)} realized" + (f" on {label(workload)}" if workload is not None else "")
+        else:
+            who = f"proposals on {label(workload or '')} realized"
+        opening = (
+            f"At the {times(ratio)} of estimated k that {who} ({count(calibration.count, 'outcome')}), "
+            f"{times(proposed_k)} becomes {times(calibrated_k)}"
+        )
+        flipped = calibrated.verdict != evaluation.verdict
+        if flipped:
+            reason = calibrated.statement
+            reason = reason[0].lower() + reason[1:] if _capitalised(reason) else reason
+            message = f"{opening} and the verdict turns from {evaluation.verdict} to {calibrated.verdict}: {reason}"
+        else:
+            message = f"{opening}: still {evaluation.verdict}, at {times(calibrated.amdahl.speedup)} end to end."
+        figures: dict[str, Figure] = {
+            "median_ratio": ratio,
+            "outcomes": calibration.count,
+            "proposed_k": proposed_k,
+            "calibrated_k": calibrated_k,
+            "calibrated_speedup": calibrated.amdahl.speedup,
+            "calibrated_saving_ms": calibrated.amdahl.saving_ms,
+            "verdict": evaluation.verdict,
+            "calibrated_verdict": calibrated.verdict,
+            "team": team,
+            "workload": workload,
+        }
+        finding = Finding(
+            rule="calibration",
+            effect="info",
+            message=sentence(message),
+            figures=figures,
+            verdict=calibrated.verdict if flipped else None,
+        )
+        if not flipped:
+            return msgspec.structs.replace(evaluation, findings=[*evaluation.findings, finding])
+        return msgspec.structs.replace(
+            evaluation,
+            verdict=calibrated.verdict,
+            statement=finding.message,
+            deciding_rule="calibration",
+            findings=[*evaluation.findings, finding],
+        )
+
+
+class OutcomeService:
+    """Recording outcomes, reading them back, calibration, and workload histories."""
+
+    def __init__(self, store: OutcomeStore, decisions: DecisionService, calibrator: Calibrator) -> None:
+        self._store = store
+        self._decisions = decisions
+        self._calibrator = calibrator
+
+    async def record(
+        self, decision_id: str, report: OutcomeReport, *, idempotency_key: str | None, body_hash: str
+    ) -> tuple[Outcome, bool]:
+        """Compare and store; returns the outcome and whether it is new (False: an idempotent replay)."""
+        decision = await self._decisions.get(decision_id)
+        outcome = compare(decision, report, datetime.now(UTC))
+        document = _encoder.encode(outcome).decode()
+        found = await self._store.add(
+            NewOutcome(
+                id=new_id(),
+                decision_id=decision_id,
+                recorded_at=outcome.recorded_at,
+                team=outcome.team,
+                workload=outcome.workload,
+                proposed_k=_finite(outcome.predicted.k),
+                realized_k=_finite(outcome.realized.k),
+                k_ratio=outcome.k_ratio,
+                document=document,
+            ),
+            idempotency_key=idempotency_key,
+            route=f"POST /v1/decisions/{decision_id}/outcome",
+            request_hash=body_hash,
+            status_code=201,
+        )
+        if found is None:
+            return outcome, True
+        if isinstance(found, Replay):
+            if found.request_hash != body_hash:
+                raise Conflict(
+                    f"Idempotency-Key {idempotency_key!r} was already used with a different request body; "
+                    "use a new key for a new outcome"
+                )
+            return msgspec.json.decode(found.document, type=Outcome), False
+        recorded = msgspec.json.decode(found.document, type=Outcome)
+        raise Conflict(
+            f"Decision `{decision_id}` already has an outcome, recorded at {recorded.recorded_at.isoformat()}; "
+            "outcomes are kept as measured, not overwritten"
+        )
+
+    async def get(self, decision_id: str) -> Outcome:
+        """The outcome recorded for a decision; NotFound when the decision or its outcome does not exist."""
+        document = await self._store.get(decision_id)
+        if document is None:
+            await self._decisions.get(decision_id)  # a missing decision says so, not "no outcome"
+            raise NotFound(f"No outcome recorded for decision `{decision_id}` yet")
+        return msgspec.json.decode(document, type=Outcome)
+
+    async def find(self, decision_id: str) -> Outcome | None:
+        document = await self._store.get(decision_id)
+        return None if document is None else msgspec.json.decode(document, type=Outcome)
+
+    async def calibration(self, *, team: str | None, workload: str | None) -> Calibration:
+        return await self._calibrator.calibration(team=team, workload=workload)
+
+    async def history(self, workload: str) -> WorkloadHistory:
+        """The breakdowns of the workload's decisions, oldest first, each with its bottleneck."""
+        unmatchable = "\x00" in workload  # PostgreSQL text cannot hold NUL: nothing stored has it
+        documents = [] if unmatchable else await self._store.workload_documents(workload, HISTORY_LIMIT)
+        if not documents:
+            raise NotFound(f"No decisions for workload `{workload}`")
+        steps = [step for document in documents if (step := _step(document)) is not None]
+        return WorkloadHistory(workload=workload, steps=steps, bottlenecks=[step.bottleneck for step in steps])
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes for timezone-aware columns; they were stored as UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _step(document: str) -> WorkloadStep | None:
+    decision = msgspec.json.decode(document, type=Decision)
+    phases = decision.proposal.breakdown or []
+    total = sum(phase.ms for phase in phases)
+    if total <= 0:
+        return None
+    largest = max(phases, key=lambda phase: phase.ms)  # the first of equals: the order the user gave
+    return WorkloadStep(
+        decision_id=decision.id,
+        created_at=decision.created_at,
+        title=decision.proposal.title,
+        target=decision.proposal.target,
+        verdict=decision.verdict,
+        total_ms=total,
+        phases=[HistoryPhase(name=p.name, ms=p.ms, kind=p.kind, share=p.ms / total) for p in phases],
+        bottleneck=largest.name,
+        bottleneck_share=largest.ms / total,
+    )
