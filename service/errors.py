@@ -13,11 +13,13 @@ from typing import Any
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from rules.errors import InvalidInput, PolicyError, WorthitError
+from rules.profiles.errors import ProfileError
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("worthit.errors")
@@ -83,6 +85,20 @@ def problem_response(
     return Response(problem, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+COMMON_PROBLEMS = (400, 401, 403, 429, 503)
+BODY_PROBLEMS = (413, 415, 422)
+
+
+def problem_responses(*codes: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the problems a route can answer, besides those every route can (COMMON_PROBLEMS)."""
+    return {
+        code: ResponseSpec(
+            data_container=Problem, description=TITLES[code], media_type=PROBLEM_JSON, generate_examples=False
+        )
+        for code in sorted({*COMMON_PROBLEMS, *codes})
+    }
+
+
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
 _PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
@@ -118,7 +134,10 @@ def validation_problem(message: str, body: bytes | None = None) -> tuple[str, st
         return message, ""
     text, path = match.group("message"), match.group("path") or "$"
     pointer = path_to_pointer(path)
-    field = pointer.rsplit("/", 1)[-1] if pointer else ""
+    parts = pointer.split("/")[1:]
+    field = parts[-1] if parts else ""
+    if field.isdigit() and len(parts) > 1:
+        field = f"{parts[-2]}[{field}]"  # an item of a list: name the list
     unknown = re.match(r"Object contains unknown field `([^`]+)`", text)
     if unknown:
         pointer = f"{pointer}/{unknown.group(1)}"
@@ -133,7 +152,7 @@ def validation_problem(message: str, body: bytes | None = None) -> tuple[str, st
             value = _lookup(msgspec.json.decode(body), pointer)
         except msgspec.DecodeError:
             value = ...
-    if field and not field.isdigit():
+    if field and not field.isdigit():  # a bare index names nothing a reader knows
         constraint = re.match(r"Expected `[^`]+` (?P<rest>(?:[<>]=?|of length|matching).*)$", text)
         if constraint:
             text = f"Expected `{field}` {constraint.group('rest')}"
@@ -185,8 +204,12 @@ def _invalid_input_handler(_: Request[Any, Any, Any], exc: InvalidInput) -> Resp
 
 
 def _policy_handler(_: Request[Any, Any, Any], exc: PolicyError) -> Response[Problem]:
-    pointer = "/" + exc.key.replace(".", "/") if exc.key else ""
-    return problem_response(422, exc.detail, [ProblemError(detail=exc.detail, pointer=pointer)], kind="policy")
+    detail, pointer = validation_problem(exc.detail)
+    if exc.key and not pointer:
+        pointer = "/" + exc.key.replace(".", "/")
+    if "unknown field" in exc.detail:
+        detail = f"Unknown policy key `{exc.key}`; expected only the keys documented in rules/policies/default.toml"
+    return problem_response(422, detail, [ProblemError(detail=detail, pointer=pointer)], kind="policy")
 
 
 def _simple(status: int, kind: str) -> Any:
@@ -210,6 +233,12 @@ def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, "An internal error occurred; it has been logged.")
 
 
+def _data_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    # A value the boundary let through but the database cannot hold: still the client's input, never a 5xx.
+    log.warning("database rejected a value: %s", exc)
+    return problem_response(422, "A value is out of the range the database can store.", kind="validation")
+
+
 def _database_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     log.warning("database unavailable: %s", type(exc).__name__)
     return problem_response(
@@ -220,7 +249,15 @@ def _database_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Pro
     )
 
 
+def _profile_handler(_: Request[Any, Any, Any], exc: ProfileError) -> Response[Problem]:
+    return problem_response(422, str(exc), [ProblemError(detail=str(exc), pointer="")], kind="profile")
+
+
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    ProfileError: _profile_handler,
+    IntegrityError: _simple(409, "conflict"),
+    DataError: _data_handler,
+    DBAPIError: _database_handler,
     OperationalError: _database_handler,
     InterfaceError: _database_handler,
     DisconnectionError: _database_handler,

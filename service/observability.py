@@ -68,6 +68,15 @@ def configure_logging(level: str) -> None:
     root.propagate = False
 
 
+PROBLEM_NUL_PATH = _encoder.encode(
+    {
+        "type": "about:blank",
+        "title": "Not Found",
+        "status": 404,
+        "detail": "No resource has a NUL character in its path.",
+        "errors": [],
+    }
+)
 PROBLEM_TIMEOUT = _encoder.encode(
     {
         "type": "https://worthit.dev/problems/timeout",
@@ -77,6 +86,17 @@ PROBLEM_TIMEOUT = _encoder.encode(
         "errors": [],
     }
 )
+
+
+async def _send_problem(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/problem+json"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 class Observability:
@@ -111,19 +131,16 @@ class Observability:
             await send(message)
 
         try:
+            if "\x00" in scope["path"]:
+                # No id or name of ours holds a NUL (and PostgreSQL text cannot): answer for every route at once.
+                await _send_problem(send_wrapper, 404, PROBLEM_NUL_PATH)
+                return
             async with asyncio.timeout(self.timeout):
                 await self.app(scope, receive, send_wrapper)
         except TimeoutError:
             if not response_started:
                 status = 503
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 503,
-                        "headers": [(b"content-type", b"application/problem+json"), (b"retry-after", b"1"), header],
-                    }
-                )
-                await send({"type": "http.response.body", "body": PROBLEM_TIMEOUT})
+                await _send_problem(send, 503, PROBLEM_TIMEOUT, [(b"retry-after", b"1"), header])
         finally:
             elapsed = time.perf_counter() - started
             route = scope.get("path_template") or "unmatched"

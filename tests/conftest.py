@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -94,7 +95,13 @@ class Server:
     log: Path
 
     def client(self, **kwargs: object) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=10, **kwargs)  # type: ignore[arg-type]
+        return httpx.Client(base_url=self.url, **({"timeout": 10} | kwargs))  # type: ignore[arg-type]
+
+    def kill(self) -> None:
+        """SIGKILL the server and all its workers at once, as a crash or an OOM kill would."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=15)
 
     def stop(self, sig: int | None = None) -> None:
         if self.process.poll() is None:
@@ -105,8 +112,7 @@ class Server:
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                self.kill()
 
 
 def start_server(
@@ -133,6 +139,7 @@ def start_server(
             env=environment,
             stdout=handle,
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a kill takes the workers with it
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

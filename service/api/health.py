@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from litestar import get
 from litestar.datastructures import State
 from sqlalchemy import text
 
 from service.api.schemas import Health, Ready
-from service.db.migrate import head_revision
-from service.errors import Unavailable
+from service.db.migrate import head_revision, schema_serves
+from service.errors import Unavailable, problem_responses
+
+# A probe must answer before its caller gives up, even when the database is slow to answer or to refuse.
+READY_TIMEOUT_SECONDS = 2.0
 
 
 @get("/healthz", tags=["operations"], opt={"scope": "public"})
@@ -17,14 +22,14 @@ async def healthz() -> Health:
     return Health(status="ok")
 
 
-@get("/readyz", tags=["operations"], opt={"scope": "public"})
+@get("/readyz", tags=["operations"], opt={"scope": "public"}, responses=problem_responses())
 async def readyz(state: State) -> Ready:
     """The database answers and its schema is the one this code expects; 503 otherwise."""
     try:
-        async with state.engine.connect() as connection:
+        async with asyncio.timeout(READY_TIMEOUT_SECONDS), state.engine.connect() as connection:
             revision = (await connection.execute(text("SELECT version_num FROM alembic_version"))).scalar()
     except Exception as exc:
         raise Unavailable(f"The database does not answer: {type(exc).__name__}") from exc
-    if revision != head_revision():
+    if not schema_serves(revision):
         raise Unavailable(f"The database schema is at {revision}, this code needs {head_revision()}")
     return Ready(status="ready", database=state.engine.dialect.name, schema_revision=revision)

@@ -24,6 +24,22 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+def schema_serves(current: str | None) -> bool:
+    """Whether this code can serve on a database at revision `current`.
+
+    At head: yes. At a revision this code knows but is not head (older): no. At a revision this code does not know:
+    yes, as a newer schema that a rolling deploy's migration job has already applied — migrations here only add
+    (expand first, contract in a later release), so old code keeps working on the newer schema until it is replaced.
+    """
+    head = head_revision()
+    if current == head:
+        return True
+    if current is None:
+        return False
+    known = {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    return current not in known
+
+
 def _upgrade(connection: Connection, revision: str) -> None:
     config = alembic_config()
     config.attributes["connection"] = connection

@@ -179,3 +179,26 @@ def test_health_and_readiness(sqlite_server: Server) -> None:
         ready = client.get("/readyz").json()
         assert ready["status"] == "ready"
         assert ready["database"] == "sqlite"
+
+
+def test_nul_characters_are_rejected_at_the_boundary(database_url: str, server_factory: Callable[..., Server]) -> None:
+    """PostgreSQL text cannot hold NUL: it is a 4xx naming the field on every database, never a 5xx."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        body = b'{"p": 0.5, "k": 2, "target": "a\\u0000b"}'
+        response = client.post("/v1/decisions", content=body, headers={"content-type": "application/json"})
+        assert response.status_code == 422
+        assert response.json()["errors"][0]["pointer"] == "/target"
+        assert client.get("/v1/decisions", params={"target": "a\x00b"}).status_code == 400
+        for path in (
+            "/v1/decisions/a%00b",
+            "/v1/decisions/a%00b/outcome",
+            "/v1/policies/a%00b",
+            "/v1/profiles/a%00b",
+            "/decisions/a%00b",
+        ):
+            assert client.get(path).status_code == 404, path
+        assert client.post("/v1/decisions/a%00b/reevaluate", params={"policy": "default"}).status_code == 404
+        assert client.get("/v1/decisions", params={"cursor": "a\x00"}).status_code == 400
+        assert client.get("/decisions", params={"cursor": "a\x00"}).status_code == 400
+        assert client.get("/v1/decisions").json()["items"] == []

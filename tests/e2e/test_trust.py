@@ -195,6 +195,6 @@ def test_request_ids_access_log_and_metrics(sqlite_url: str, server_factory: Cal
 
 
 def test_serve_refuses_a_public_address_with_auth_off(sqlite_url: str) -> None:
-    result = worthit("serve", "--host", "0.0.0.0", "--port", "1", "--database", sqlite_url)  # noqa: S104
+    result = worthit("serve", "--host", "0.0.0.0", "--port", "1", "--database", sqlite_url)
     assert result.returncode == 2
     assert "refusing to serve on 0.0.0.0" in result.stderr

@@ -49,3 +49,11 @@ def test_upgrade_downgrade_upgrade_round_trip(database_url: str) -> None:
             await engine.dispose()
 
     asyncio.run(run())
+
+
+def test_which_schemas_this_code_serves_on() -> None:
+    """Head: yes; an older known revision or an empty database: no; an unknown (newer) revision: yes."""
+    assert migrate.schema_serves(migrate.head_revision())
+    assert not migrate.schema_serves(None)
+    assert not migrate.schema_serves("0001")
+    assert migrate.schema_serves("9999_from_a_newer_release")
