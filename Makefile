@@ -21,12 +21,16 @@ test: $(STAMP) lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check rules service migrations tests benchmarks
+	$(BIN)/ruff format --check --quiet rules service migrations tests benchmarks
 	$(BIN)/mypy
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/property -q
 
 bench: $(STAMP)
+	@command -v wrk >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq wrk >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }; } || \
+		echo "wrk is missing (apt-get install wrk): the HTTP cases will be skipped"
 	$(BIN)/python benchmarks/run.py
 
 openapi: $(STAMP)

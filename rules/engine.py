@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from rules import amdahl
 from rules.errors import InvalidInput
@@ -31,6 +31,8 @@ from rules.model import (
 )
 from rules.policy import Policy
 from rules.text import label, ms, pct, sentence
+
+T = TypeVar("T")
 
 # Higher wins (PRODUCT §3): remeasure > decline/redirect > fund_if > fund. Between the two of equal rank, a
 # redirect (which names where the effort belongs) is preferred to a bare decline.
@@ -86,6 +88,33 @@ def kinds_label(kinds: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+class lazy(Generic[T]):  # noqa: N801 - used like the decorator it replaces
+    """`functools.cached_property` without its per-access lock (Python 3.11 takes one on every read).
+
+    A non-data descriptor: the first read stores the value in the instance's `__dict__`, which then shadows the
+    descriptor, so later reads are plain attribute lookups. Checks read these figures dozens of times a proposal.
+    """
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> lazy[T]: ...
+    @overload
+    def __get__(self, instance: object, owner: type) -> T: ...
+    def __get__(self, instance: object | None, owner: type) -> T | lazy[T]:
+        if instance is None:
+            return self
+        value = self.func(instance)
+        instance.__dict__[self.name] = value  # bypasses the frozen dataclass's __setattr__ on purpose
+        return value
+
+
 @dataclass(frozen=True)
 class Context:
     """What a check reads: the proposal, the policy, and the figures derived once for all checks."""
@@ -95,11 +124,11 @@ class Context:
     p: float
     k: float
 
-    @cached_property
+    @lazy
     def amdahl(self) -> AmdahlFigures:
         return amdahl.figures(self.p, self.k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
 
-    @cached_property
+    @lazy
     def baseline_ms(self) -> float | None:
         """The measured scope's time: given, else the breakdown's sum when the breakdown divides that scope."""
         if self.proposal.baseline_ms is not None:
@@ -109,11 +138,11 @@ class Context:
         total = self.breakdown_ms
         return total if total else None
 
-    @cached_property
+    @lazy
     def breakdown_ms(self) -> float:
         return sum(phase.ms for phase in self.proposal.breakdown or ())
 
-    @cached_property
+    @lazy
     def breakdown_total(self) -> float:
         """The time the breakdown's shares are taken of: `baseline_ms` for the measured scope, else the sum."""
         if self.proposal.breakdown_scope == "measured" and self.proposal.baseline_ms is not None:
@@ -124,7 +153,7 @@ class Context:
     def target(self) -> str:
         return label(self.proposal.target) if self.proposal.target else "the target"
 
-    @cached_property
+    @lazy
     def target_phase(self) -> Phase | None:
         for phase in self.proposal.breakdown or ():
             if phase.name == self.proposal.target:
@@ -136,7 +165,7 @@ class Context:
         total = self.breakdown_total
         return phase.ms / total if total else 0.0
 
-    @cached_property
+    @lazy
     def p_run(self) -> float:
         """The target's share of the whole run: `p_end_to_end`, else read off a whole-run breakdown, else `p`."""
         if self.proposal.p_end_to_end is not None:
@@ -145,12 +174,12 @@ class Context:
             return self.target_phase.ms / self.breakdown_ms
         return self.p
 
-    @cached_property
+    @lazy
     def run_saving(self) -> float:
         """Share of the whole run removed: what noise, rate of return and fleet economics are judged on."""
         return amdahl.saving_fraction(self.p_run, self.k)
 
-    @cached_property
+    @lazy
     def run_rate(self) -> float | None:
         """Share of the whole run removed per engineer-week; `inf` at no cost, `None` when the cost is unknown."""
         cost = self.proposal.cost_weeks
@@ -158,19 +187,19 @@ class Context:
             return None
         return self.run_saving / cost if cost > 0 else math.inf
 
-    @cached_property
+    @lazy
     def target_share(self) -> float:
         """The target's share of the time the breakdown divides."""
         if self.target_phase is not None and self.breakdown_total:
             return self.share(self.target_phase)
         return self.p_run if self.proposal.breakdown_scope == "end_to_end" else self.p
 
-    @cached_property
+    @lazy
     def others(self) -> list[Phase]:
         """The breakdown's phases other than the target."""
         return [phase for phase in self.proposal.breakdown or () if phase.name != self.proposal.target]
 
-    @cached_property
+    @lazy
     def alternative(self) -> Alternative | None:
         """The largest thing bigger than the target and above the noise floor: one phase, or the non-kernel
         phases together (the seed's "the 85% that is allocation and host↔device copy")."""
@@ -186,11 +215,11 @@ class Context:
         fitting = [alt for alt in candidates if alt.share > self.target_share and alt.share >= floor]
         return max(fitting, key=lambda alt: alt.share, default=None)
 
-    @cached_property
+    @lazy
     def unportable(self) -> bool:
         return self.proposal.flags.portability in ("vendor_specific", "hand_asm")
 
-    @cached_property
+    @lazy
     def maintenance_weeks(self) -> float:
         """Engineer-weeks unportable code costs to keep correct over the policy's horizon (0 when portable)."""
         if not self.unportable:
@@ -217,7 +246,10 @@ def _point(value: float | Range | str | None, name: str) -> float:
 
 def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> list[Finding]:
     """Every finding of `checks` for one point (p, k), overrides resolved."""
-    ctx = Context(proposal=proposal, policy=policy, p=p, k=k)
+    return _run(Context(proposal=proposal, policy=policy, p=p, k=k), checks)
+
+
+def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding]:
     findings = [finding for module in checks if (finding := module.check(ctx)) is not None]
     for finding in findings:
         finding.message = sentence(finding.message)  # a safety net: rules write short sentences
@@ -248,21 +280,26 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
     return best[1], best[2]
 
 
+@cache
+def _registry() -> tuple[ModuleType, ...]:
+    from rules.checks import CHECKS  # the checks import this module: resolve the registry on first use
+
+    return CHECKS
+
+
 def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | None = None) -> Evaluation:
     """Evaluate one proposal under one policy: the verdict, one sentence, the figures and every finding."""
     if checks is None:
-        from rules.checks import CHECKS
-
-        checks = CHECKS
+        checks = _registry()
     p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
-    findings = run_checks(proposal, policy, p, k, checks)
+    ctx = Context(proposal=proposal, policy=policy, p=p, k=k)
+    findings = _run(ctx, checks)
     verdict, deciding = decide(findings)
     evaluation = Evaluation(
         verdict=verdict,
         statement=sentence(deciding.message),
         deciding_rule=deciding.rule,
-        amdahl=amdahl.figures(p, k, baseline_ms=Context(proposal, policy, p, k).baseline_ms,
-                              cost_weeks=proposal.cost_weeks),
+        amdahl=ctx.amdahl,
         findings=findings,
         policy=PolicyRef(name=policy.name, version=policy.version),
     )
@@ -303,9 +340,11 @@ def _add_ranges(evaluation: Evaluation, proposal: Proposal, policy: Policy, chec
     if not evaluation.holds_across_range:
         from rules.text import times
 
-        differs = [(end, v, f) for end, v, f in (("pessimistic", low_verdict, low_deciding),
-                                                  ("optimistic", high_verdict, high_deciding))
-                   if v != evaluation.verdict]
+        differs = [
+            (end, v, f)
+            for end, v, f in (("pessimistic", low_verdict, low_deciding), ("optimistic", high_verdict, high_deciding))
+            if v != evaluation.verdict
+        ]
         end, verdict, deciding = differs[0]
         evaluation.findings.append(
             Finding(

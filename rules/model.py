@@ -8,9 +8,11 @@ code we own builds these objects directly and is trusted.
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Annotated, Literal
 
 import msgspec
+import msgspec.inspect
 from msgspec import Meta
 
 Fraction = Annotated[float, Meta(gt=0, le=1, description="A share of the measured scope's time, 0 < p ≤ 1.")]
@@ -18,8 +20,10 @@ OpenFraction = Annotated[float, Meta(ge=0, le=1)]
 PositiveFloat = Annotated[float, Meta(gt=0)]
 NonNegativeFloat = Annotated[float, Meta(ge=0)]
 Milliseconds = Annotated[float, Meta(gt=0, description="A time in milliseconds.")]
-Name = Annotated[str, Meta(min_length=1, max_length=200)]
-Title = Annotated[str, Meta(max_length=300)]
+# No NUL characters: PostgreSQL text cannot hold them, and no name or title of ours means one.
+TEXT_PATTERN = "^[^\x00]*$"
+Name = Annotated[str, Meta(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
+Title = Annotated[str, Meta(max_length=300, pattern=TEXT_PATTERN)]
 Infinite = Literal["inf"]
 """`k = "inf"`: the target's work disappears (a copy removed by keeping data resident)."""
 
@@ -36,10 +40,30 @@ class Base(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         # JSON has no NaN or Infinity, but 1e999 decodes to inf; no field of ours means that.
-        for field in self.__struct_fields__:
+        for field in _number_fields(type(self)):
             value = getattr(self, field)
             if type(value) is float and not math.isfinite(value):
                 raise ValueError(f"Expected `{field}` to be a finite number, got {value}")
+
+
+@cache
+def _number_fields(cls: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The fields of `cls` that can hold a float: the only ones the finiteness check needs to read (it runs for every
+    struct of every request)."""
+
+    def holds_float(kind: object) -> bool:
+        if isinstance(kind, msgspec.inspect.Metadata):
+            return holds_float(kind.type)
+        if isinstance(kind, msgspec.inspect.FloatType):
+            return True
+        return isinstance(kind, msgspec.inspect.UnionType) and any(holds_float(t) for t in kind.types)
+
+    info = msgspec.inspect.type_info(cls)
+    if isinstance(info, msgspec.inspect.Metadata):
+        info = info.type
+    if not isinstance(info, msgspec.inspect.StructType):  # pragma: no cover - every Base subclass is a Struct
+        return tuple(cls.__struct_fields__)
+    return tuple(field.name for field in info.fields if holds_float(field.type))
 
 
 class Range(Base):
@@ -242,4 +266,3 @@ class Evaluation(msgspec.Struct, kw_only=True):
     policy: PolicyRef
     ranges: dict[str, Interval] | None = None
     holds_across_range: bool | None = None
-

@@ -10,7 +10,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from service.db.models import Base
-from service.db.writer import GroupCommitWriter
+from service.db.writer import Batched, GroupCommitWriter
 
 decisions = Base.metadata.tables["decisions"]
 policies = Base.metadata.tables["policies"]
@@ -56,22 +56,7 @@ class DecisionStore:
 
     async def add(self, row: NewDecision) -> Existing | None:
         """Store `row`, or return what its idempotency key already stored (then nothing is written)."""
-
-        async def op(connection: AsyncConnection) -> Existing | None:
-            if row.idempotency_key is not None:
-                found = (
-                    await connection.execute(
-                        select(decisions.c.request_hash, decisions.c.document).where(
-                            decisions.c.idempotency_key == row.idempotency_key
-                        )
-                    )
-                ).first()
-                if found is not None:
-                    return Existing(request_hash=found.request_hash, document=found.document)
-            await connection.execute(insert(decisions).values(**_values(row)))
-            return None
-
-        return await self._writer.submit(op)
+        return await self._writer.submit(Batched("decisions", _insert_decisions, row))
 
     async def get(self, decision_id: str) -> str | None:
         async with self._engine.connect() as connection:
@@ -99,6 +84,33 @@ class DecisionStore:
 
 def _values(row: NewDecision) -> dict[str, Any]:
     return {field: getattr(row, field) for field in row.__slots__}
+
+
+async def _insert_decisions(connection: AsyncConnection, rows: list[NewDecision]) -> list[Existing | None]:
+    """One multi-row INSERT for a batch; rows whose idempotency key is already stored (or earlier in the same
+    batch) are not written, and get what the key stored instead."""
+    keys = [row.idempotency_key for row in rows if row.idempotency_key is not None]
+    seen: dict[str, Existing] = {}
+    if keys:
+        query = select(decisions.c.idempotency_key, decisions.c.request_hash, decisions.c.document).where(
+            decisions.c.idempotency_key.in_(keys)
+        )
+        for found in (await connection.execute(query)).all():
+            seen[found.idempotency_key] = Existing(request_hash=found.request_hash, document=found.document)
+    results: list[Existing | None] = []
+    new: list[dict[str, Any]] = []
+    for row in rows:
+        key = row.idempotency_key
+        if key is not None and key in seen:
+            results.append(seen[key])
+            continue
+        if key is not None:
+            seen[key] = Existing(request_hash=row.request_hash, document=row.document)
+        new.append(_values(row))
+        results.append(None)
+    if new:
+        await connection.execute(insert(decisions), new)
+    return results
 
 
 class PolicyStore:

@@ -10,12 +10,28 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 T = TypeVar("T")
-WriteOp = Callable[[AsyncConnection], Awaitable[Any]]
+I = TypeVar("I")  # noqa: E741 - an item, as in the typing docs
+
+
+@dataclass(frozen=True, slots=True)
+class Batched(Generic[I, T]):
+    """A write that shares one statement with its neighbours of the same `key` (e.g. one multi-row INSERT).
+
+    `run` takes the items of consecutive writes with the same key and returns one result per item, in order.
+    """
+
+    key: str
+    run: Callable[[AsyncConnection, list[Any]], Awaitable[list[Any]]]
+    item: I
+
+
+WriteOp = Callable[[AsyncConnection], Awaitable[Any]] | Batched[Any, Any]
 
 log = logging.getLogger("worthit.writer")
 
@@ -45,7 +61,7 @@ class GroupCommitWriter:
             await self._task
             self._task = None
 
-    async def submit(self, op: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    async def submit(self, op: Callable[[AsyncConnection], Awaitable[T]] | Batched[Any, T]) -> T:
         """Run `op` in the next batch; return its result once the batch has committed."""
         if self._closing or self._task is None:
             raise WriterClosed("the writer is not running")
@@ -91,5 +107,19 @@ class GroupCommitWriter:
                 future.set_result(result)
 
     async def _transaction(self, ops: list[tuple[WriteOp, asyncio.Future[Any]]]) -> list[Any]:
+        results: list[Any] = []
         async with self._engine.begin() as connection:
-            return [await op(connection) for op, _ in ops]
+            start = 0
+            while start < len(ops):
+                op = ops[start][0]
+                if isinstance(op, Batched):
+                    end = start + 1
+                    while end < len(ops) and isinstance(other := ops[end][0], Batched) and other.key == op.key:
+                        end += 1
+                    items = [batched.item for batched, _ in ops[start:end]]  # type: ignore[union-attr]
+                    results.extend(await op.run(connection, items))
+                    start = end
+                else:
+                    results.append(await op(connection))
+                    start += 1
+        return results

@@ -1,0 +1,278 @@
+"""`make bench`: every speed figure beside a baseline measured in the same run, as a ratio; writes RESULTS.md.
+
+    python benchmarks/run.py [--quick] [--seconds 8] [--workers 1] [--no-postgres]
+
+Cases (each baseline is measured here, now, on this machine, so the ratios survive a slower or busier machine):
+- engine: proposals evaluated per second through every rule (decode, evaluate, encode), against a msgspec decode and
+  encode of the same payload alone, the floor for any per-request work;
+- HTTP: `POST /v1/evaluate` and `POST /v1/decisions` on SQLite, then `POST /v1/decisions` on PostgreSQL, each
+  against a bare `GET /healthz` on the same server and worker count, driven by wrk (another process) at 32
+  connections: req/s, p50, p99;
+- profiles: a 1,000,000-row rocprofv3 kernel trace and a 100 MB PyTorch trace against a plain parse of the same file
+  (time and peak memory);
+- Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit.
+No assertions: this reports, it does not gate (nothing in `make test` depends on timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import msgspec  # noqa: E402 - after the path is set, to run as a plain script
+
+from benchmarks import bench_profiles, bench_slack  # noqa: E402
+from rules.engine import evaluate  # noqa: E402
+from rules.model import Proposal  # noqa: E402
+from rules.policy import default_policy  # noqa: E402
+from tests.conftest import POSTGRES_URL, start_server  # noqa: E402
+
+CONNECTIONS = 32
+PROPOSALS = [
+    b'{"target":"attention_softmax","p":0.21,"k":10,"baseline_ms":100,"cost_weeks":3}',
+    b'{"target":"gemm_qkv","p":0.34,"k":10,"baseline_ms":100,"cost_weeks":4,"scope":{"workload":"inference",'
+    b'"measured":"step","method":"timeline"},"breakdown":[{"name":"gemm_qkv","ms":34},{"name":"attention_softmax",'
+    b'"ms":21},{"name":"matmul_out","ms":12},{"name":"layernorm","ms":6},{"name":"elementwise_gelu","ms":4},'
+    b'{"name":"H2D copy","ms":18,"kind":"copy"},{"name":"host gaps","ms":5,"kind":"host"}]}',
+    b'{"target":"x","p":0.05,"k":2,"cost_weeks":3,"flags":{"fleet_gpus":20000,"latency_slo":{"tail_risk":true}}}',
+    b'{"target":"asm_kernel","p":0.03,"k":1.5,"cost_weeks":3,"flags":{"portability":"hand_asm"}}',
+]
+
+
+@dataclass
+class Row:
+    case: str
+    figure: str
+    baseline: str
+    ratio: float | None
+    target: str
+    met: bool | None
+
+
+def bench_engine(seconds: float) -> list[Row]:
+    policy = default_policy()
+    decoder = msgspec.json.Decoder(Proposal)
+    encoder = msgspec.json.Encoder()
+
+    def rate(work: object) -> float:
+        count, started = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - started) < seconds:
+            for body in PROPOSALS:
+                work(body)  # type: ignore[operator]
+            count += len(PROPOSALS)
+        return count / elapsed
+
+    floor = rate(lambda body: encoder.encode(decoder.decode(body)))
+    full = rate(lambda body: encoder.encode(evaluate(decoder.decode(body), policy)))
+    return [
+        Row(
+            "engine: proposals/s through every rule (1 core)",
+            f"{full:,.0f}/s",
+            f"decode+encode {floor:,.0f}/s",
+            full / floor,
+            ">= 20,000/s per core",
+            full >= 20_000,
+        )
+    ]
+
+
+def _wrk(url: str, seconds: float, body: bytes | None, workdir: Path) -> tuple[float, float, float, int]:
+    """req/s, p50 ms, p99 ms, non-2xx count."""
+    command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds:.0f}s", "--latency"]
+    if body is not None:
+        script = workdir / "post.lua"
+        script.write_text(
+            f'wrk.method = "POST"\nwrk.body = [[{body.decode()}]]\nwrk.headers["Content-Type"] = "application/json"\n'
+        )
+        command += ["-s", str(script)]
+    out = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
+
+    def ms(label: str) -> float:
+        match = re.search(rf"{label}\s+([\d.]+)(us|ms|s)\b", out)
+        if match is None:
+            return float("nan")
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return rps, ms("50%"), ms("99%"), int(non_2xx.group(1)) if non_2xx else 0
+
+
+def bench_http(database: str, label: str, seconds: float, workers: int, workdir: Path, evaluate_too: bool) -> list[Row]:
+    env = {"WORTHIT_RATE_LIMIT": "100000000/minute", "WORTHIT_LOG_LEVEL": "warning"}
+    server = start_server(database, workdir / f"server-{label}.log", workers=workers, env=env)
+    rows: list[Row] = []
+    try:
+        _wrk(f"{server.url}/healthz", 2, None, workdir)  # warm up
+        bare, _, bare_p99, _ = _wrk(f"{server.url}/healthz", seconds, None, workdir)
+        baseline = f"GET /healthz {bare:,.0f} req/s (p99 {bare_p99:.1f} ms)"
+        cases = [("/v1/evaluate", "POST /v1/evaluate")] if evaluate_too else []
+        cases.append(("/v1/decisions", "POST /v1/decisions"))
+        for path, name in cases:
+            rps, p50, p99, errors = _wrk(f"{server.url}{path}", seconds, PROPOSALS[0], workdir)
+            stored = path == "/v1/decisions"
+            rows.append(
+                Row(
+                    f"HTTP {label}, {workers} worker(s): {name}",
+                    f"{rps:,.0f} req/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms" + (f", {errors} non-2xx" if errors else ""),
+                    baseline,
+                    rps / bare,
+                    ">= 0.5x bare, p99 < 50 ms" if stored else "-",
+                    (rps / bare >= 0.5 and p99 < 50 and errors == 0) if stored else None,
+                )
+            )
+    finally:
+        server.stop()
+    return rows
+
+
+def bench_profile_readers(quick: bool, workdir: Path) -> list[Row]:
+    rows_count, torch_mb = (200_000, 20) if quick else (1_000_000, 100)
+    inputs = {"csv": workdir / "kernel_trace.csv", "json": workdir / "trace.json"}
+    bench_profiles.make_kernel_trace(inputs["csv"], rows_count)
+    bench_profiles.make_torch_trace(inputs["json"], torch_mb)
+    measured: dict[str, tuple[float, int, int]] = {}
+    for name, (kind, code) in bench_profiles.CASES.items():
+        measured[name] = bench_profiles.run_case(code, inputs[kind])
+    rows = []
+    for name, (kind, _) in bench_profiles.CASES.items():
+        base_name = bench_profiles.BASELINE[kind]
+        if name == base_name:
+            continue
+        elapsed, _, peak = measured[name]
+        base_elapsed, _, base_peak = measured[base_name]
+        size = inputs[kind].stat().st_size
+        is_trace = kind == "csv"
+        rows.append(
+            Row(
+                f"profiles: {name} ({size / 1e6:.0f} MB)",
+                f"{elapsed:.2f} s, peak {peak / 1e6:.0f} MB ({peak / size:.2f}x file)",
+                f"{base_name.split(': ')[-1]} {base_elapsed:.2f} s, peak {base_peak / 1e6:.0f} MB",
+                elapsed / base_elapsed,
+                "< 5 s, < 3x file" if is_trace else "-",
+                (elapsed < 5 and peak < 3 * size) if is_trace and not quick else None,
+            )
+        )
+    return rows
+
+
+def bench_slack_latency(quick: bool, workdir: Path) -> list[Row]:
+    server = start_server(
+        f"sqlite:///{workdir / 'slack.db'}",
+        workdir / "slack.log",
+        env={"WORTHIT_SLACK_SIGNING_SECRET": bench_slack.SECRET, "WORTHIT_RATE_LIMIT": "100000000/minute"},
+    )
+    try:
+        asyncio.run(bench_slack.run(server.url, 64, CONNECTIONS))
+        latencies, statuses, _ = asyncio.run(bench_slack.run(server.url, 500 if quick else 2000, CONNECTIONS))
+    finally:
+        server.stop()
+    p50, p99 = bench_slack.percentile(latencies, 0.5), bench_slack.percentile(latencies, 0.99)
+    return [
+        Row(
+            f"Slack: signed /worthit, {CONNECTIONS} concurrent",
+            f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms",
+            "Slack's 3 s limit",
+            p99 / bench_slack.LIMIT_S,
+            "p99 far under 3 s",
+            p99 < 0.5 and set(statuses) == {200},
+        )
+    ]
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    load = os.getloadavg()
+    return (
+        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} "
+        f"{platform.release()}; load average before the run {load[0]:.2f}"
+    )
+
+
+def render(rows: list[Row], header: str) -> str:
+    lines = [header, "", "| case | figure | baseline (same run) | ratio | target | met |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
+        met = "-" if row.met is None else ("yes" if row.met else "no")
+        lines.append(f"| {row.case} | {row.figure} | {row.baseline} | {ratio} | {row.target} | {met} |")
+    return "\n".join(lines) + "\n"
+
+
+def postgres_answers() -> bool:
+    import socket
+
+    host_port = POSTGRES_URL.split("@", 1)[-1].split("/", 1)[0]
+    host, _, port = host_port.partition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port or 5432)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller inputs and shorter runs")
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per HTTP case (default 8, quick 3)")
+    parser.add_argument("--workers", type=int, default=1, help="server workers (default 1; see README)")
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "RESULTS.md")
+    args = parser.parse_args()
+    seconds = args.seconds or (3.0 if args.quick else 8.0)
+    header = (
+        f"# Benchmark results\n\nMeasured by `make bench` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {machine()}."
+        f"\nEvery ratio compares two figures measured in the same run; wrk -t2 -c{CONNECTIONS}, {seconds:.0f} s "
+        "per HTTP case, server and load generator sharing the machine."
+    )
+    rows: list[Row] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        rows += bench_engine(2.0 if args.quick else 5.0)
+        print(render(rows, "engine"), flush=True)
+        if shutil.which("wrk") is None:
+            print("wrk not found (apt-get install wrk): HTTP cases skipped", file=sys.stderr)
+        else:
+            rows += bench_http(f"sqlite:///{workdir / 'bench.db'}", "SQLite", seconds, args.workers, workdir, True)
+            if not args.no_postgres and postgres_answers():
+                import asyncio as _asyncio
+
+                from tests.conftest import _admin
+
+                name = f"worthit_bench_{os.getpid()}"
+                _asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+                try:
+                    database = POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+                    rows += bench_http(database, "PostgreSQL", seconds, args.workers, workdir, False)
+                finally:
+                    _asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        rows += bench_profile_readers(args.quick, workdir)
+        rows += bench_slack_latency(args.quick, workdir)
+    table = render(rows, header)
+    print(table)
+    print(f"({time.monotonic() - started:.0f} s)")
+    args.output.write_text(table)
+
+
+if __name__ == "__main__":
+    main()
