@@ -11,19 +11,30 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Server
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from service.api.decisions import DecisionController
 from service.api.health import healthz, readyz
+from service.api.outcomes import OutcomeController
+from service.api.pages import PageController, template_config
+from service.api.plans import PlanController
+from service.api.policies import PolicyController
+from service.api.profiles import ProfileController
 from service.api.rules import list_rules
-from service.auth import Authenticator, TokenStore, auth_guard
+from service.api.slack import slack_command
+from service.auth import Authenticator, AuthMiddleware, TokenStore
 from service.db import migrate
 from service.db.engine import create_engine
+from service.db.outcomes import OutcomeStore
 from service.db.repository import DecisionStore, PolicyStore
 from service.db.writer import GroupCommitWriter
 from service.decisions import DecisionService
 from service.errors import EXCEPTION_HANDLERS
 from service.observability import Observability, configure_logging, metrics_text
+from service.outcomes import Calibrator, OutcomeService
 from service.policies import PolicyService
+from service.profiles import ProfileService
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 
@@ -39,7 +50,7 @@ def openapi_config() -> OpenAPIConfig:
         servers=[Server(url="/")],
         use_handler_docstrings=True,
         # The API's description is public, whoever may call the API itself.
-        openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}),
+        openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}, include_in_schema=False),
     )
 
 
@@ -47,6 +58,32 @@ def openapi_config() -> OpenAPIConfig:
 async def metrics() -> bytes:
     """Prometheus metrics: requests by route and status, latencies, decisions by verdict."""
     return metrics_text()
+
+
+class SchemaMismatch(RuntimeError):
+    """The database's schema is not the one this code was written for, and this process may not migrate it."""
+
+
+async def schema_problem(engine: AsyncEngine, *, unreachable_ok: bool = False) -> str | None:
+    """Why this code must not serve on the database's schema, or None when the schema is the code's own.
+
+    `unreachable_ok`: a database that does not answer is no reason to stop (a worker restarted during an outage
+    would take the whole server down); /readyz reports it until it answers.
+    """
+    try:
+        current = await migrate.current_revision(engine)
+    except (OSError, SQLAlchemyError) as exc:
+        if not unreachable_ok:
+            raise
+        log.warning("could not check the database schema at start: %s", exc)
+        return None
+    head = migrate.head_revision()
+    if migrate.schema_serves(current):
+        return None
+    return (
+        f"the database schema is at revision {current or 'none (an empty database)'}, this code needs {head}; "
+        "run `worthit migrate` first (migrations on start are off)"
+    )
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -59,6 +96,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         engine = create_engine(settings)
         if settings.migrate_on_start:
             await migrate.upgrade(engine)
+        elif problem := await schema_problem(engine, unreachable_ok=True):
+            log.critical("refusing to serve: %s", problem)
+            await engine.dispose()
+            raise SchemaMismatch(problem)
         writer = GroupCommitWriter(engine)
         await writer.start()
         policies = PolicyService(PolicyStore(engine, writer))
@@ -66,7 +107,17 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.require_auth)
         app.state.rate_limiter = None if settings.rate_limit == "off" else RateLimiter(settings.rate_limit)
         app.state.policies = policies
-        app.state.decisions = DecisionService(DecisionStore(engine, writer), policies, settings.policy)
+        outcome_store = OutcomeStore(engine, writer)
+        calibrator = Calibrator(outcome_store)
+        app.state.profiles = profiles = ProfileService(engine, writer)
+        app.state.decisions = DecisionService(
+            DecisionStore(engine, writer),
+            policies,
+            settings.policy,
+            calibrate=calibrator.adjust,
+            resolve=profiles.resolve,
+        )
+        app.state.outcomes = OutcomeService(outcome_store, app.state.decisions, calibrator)
         try:
             yield
         finally:
@@ -79,17 +130,34 @@ def create_app(settings: Settings | None = None) -> Litestar:
     def provide_policies(state: State) -> PolicyService:
         return state.policies  # type: ignore[no-any-return]
 
+    def provide_profiles(state: State) -> ProfileService:
+        return state.profiles  # type: ignore[no-any-return]
+
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, list_rules, DecisionController],
-        guards=[auth_guard],
+        route_handlers=[
+            healthz,
+            readyz,
+            metrics,
+            list_rules,
+            DecisionController,
+            PolicyController,
+            ProfileController,
+            PlanController,
+            slack_command,
+            OutcomeController,
+            PageController,
+        ],
+        middleware=[AuthMiddleware],
         dependencies={
             "decisions": Provide(provide_decisions, sync_to_thread=False),
             "policies": Provide(provide_policies, sync_to_thread=False),
+            "profiles": Provide(provide_profiles, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
+        template_config=template_config(),
         state=State({"settings": settings}),
     )
     app.asgi_handler = Observability(  # type: ignore[assignment]  # an ASGI app, typed loosely

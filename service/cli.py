@@ -10,8 +10,10 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO
 
 import msgspec
@@ -20,6 +22,9 @@ from rules.engine import evaluate
 from rules.errors import InvalidInput, PolicyError
 from rules.model import Evaluation, Proposal
 from rules.policy import Policy, default_policy, parse_policy
+from rules.profiles import Breakdown, ProfileError
+from service.gate import configure as configure_gate
+from service.gate import run as run_gate
 from service.settings import Settings
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -75,8 +80,19 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     try:
         policy = load_policy(args.policy_file)
-        evaluation = evaluate(decode_proposal(_read(args.file)), policy)
-    except (InvalidInput, PolicyError) as exc:
+        data = _read(args.file)
+        if args.profile:
+            # The profile given on the command line stands for a stored one: name it so `p` may be left out.
+            raw = msgspec.json.decode(data)
+            if isinstance(raw, dict) and "profile_id" not in raw:
+                data = msgspec.json.encode(raw | {"profile_id": Path(args.profile[0]).name[:200]})
+        proposal = decode_proposal(data)
+        if args.profile:
+            from rules.profiles.proposal import proposal_from_profile
+
+            proposal = proposal_from_profile(proposal, load_profile(args.profile, None))
+        evaluation = evaluate(proposal, policy)
+    except (InvalidInput, PolicyError, ProfileError) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except msgspec.DecodeError as exc:
@@ -85,6 +101,14 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as exc:
         print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
+    if args.chart:
+        from service.charts import decision_chart
+
+        try:
+            Path(args.chart).write_text(decision_chart(proposal, evaluation.amdahl) + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"worthit: cannot write {args.chart}: {exc.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(evaluation).decode() + "\n")
     else:
@@ -92,11 +116,95 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
 
 
+def load_profile(paths: list[str], format: str | None) -> Breakdown:
+    """One breakdown from profiler files of one run (progress shown for large files)."""
+    from service.profiles import parse
+    from service.terminal import read_with_progress, timed
+
+    files = [read_with_progress(Path(path)) for path in paths]
+    return timed("parsing", sum(map(len, files)), lambda: parse(files, format))
+
+
+def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
+    """The time breakdown of profiler output, largest first, with honest denominators."""
+    from rules.profiles import render_table
+
+    try:
+        breakdown = load_profile(args.files, args.format)
+    except ProfileError as exc:
+        print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"worthit: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
+    return EXIT_PASS
+
+
+def _request(path: str, type_: Any) -> Any:
+    from service.api.codec import decode_strict
+
+    return decode_strict(_read(path), type_)
+
+
+def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
+    """The fewest phases to reach a target, the alternatives for the last step, and the ceilings."""
+    from rules.plans import PlanRequest, plan_for
+    from rules.text import ms, times
+
+    try:
+        result = plan_for(_request(args.file, PlanRequest), load_policy(args.policy_file))
+    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError) as exc:
+        print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        out.write(msgspec.json.encode(result).decode() + "\n")
+        return EXIT_PASS
+    lines = [result.message, "", f"  {'step':<5} {'phase':<32} {'saving':>10} {'running':>10} {'speedup':>9}"]
+    for step in result.steps:
+        lines.append(
+            f"  {step.step:<5} {step.phase[:32]:<32} {ms(step.saving_ms):>10} {ms(step.new_ms):>10} "
+            f"{times(step.speedup) if step.speedup else '∞':>9}"
+        )
+    if len(result.last_step_options) > 1:
+        lines.append("  last step, any of:")
+        lines += [
+            f"        {o.phase[:32]:<32} {ms(o.saving_ms):>10} {ms(o.new_ms):>10}" for o in result.last_step_options
+        ]
+    for name, ceiling in (("all kernels at k", result.all_at_k), ("all kernels at zero", result.all_at_zero)):
+        speedup = times(ceiling.speedup) if ceiling.speedup else "∞"
+        lines.append(f"  {name:<38} {ms(ceiling.new_ms):>21} {speedup:>9}")
+    out.write("\n".join(lines) + "\n")
+    return EXIT_PASS if result.reachable else EXIT_FAIL
+
+
+def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
+    """Proposals ranked by return per engineer-week, the funded set, the combined speedup."""
+    from rules.portfolio import PortfolioRequest, portfolio
+
+    try:
+        request = _request(args.file, PortfolioRequest)
+        result = portfolio(request.proposals, load_policy(args.policy_file), request.budget_weeks)
+    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError) as exc:
+        print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        out.write(msgspec.json.encode(result).decode() + "\n")
+        return EXIT_PASS
+    lines = [result.message, ""]
+    for entry in result.entries:
+        mark = "funded" if entry.funded else "-"
+        lines.append(f"  {entry.rank:>2}. {(entry.title or entry.target or '?')[:40]:<40} {entry.verdict:<9} {mark}")
+    out.write("\n".join(lines) + "\n")
+    return EXIT_PASS
+
+
 def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     from service.db import migrate
     from service.db.engine import create_engine
 
     settings = Settings.from_env(database_url=args.database)
+    _log_migrations(settings.log_level)
 
     async def run() -> str | None:
         engine = create_engine(settings)
@@ -110,8 +218,21 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS
 
 
-def _with_engine(database: str | None, work: Any) -> Any:
-    """Run `work(engine)` on a migrated database and dispose of the engine."""
+def _log_migrations(level: str) -> None:
+    """Let Alembic say which revisions it applies ("Running upgrade A -> B"): what a migration job's log is for."""
+    import logging
+
+    logger = logging.getLogger("alembic.runtime.migration")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s:     alembic: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(logging.getLevelNamesMapping().get(level.upper(), logging.INFO))
+
+
+def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> Any:
+    """Run `work(engine)` on the database (migrated first unless `upgrade` is false) and dispose of the engine."""
     from service.db import migrate
     from service.db.engine import create_engine
 
@@ -120,7 +241,8 @@ def _with_engine(database: str | None, work: Any) -> Any:
     async def run() -> Any:
         engine = create_engine(settings)
         try:
-            await migrate.upgrade(engine)
+            if upgrade:
+                await migrate.upgrade(engine)
             return await work(engine)
         finally:
             await engine.dispose()
@@ -190,17 +312,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import uvicorn
 
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
-    settings = Settings.from_env(**overrides)
-    if not _loopback(settings.host) and not settings.require_auth:
-        from service.auth import TokenStore
-
-        if not _with_engine(settings.database_url, lambda engine: TokenStore(engine).any_active()):
-            print(
-                f"worthit: refusing to serve on {settings.host} with authentication off; create a token "
-                "(worthit token create --scope write --name NAME) or set WORTHIT_REQUIRE_AUTH=1",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
+    settings = Settings.from_env(**overrides, migrate_on_start=False if args.no_migrate else None)
     for key, value in overrides.items():
         if value is not None:
             os.environ[f"WORTHIT_{key.upper()}"] = str(value)
@@ -209,9 +321,28 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
         # Workers are separate processes: let /metrics add up all of them, whichever answers.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="worthit-metrics-")
-    # Migrate once here, before any worker starts, so workers never race over the schema.
-    cmd_migrate(argparse.Namespace(database=settings.database_url), sys.stderr)
+    if settings.migrate_on_start:
+        # Migrate once here, before any worker starts, so workers never race over the schema.
+        cmd_migrate(argparse.Namespace(database=settings.database_url), sys.stderr)
+    elif problem := _schema_problem(settings):
+        # Another step owns the schema (a migration job); serving code newer than the schema would fail per request.
+        print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
+        return EXIT_FAIL
+    if not _loopback(settings.host) and not settings.require_auth:
+        from service.auth import TokenStore
+
+        # The schema is current by now (migrated above, or checked): read it, never change it here.
+        if not _with_engine(settings.database_url, lambda e: TokenStore(e).any_active(), upgrade=False):
+            print(
+                f"worthit: refusing to serve on {settings.host} with authentication off; create a token "
+                "(worthit token create --scope write --name NAME) or set WORTHIT_REQUIRE_AUTH=1",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     os.environ["WORTHIT_MIGRATE_ON_START"] = "0"
+    # uvicorn drains in-flight requests and closes the app on SIGTERM, then raises the signal again for the
+    # program's own handler: ours makes that stop an exit 0 rather than death by signal (143).
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(
         "service.app:create_app",
         factory=True,
@@ -219,9 +350,28 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
+        access_log=False,  # the app writes its own JSON access line per request (service/observability.py)
         timeout_graceful_shutdown=10,
     )
     return EXIT_PASS
+
+
+def _schema_problem(settings: Settings) -> str | None:
+    from service.app import schema_problem
+    from service.db.engine import create_engine
+
+    async def run() -> str | None:
+        engine = create_engine(settings)
+        try:
+            return await schema_problem(engine)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
+
+
+def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(EXIT_PASS)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -233,12 +383,21 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default 8000, or WORTHIT_PORT)")
     serve.add_argument("--database", help="database URL or SQLite path (default ./worthit.db, or DATABASE_URL)")
     serve.add_argument("--workers", type=int, help="worker processes (default 1, or WORTHIT_WORKERS)")
+    serve.add_argument(
+        "--no-migrate",
+        action="store_true",
+        help="leave the schema to `worthit migrate`; refuse to start on another (or WORTHIT_MIGRATE_ON_START=0)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     review = sub.add_parser("review", help="evaluate a proposal offline, no server needed")
     review.add_argument("file", help="a JSON proposal, or - for standard input")
     review.add_argument("--json", action="store_true", help="print the evaluation as JSON")
     review.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
+    review.add_argument("--chart", metavar="FILE", help="also write the before/after chart as SVG to FILE")
+    review.add_argument(
+        "--profile", action="append", metavar="FILE", help="measure p for `target` from profiler output (repeatable)"
+    )
     review.set_defaults(func=cmd_review)
 
     migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision")
@@ -261,6 +420,28 @@ def parser() -> argparse.ArgumentParser:
     listing = token_actions.add_parser("list", help="list tokens (names and scopes, never the tokens)")
     listing.add_argument("--database", help="database URL or SQLite path")
     token.set_defaults(func=cmd_token)
+
+    gate = sub.add_parser("gate", help="the pull-request review gate: evaluate the worthit block of a PR description")
+    configure_gate(gate)
+    gate.set_defaults(func=run_gate)
+
+    profile = sub.add_parser("profile", help="the time breakdown of profiler output (files of one run)")
+    profile.add_argument("files", nargs="+", help="rocprofv3 / nsys stats CSV, rocprofv3 summary, PyTorch trace")
+    profile.add_argument("--format", help="force a format instead of detecting it")
+    profile.add_argument("--json", action="store_true", help="print the breakdown as JSON")
+    profile.set_defaults(func=cmd_profile)
+
+    plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")
+    plan.add_argument("file", help="JSON: breakdown and target_speedup or target_ms (- for stdin)")
+    plan.add_argument("--json", action="store_true")
+    plan.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
+    plan.set_defaults(func=cmd_plan)
+
+    portfolio = sub.add_parser("portfolio", help="rank proposals by return per engineer-week")
+    portfolio.add_argument("file", help="JSON: proposals and an optional budget_weeks (- for stdin)")
+    portfolio.add_argument("--json", action="store_true")
+    portfolio.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
+    portfolio.set_defaults(func=cmd_portfolio)
 
     rules = sub.add_parser("rules", help="explain the rules")
     rules.add_argument("rule", nargs="?", help="one rule id")

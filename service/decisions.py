@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import msgspec
 
 from rules.engine import evaluate
 from rules.model import Evaluation, Proposal
-from service.api.schemas import Decision, Source
+from rules.policy import Policy
+from service.api.schemas import Change, Decision, Reevaluation, Source
 from service.db.repository import DecisionFilter, DecisionStore, NewDecision
 from service.errors import Conflict, NotFound
 from service.ids import new_id
@@ -23,16 +25,42 @@ def request_hash(body: bytes, policy: str) -> str:
     return hashlib.sha256(policy.encode() + b"\0" + body).hexdigest()
 
 
+Calibrate = Callable[[Proposal, Policy, Evaluation], Awaitable[Evaluation]]
+"""Evaluates a proposal again at its team's calibrated k (service.outcomes.Calibrator.adjust)."""
+
+Resolve = Callable[[Proposal], Awaitable[Proposal]]
+"""Fills in `p` from the profile a proposal names (service.profiles.ProfileService.resolve)."""
+
+
 class DecisionService:
-    def __init__(self, store: DecisionStore, policies: PolicyService, default_policy: str) -> None:
+    def __init__(
+        self,
+        store: DecisionStore,
+        policies: PolicyService,
+        default_policy: str,
+        calibrate: Calibrate | None = None,
+        resolve: Resolve | None = None,
+    ) -> None:
         self._store = store
         self._policies = policies
         self._default_policy = default_policy
+        self._calibrate = calibrate
+        self._resolve = resolve
+
+    async def resolve(self, proposal: Proposal) -> Proposal:
+        """The proposal as it will be evaluated and stored: `p` measured from its profile, when it names one."""
+        return proposal if self._resolve is None else await self._resolve(proposal)
 
     async def evaluate(self, proposal: Proposal, policy_name: str | None = None) -> Evaluation:
-        """The verdict only; nothing is stored."""
+        """The verdict only; nothing is stored. Under `calibrate = true`, also at the team's calibrated k."""
+        return await self._evaluate(await self.resolve(proposal), policy_name)
+
+    async def _evaluate(self, proposal: Proposal, policy_name: str | None) -> Evaluation:
         policy = await self._policies.get(policy_name or self._default_policy)
-        return evaluate(proposal, policy)
+        evaluation = evaluate(proposal, policy)
+        if policy.calibrate and self._calibrate is not None:
+            evaluation = await self._calibrate(proposal, policy, evaluation)
+        return evaluation
 
     async def create(
         self,
@@ -45,7 +73,8 @@ class DecisionService:
         body_hash: str | None = None,
     ) -> tuple[Decision, bool]:
         """Evaluate and store; returns the decision and whether it is new (False: an idempotent replay)."""
-        evaluation = await self.evaluate(proposal, policy_name)
+        proposal = await self.resolve(proposal)
+        evaluation = await self._evaluate(proposal, policy_name)
         decision = Decision(
             id=new_id(),
             created_at=datetime.now(UTC),
@@ -81,10 +110,37 @@ class DecisionService:
         return msgspec.json.decode(existing.document, type=Decision), False
 
     async def get(self, decision_id: str) -> Decision:
+        if "\x00" in decision_id:  # PostgreSQL cannot even compare it; no id holds one
+            raise NotFound(f"No decision with id {decision_id!r}")
         document = await self._store.get(decision_id)
         if document is None:
             raise NotFound(f"No decision with id `{decision_id}`")
         return msgspec.json.decode(document, type=Decision)
+
+    async def reevaluate(self, decision_id: str, policy_name: str) -> Reevaluation:
+        """Evaluate a stored decision's proposal under `policy_name` and say what changed."""
+        decision = await self.get(decision_id)
+        after = await self._evaluate(decision.proposal, policy_name)
+        changes = [
+            Change(field=field, before=before, after=now)
+            for field, before, now in (
+                ("verdict", decision.verdict, after.verdict),
+                ("statement", decision.statement, after.statement),
+                ("deciding_rule", decision.deciding_rule, after.deciding_rule),
+            )
+            if before != now
+        ]
+        fired_before = {f.rule for f in decision.findings if f.overridden_by is None}
+        fired_after = {f.rule for f in after.findings if f.overridden_by is None}
+        return Reevaluation(
+            decision_id=decision.id,
+            before=decision.policy,
+            after=after,
+            changed=bool(changes),
+            changes=changes,
+            rules_fired=sorted(fired_after - fired_before),
+            rules_silent=sorted(fired_before - fired_after),
+        )
 
     async def page(self, where: DecisionFilter, cursor: str | None, limit: int) -> tuple[list[Decision], str | None]:
         documents, next_cursor = await self._store.page(where, cursor, limit)

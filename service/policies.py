@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 
@@ -14,6 +15,7 @@ from service.errors import NotFound
 # Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
 # process is seen at once; other processes see it within the TTL.
 CACHE_SECONDS = 5.0
+POLICY_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 
 class PolicyService:
@@ -23,6 +25,8 @@ class PolicyService:
 
     async def get(self, name: str, version: int | None = None) -> Policy:
         """The policy `name` (newest version unless `version` is given); `NotFound` when there is none."""
+        if not POLICY_NAME.match(name):
+            raise NotFound(f"No policy named {name!r}: names are lowercase letters, digits, `_`, `.` and `-`")
         if version is not None:
             document = await self._store.version(name, version)
             if document is None:
@@ -43,6 +47,10 @@ class PolicyService:
             raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
         self._cache[name] = (now, policy)
         return policy
+
+    async def all_latest(self) -> list[Policy]:
+        """The newest version of every policy, the bundled default included."""
+        return [await self.get(name) for name in await self.names()]
 
     async def names(self) -> list[str]:
         stored = {name for name, _ in await self._store.names()}

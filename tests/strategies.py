@@ -31,8 +31,11 @@ def breakdowns(draw: st.DrawFn, *, min_size: int = 1, max_size: int = 8) -> list
     """Phases with unique names, any kinds, non-negative ms."""
     phase_names = draw(st.lists(names, min_size=min_size, max_size=max_size, unique=True))
     return [
-        {"name": name, "ms": draw(st.floats(min_value=0.0, max_value=1e4, allow_nan=False)),
-         "kind": draw(st.sampled_from(KINDS))}
+        {
+            "name": name,
+            "ms": draw(st.floats(min_value=0.0, max_value=1e4, allow_nan=False)),
+            "kind": draw(st.sampled_from(KINDS)),
+        }
         for name in phase_names
     ]
 
@@ -53,42 +56,95 @@ def proposals(draw: st.DrawFn) -> Proposal:
             raw["target"] = draw(st.sampled_from([phase["name"] for phase in breakdown]))
     if "target" not in raw and draw(st.booleans()):
         raw["target"] = draw(names)
-    for key, strategy in (("baseline_ms", times_ms), ("cost_weeks", weeks), ("p_end_to_end", shares),
-                          ("prior_k", st.floats(min_value=1.0, max_value=100.0)), ("title", st.just("a proposal"))):
+    for key, strategy in (
+        ("baseline_ms", times_ms),
+        ("cost_weeks", weeks),
+        ("p_end_to_end", shares),
+        ("prior_k", st.floats(min_value=1.0, max_value=100.0)),
+        ("title", st.just("a proposal")),
+    ):
         value = draw(_optional(strategy))
         if value is not None:
             raw[key] = value
-    raw["scope"] = {key: value for key, value in {
-        "workload": draw(_optional(names)), "model": draw(_optional(names)), "input": draw(_optional(names)),
-        "dtype": draw(_optional(st.sampled_from(["fp32", "bf16", "fp8"]))),
-        "device": draw(_optional(st.sampled_from(["MI300X", "H100"]))),
-        "measured": draw(_optional(st.sampled_from(["step", "device_activity", "end_to_end", "rank"]))),
-        "method": draw(_optional(st.sampled_from(["timeline", "counters", "inclusive_summary", "estimate"]))),
-        "timing": draw(_optional(st.sampled_from(["device_events", "host_wall", "host_submit"]))),
-        "overlap": draw(st.booleans()), "inclusive": draw(st.booleans()),
-        "target_input": draw(_optional(names)),
-        "compared_to": draw(_optional(st.fixed_dictionaries({}, optional={
-            "model": names, "input": names, "dtype": st.sampled_from(["fp32", "bf16"]),
-            "device": st.sampled_from(["MI300X", "H100"])}))),
-    }.items() if value is not None}
+    raw["scope"] = {
+        key: value
+        for key, value in {
+            "workload": draw(_optional(names)),
+            "model": draw(_optional(names)),
+            "input": draw(_optional(names)),
+            "dtype": draw(_optional(st.sampled_from(["fp32", "bf16", "fp8"]))),
+            "device": draw(_optional(st.sampled_from(["MI300X", "H100"]))),
+            "measured": draw(_optional(st.sampled_from(["step", "device_activity", "end_to_end", "rank"]))),
+            "method": draw(_optional(st.sampled_from(["timeline", "counters", "inclusive_summary", "estimate"]))),
+            "timing": draw(_optional(st.sampled_from(["device_events", "host_wall", "host_submit"]))),
+            "overlap": draw(st.booleans()),
+            "inclusive": draw(st.booleans()),
+            "target_input": draw(_optional(names)),
+            "compared_to": draw(
+                _optional(
+                    st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "model": names,
+                            "input": names,
+                            "dtype": st.sampled_from(["fp32", "bf16"]),
+                            "device": st.sampled_from(["MI300X", "H100"]),
+                        },
+                    )
+                )
+            ),
+        }.items()
+        if value is not None
+    }
     flags: dict[str, Any] = {
         "fleet_gpus": draw(_optional(st.integers(min_value=1, max_value=200_000))),
         "portability": draw(_optional(st.sampled_from(["portable", "vendor_specific", "hand_asm"]))),
-        "portable_fallback": draw(st.booleans()), "kernel_is_product": draw(st.booleans()),
+        "portable_fallback": draw(st.booleans()),
+        "kernel_is_product": draw(st.booleans()),
         "maintenance_weeks_per_year": draw(_optional(st.floats(min_value=0, max_value=20))),
         "architectures": draw(_optional(st.integers(min_value=1, max_value=4))),
-        "latency_slo": draw(_optional(st.fixed_dictionaries({}, optional={
-            "p99_ms": times_ms, "tail_risk": st.booleans(), "p99_measured_worse": st.booleans()}))),
-        "barrier": draw(_optional(st.fixed_dictionaries({"ranks": st.integers(min_value=2, max_value=4096)}, optional={
-            "critical_path": st.booleans(), "wait_fraction": st.floats(min_value=0, max_value=1)}))),
-        "strategic": draw(_optional(st.fixed_dictionaries({"model": names}, optional={
-            "p": shares, "launch_committed": st.booleans(), "slips": st.integers(min_value=0, max_value=6)}))),
+        "latency_slo": draw(
+            _optional(
+                st.fixed_dictionaries(
+                    {}, optional={"p99_ms": times_ms, "tail_risk": st.booleans(), "p99_measured_worse": st.booleans()}
+                )
+            )
+        ),
+        "barrier": draw(
+            _optional(
+                st.fixed_dictionaries(
+                    {"ranks": st.integers(min_value=2, max_value=4096)},
+                    optional={"critical_path": st.booleans(), "wait_fraction": st.floats(min_value=0, max_value=1)},
+                )
+            )
+        ),
+        "strategic": draw(
+            _optional(
+                st.fixed_dictionaries(
+                    {"model": names},
+                    optional={
+                        "p": shares,
+                        "launch_committed": st.booleans(),
+                        "slips": st.integers(min_value=0, max_value=6),
+                    },
+                )
+            )
+        ),
     }
     raw["flags"] = {key: value for key, value in flags.items() if value is not None}
-    goal = draw(_optional(st.fixed_dictionaries({}, optional={
-        "latency_ms": times_ms, "throughput_per_s": st.floats(min_value=0.01, max_value=1e6),
-        "memory_required_gb": st.floats(min_value=0.1, max_value=2048),
-        "device_memory_gb": st.floats(min_value=0.1, max_value=512)})))
+    goal = draw(
+        _optional(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "latency_ms": times_ms,
+                    "throughput_per_s": st.floats(min_value=0.01, max_value=1e6),
+                    "memory_required_gb": st.floats(min_value=0.1, max_value=2048),
+                    "device_memory_gb": st.floats(min_value=0.1, max_value=512),
+                },
+            )
+        )
+    )
     if goal is not None:
         raw["goal"] = goal
     return msgspec.convert(raw, Proposal)  # validated as the API boundary would

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
+from litestar.exceptions import ValidationException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
-from rules.model import Evaluation, Proposal, Verdict
+from rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
 from service.api.codec import StrictJSON
 from service.api.schemas import Decision, DecisionPage
 from service.db.repository import DecisionFilter
 from service.decisions import DecisionService, request_hash
+from service.errors import BODY_PROBLEMS, problem_responses
+
+CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
+"""Cursors are decision ids (UUIDs)."""
 
 PolicyParam = Annotated[
     str | None,
@@ -32,18 +38,45 @@ IdempotencyKey = Annotated[
 ]
 
 
+def parse_time(name: str, value: str | None) -> datetime | None:
+    """An RFC 3339 time from a query parameter, strictly (Litestar would also take `0.5` as an epoch)."""
+    if value is None:
+        return None
+    try:
+        parsed: datetime = msgspec.convert(value, datetime, strict=True)
+    except msgspec.ValidationError:
+        raise ValidationException(
+            extra=[{"key": name, "source": "query", "message": f"Expected an RFC 3339 date-time, got {value!r}"}]
+        ) from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
 class DecisionController(Controller):
     path = "/v1"
     tags = ("decisions",)
 
-    @post("/evaluate", dto=StrictJSON[Proposal], return_dto=None, status_code=200, opt={"scope": "read"})
+    @post(
+        "/evaluate",
+        dto=StrictJSON[Proposal],
+        return_dto=None,
+        status_code=200,
+        opt={"scope": "read"},
+        responses=problem_responses(*BODY_PROBLEMS, 404),
+    )
     async def evaluate(
         self, data: JSONBody[Proposal], decisions: NamedDependency[DecisionService], policy: PolicyParam = None
     ) -> Evaluation:
         """Evaluate a proposal: the verdict, the statement, the figures and the findings. Nothing is stored."""
         return await decisions.evaluate(data, policy)
 
-    @post("/decisions", dto=StrictJSON[Proposal], return_dto=None, status_code=201, opt={"scope": "write"})
+    @post(
+        "/decisions",
+        dto=StrictJSON[Proposal],
+        return_dto=None,
+        status_code=201,
+        opt={"scope": "write"},
+        responses=problem_responses(*BODY_PROBLEMS, 404, 409),
+    )
     async def create(
         self,
         request: Request[Any, Any, Any],
@@ -63,27 +96,29 @@ class DecisionController(Controller):
             headers={"Location": f"/v1/decisions/{decision.id}"},
         )
 
-    @get("/decisions/{decision_id:str}", opt={"scope": "read"})
+    @get("/decisions/{decision_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
     async def read(self, decision_id: FromPath[str], decisions: NamedDependency[DecisionService]) -> Decision:
         """One stored decision."""
         return await decisions.get(decision_id)
 
-    @get("/decisions", opt={"scope": "read"})
+    @get("/decisions", opt={"scope": "read"}, responses=problem_responses())
     async def list_decisions(
         self,
         decisions: NamedDependency[DecisionService],
         verdict: FromQuery[Verdict | None] = None,
-        target: Annotated[str | None, QueryParameter(max_length=200)] = None,
-        workload: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        target: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
+        workload: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
         since: Annotated[
-            datetime | None, QueryParameter(description="Only decisions made at or after this time.")
+            str | None,
+            QueryParameter(description="Only decisions made at or after this RFC 3339 time.", format="date-time"),
         ] = None,
         cursor: Annotated[
-            str | None, QueryParameter(max_length=64, description="`next_cursor` of the last page.")
+            str | None,
+            QueryParameter(max_length=64, pattern=r"^[0-9a-f-]{1,64}$", description="`next_cursor` of the last page."),
         ] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> DecisionPage:
         """Stored decisions, newest first, filtered; follow `next_cursor` for the next page."""
-        where = DecisionFilter(verdict=verdict, target=target, workload=workload, since=since)
+        where = DecisionFilter(verdict=verdict, target=target, workload=workload, since=parse_time("since", since))
         items, next_cursor = await decisions.page(where, cursor, limit)
         return DecisionPage(items=items, next_cursor=next_cursor)

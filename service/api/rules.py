@@ -8,13 +8,14 @@ from litestar import get
 
 from rules.checks import CHECKS
 from service.api.schemas import RuleDoc
+from service.errors import problem_responses
 
 
 def rule_docs() -> list[RuleDoc]:
     return [RuleDoc(id=module.ID, explanation=inspect.cleandoc(module.__doc__ or "")) for module in CHECKS]
 
 
-@get("/v1/rules", tags=["rules"], opt={"scope": "read"})
+@get("/v1/rules", tags=["rules"], opt={"scope": "read"}, responses=problem_responses())
 async def list_rules() -> list[RuleDoc]:
     """Every rule the engine runs, in order, with its explanation (What it checks / Why it matters / Example)."""
     return rule_docs()

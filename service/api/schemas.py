@@ -7,7 +7,8 @@ from typing import Literal
 
 import msgspec
 
-from rules.model import Evaluation, Proposal
+from rules.model import Evaluation, PolicyRef, Proposal
+from rules.profiles.model import Breakdown
 
 Source = Literal["api", "slack", "cli", "gate"]
 
@@ -43,3 +44,40 @@ class Ready(msgspec.Struct, kw_only=True):
 class RuleDoc(msgspec.Struct, kw_only=True):
     id: str
     explanation: str
+
+
+class PolicySummary(msgspec.Struct, kw_only=True):
+    name: str
+    version: int
+
+
+class Change(msgspec.Struct, kw_only=True):
+    """One figure or conclusion that differs between two evaluations."""
+
+    field: str
+    before: str | float | None
+    after: str | float | None
+
+
+class Reevaluation(msgspec.Struct, kw_only=True):
+    """A stored decision evaluated again under another policy."""
+
+    decision_id: str
+    before: PolicyRef
+    after: Evaluation
+    changed: bool
+    changes: list[Change]
+    rules_fired: list[str]
+    """Rules whose findings appear under the new policy only."""
+    rules_silent: list[str]
+    """Rules whose findings appear under the old policy only."""
+
+
+class ProfileDoc(msgspec.Struct, kw_only=True):
+    """A stored profile: its breakdown with honest denominators (the raw file is not kept)."""
+
+    id: str
+    created_at: datetime
+    name: str | None
+    size_bytes: int
+    breakdown: Breakdown

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # One naming convention from the first migration on: downgrades and batch ALTERs on SQLite need names.
@@ -87,3 +87,41 @@ class IdempotencyRow(Base):
     status_code: Mapped[int] = mapped_column(Integer)
     document: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class OutcomeRow(Base):
+    """What was measured after the work on a decision: predicted vs realized (one outcome per decision).
+
+    `document` is the outcome as the API serves it; `team`, `workload` and the k figures exist for calibration.
+    """
+
+    __tablename__ = "outcomes"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    decision_id: Mapped[str] = mapped_column(String(36), ForeignKey("decisions.id"))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    team: Mapped[str | None] = mapped_column(String(200))
+    workload: Mapped[str | None] = mapped_column(String(200))
+    proposed_k: Mapped[float | None] = mapped_column(Float)
+    realized_k: Mapped[float | None] = mapped_column(Float)
+    k_ratio: Mapped[float | None] = mapped_column(Float)
+    document: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        UniqueConstraint("decision_id"),
+        Index("ix_outcomes_team_recorded_at", "team", "recorded_at"),
+        Index("ix_outcomes_workload_recorded_at", "workload", "recorded_at"),
+    )
+
+
+class ProfileRow(Base):
+    """An uploaded profile, kept as its breakdown (the raw file is not stored)."""
+
+    __tablename__ = "profiles"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    name: Mapped[str | None] = mapped_column(String(200))
+    format: Mapped[str] = mapped_column(String(200))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    document: Mapped[str] = mapped_column(Text)

@@ -41,7 +41,8 @@ def test_speedup_grows_with_p_when_k_at_least_1(p1: float, p2: float, k: float) 
 def test_speedup_tends_to_the_ceiling(p: float) -> None:
     """S → S_max as k → ∞, and S(∞) = S_max."""
     assert amdahl.speedup(p, math.inf) == amdahl.ceiling(p) or math.isclose(
-        amdahl.speedup(p, math.inf), amdahl.ceiling(p), rel_tol=1e-12)
+        amdahl.speedup(p, math.inf), amdahl.ceiling(p), rel_tol=1e-12
+    )
     assert math.isclose(amdahl.speedup(p, 1e12), amdahl.ceiling(p), rel_tol=1e-6)
 
 
@@ -79,8 +80,11 @@ def test_figures_are_consistent(p: float, k: float, baseline: float, cost: float
 
 @settings(deadline=None)
 # Subnormal parts lose their saving to float rounding; real phases are 0 or well above 1e-6 ms.
-@given(parts=st.lists(st.just(0.0) | st.floats(min_value=1e-6, max_value=1e4), min_size=2, max_size=8),
-       k=finite_speedups, data=st.data())
+@given(
+    parts=st.lists(st.just(0.0) | st.floats(min_value=1e-6, max_value=1e4), min_size=2, max_size=8),
+    k=finite_speedups,
+    data=st.data(),
+)
 def test_savings_on_disjoint_phases_add(parts: list[float], k: float, data: st.DataObject) -> None:
     """Speeding up several disjoint phases saves the sum of their savings (speedups never multiply)."""
     total = sum(parts)

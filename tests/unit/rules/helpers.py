@@ -12,9 +12,13 @@ from rules.model import Evaluation, Finding, Proposal
 from rules.policy import default_policy, policy_from_mapping
 
 SEED_BREAKDOWN: list[dict[str, Any]] = [
-    {"name": "gemm_qkv", "ms": 34}, {"name": "attention_softmax", "ms": 21}, {"name": "matmul_out", "ms": 12},
-    {"name": "layernorm", "ms": 6}, {"name": "elementwise_gelu", "ms": 4},
-    {"name": "H2D copy", "ms": 18, "kind": "copy"}, {"name": "host gaps", "ms": 5, "kind": "host"},
+    {"name": "gemm_qkv", "ms": 34},
+    {"name": "attention_softmax", "ms": 21},
+    {"name": "matmul_out", "ms": 12},
+    {"name": "layernorm", "ms": 6},
+    {"name": "elementwise_gelu", "ms": 4},
+    {"name": "H2D copy", "ms": 18, "kind": "copy"},
+    {"name": "host gaps", "ms": 5, "kind": "host"},
 ]
 
 

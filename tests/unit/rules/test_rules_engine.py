@@ -15,8 +15,13 @@ from tests.unit.rules.helpers import assert_one_sentence, finding, review
 
 def _f(rule: str, verdict: str, overrides: tuple[str, ...] = ()) -> Finding:
     effect = {"fund": "supports", "fund_if": "condition", "remeasure": "remeasure"}.get(verdict, "opposes")
-    return Finding(rule=rule, effect=effect, message=f"{rule} 1.", verdict=verdict,  # type: ignore[arg-type]
-                   overrides=overrides)
+    return Finding(
+        rule=rule,
+        effect=effect,
+        message=f"{rule} 1.",
+        verdict=verdict,  # type: ignore[arg-type]
+        overrides=overrides,
+    )
 
 
 def test_precedence_remeasure_over_redirect_over_decline_over_fund_if_over_fund() -> None:
@@ -32,16 +37,24 @@ def test_precedence_remeasure_over_redirect_over_decline_over_fund_if_over_fund(
 
 def test_overridden_findings_do_not_decide() -> None:
     """A finding set aside by another (fleet economics over rate of return) does not count."""
-    evaluation = review({"target": "g", "p": 0.01, "k": 2, "cost_weeks": 10, "flags": {"fleet_gpus": 20_000}},
-                        noise_floor=0.001)
+    evaluation = review(
+        {"target": "g", "p": 0.01, "k": 2, "cost_weeks": 10, "flags": {"fleet_gpus": 20_000}}, noise_floor=0.001
+    )
     assert finding(evaluation, "rate_of_return").overridden_by == "fleet_multiplication"
     assert evaluation.verdict == "fund"
 
 
 def test_an_overridden_finding_cannot_override_others() -> None:
     """roadmap_risk drops wrong_model, so wrong_model's own overrides (of rate_of_return) do not apply."""
-    evaluation = review({"target": "a", "p": 0.02, "k": 10, "cost_weeks": 3,
-                         "flags": {"strategic": {"model": "B", "p": 0.4, "slips": 3}}})
+    evaluation = review(
+        {
+            "target": "a",
+            "p": 0.02,
+            "k": 10,
+            "cost_weeks": 3,
+            "flags": {"strategic": {"model": "B", "p": 0.4, "slips": 3}},
+        }
+    )
     assert finding(evaluation, "rate_of_return").overridden_by is None
     assert evaluation.verdict == "decline"
 
@@ -66,7 +79,8 @@ def test_policy_threshold_changes_a_borderline_verdict() -> None:
 
 STATEMENTS = [
     pytest.param(example.proposal, id=f"{module.ID}-{i}")
-    for module in CHECKS for i, example in enumerate(module.EXAMPLES)
+    for module in CHECKS
+    for i, example in enumerate(module.EXAMPLES)
 ]
 
 
@@ -81,9 +95,19 @@ def test_every_example_statement_and_message_has_the_form(raw: dict[str, object]
 
 def test_decline_and_redirect_name_the_alternative_when_one_is_known() -> None:
     """A rounding error on a step with a 60 ms copy names the copy as where the effort belongs."""
-    evaluation = review({"target": "small", "p": 0.005, "k": 10, "baseline_ms": 100,
-                         "breakdown": [{"name": "small", "ms": 0.5}, {"name": "h2d", "ms": 60, "kind": "copy"},
-                                       {"name": "gemm", "ms": 39.5}]})
+    evaluation = review(
+        {
+            "target": "small",
+            "p": 0.005,
+            "k": 10,
+            "baseline_ms": 100,
+            "breakdown": [
+                {"name": "small", "ms": 0.5},
+                {"name": "h2d", "ms": 60, "kind": "copy"},
+                {"name": "gemm", "ms": 39.5},
+            ],
+        }
+    )
     assert evaluation.verdict == "redirect"
     assert "h2d at 60% (60 ms)" in evaluation.statement
 
@@ -91,9 +115,16 @@ def test_decline_and_redirect_name_the_alternative_when_one_is_known() -> None:
 def test_long_names_keep_the_statement_short() -> None:
     """Names are cut to a readable length, so statements stay under 300 characters."""
     long = "x" * 200
-    evaluation = review({"target": long, "p": 0.001, "k": 10, "baseline_ms": 100,
-                         "breakdown": [{"name": long, "ms": 0.1}, {"name": "y" * 200, "ms": 99.9}],
-                         "flags": {"strategic": {"model": "z" * 200, "slips": 5}}})
+    evaluation = review(
+        {
+            "target": long,
+            "p": 0.001,
+            "k": 10,
+            "baseline_ms": 100,
+            "breakdown": [{"name": long, "ms": 0.1}, {"name": "y" * 200, "ms": 99.9}],
+            "flags": {"strategic": {"model": "z" * 200, "slips": 5}},
+        }
+    )
     assert_one_sentence(evaluation.statement)
 
 

@@ -62,8 +62,16 @@ def test_plan_kinds_and_unaccounted_time() -> None:
     assert partial.left[-1].ms == pytest.approx(10)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"target_speedup": 2, "target_ms": 50}, {"target_speedup": 0},
-                                    {"target_speedup": 2, "k": -1}, {"target_ms": -1}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"target_speedup": 2, "target_ms": 50},
+        {"target_speedup": 0},
+        {"target_speedup": 2, "k": -1},
+        {"target_ms": -1},
+    ],
+)
 def test_plan_rejects_bad_requests(kwargs: dict[str, float]) -> None:
     """Exactly one positive target, and k > 0."""
     with pytest.raises(InvalidInput):
@@ -124,11 +132,14 @@ def test_portfolio_declined_proposals_are_ranked_not_funded() -> None:
     assert "decline" in (result.entries[1].note or "")
 
 
-@pytest.mark.parametrize("proposals", [
-    [],
-    [Proposal(p=0.2, k=2, baseline_ms=100), Proposal(p=0.2, k=2, baseline_ms=90)],
-    [Proposal(p=0.2, k=2, scope=Scope(workload="a")), Proposal(p=0.2, k=2, scope=Scope(workload="b"))],
-])
+@pytest.mark.parametrize(
+    "proposals",
+    [
+        [],
+        [Proposal(p=0.2, k=2, baseline_ms=100), Proposal(p=0.2, k=2, baseline_ms=90)],
+        [Proposal(p=0.2, k=2, scope=Scope(workload="a")), Proposal(p=0.2, k=2, scope=Scope(workload="b"))],
+    ],
+)
 def test_portfolio_rejects_mixed_workloads_and_baselines(proposals: list[Proposal]) -> None:
     """Savings only add on one step of one workload."""
     with pytest.raises(InvalidInput):

@@ -19,10 +19,26 @@ from rules.policy import Policy, default_policy, policy_from_mapping
 
 RULES_DIR = Path(rules.__file__).parent
 PRODUCT_IDS = {
-    "amdahl", "noise_floor", "ceiling", "rate_of_return", "bigger_target", "non_kernel_time", "counters_blind_spot",
-    "inclusive_percentages", "device_vs_run", "wrong_model", "roadmap_risk", "fleet_multiplication", "tail_latency",
-    "maintenance_cost", "vendor_product", "barrier_denominator", "overlap_double_count", "measurement_scope",
-    "input_shift", "resource_goal",
+    "amdahl",
+    "noise_floor",
+    "ceiling",
+    "rate_of_return",
+    "bigger_target",
+    "non_kernel_time",
+    "counters_blind_spot",
+    "inclusive_percentages",
+    "device_vs_run",
+    "wrong_model",
+    "roadmap_risk",
+    "fleet_multiplication",
+    "tail_latency",
+    "maintenance_cost",
+    "vendor_product",
+    "barrier_denominator",
+    "overlap_double_count",
+    "measurement_scope",
+    "input_shift",
+    "resource_goal",
 }
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
@@ -92,12 +108,45 @@ def test_rule_examples_cover_firing_not_firing_and_figures(module: ModuleType) -
 
 
 FORBIDDEN = {
-    "service", "litestar", "sqlalchemy", "alembic", "asyncpg", "aiosqlite", "uvicorn", "httpx", "requests",
-    "sqlite3", "socket", "http", "urllib", "subprocess", "shutil", "pathlib", "tempfile", "asyncio",
+    "service",
+    "litestar",
+    "sqlalchemy",
+    "alembic",
+    "asyncpg",
+    "aiosqlite",
+    "uvicorn",
+    "httpx",
+    "requests",
+    "sqlite3",
+    "socket",
+    "http",
+    "urllib",
+    "subprocess",
+    "shutil",
+    "pathlib",
+    "tempfile",
+    "asyncio",
 }
 FORBIDDEN_CALLS = {"open", "exec", "eval", "__import__"}
-FORBIDDEN_OS = {"path", "open", "remove", "unlink", "makedirs", "mkdir", "listdir", "walk", "environ", "getenv",
-                "system", "popen", "scandir", "rename", "replace", "rmdir", "stat"}
+FORBIDDEN_OS = {
+    "path",
+    "open",
+    "remove",
+    "unlink",
+    "makedirs",
+    "mkdir",
+    "listdir",
+    "walk",
+    "environ",
+    "getenv",
+    "system",
+    "popen",
+    "scandir",
+    "rename",
+    "replace",
+    "rmdir",
+    "stat",
+}
 
 
 def _rules_files() -> list[Path]:
@@ -131,8 +180,12 @@ def test_layer_check_catches_a_forbidden_import() -> None:
         caught = (
             (isinstance(node, ast.Import) and node.names[0].name.split(".")[0] in FORBIDDEN | {"os"})
             or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in FORBIDDEN)
-            or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name) and node.value.func.id in FORBIDDEN_CALLS)
+            or (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id in FORBIDDEN_CALLS
+            )
         )
         assert caught, source
 

@@ -49,8 +49,16 @@ def test_q2_ceiling_90_percent_captured_2_1_ms_left() -> None:
 @pytest.mark.parametrize(("cost_weeks", "deciding"), [(2, "rate_of_return"), (4, "ceiling")])
 def test_q2_further_2x_on_top_of_10x_is_declined(cost_weeks: float, deciding: str) -> None:
     """A further 2× on the 2.1 ms left (of the new 81.1 ms step) returns too little; at 4 weeks not even ∞× would."""
-    evaluation = review({"target": "attention_softmax", "p": 2.1 / 81.1, "k": 2, "prior_k": 10, "baseline_ms": 81.1,
-                         "cost_weeks": cost_weeks})
+    evaluation = review(
+        {
+            "target": "attention_softmax",
+            "p": 2.1 / 81.1,
+            "k": 2,
+            "prior_k": 10,
+            "baseline_ms": 81.1,
+            "cost_weeks": cost_weeks,
+        }
+    )
     assert evaluation.verdict == "decline"
     assert evaluation.deciding_rule == deciding
     ceiling = finding(evaluation, "ceiling")
@@ -144,10 +152,20 @@ def test_q6_a_counter_profile_misses_the_23_percent() -> None:
 # Part 2 — real numbers, real disappointment
 
 KERNEL_NS, DEVICE_NS = 44_242, 3_606_501
-RUN = [{"name": "my_kernel", "ms": 0.014}, {"name": "hipMemcpy", "ms": 62.6, "kind": "copy"},
-       {"name": "hipMalloc", "ms": 22.0, "kind": "alloc"}, {"name": "rest of the run", "ms": 15.386, "kind": "other"}]
-PART2 = {"target": "my_kernel", "p": KERNEL_NS / DEVICE_NS, "k": 10, "baseline_ms": DEVICE_NS / 1e6,
-         "p_end_to_end": 0.00014, "scope": {"measured": "device_activity", "method": "timeline"}}
+RUN = [
+    {"name": "my_kernel", "ms": 0.014},
+    {"name": "hipMemcpy", "ms": 62.6, "kind": "copy"},
+    {"name": "hipMalloc", "ms": 22.0, "kind": "alloc"},
+    {"name": "rest of the run", "ms": 15.386, "kind": "other"},
+]
+PART2 = {
+    "target": "my_kernel",
+    "p": KERNEL_NS / DEVICE_NS,
+    "k": 10,
+    "baseline_ms": DEVICE_NS / 1e6,
+    "p_end_to_end": 0.00014,
+    "scope": {"measured": "device_activity", "method": "timeline"},
+}
 
 
 def test_q7_share_of_device_activity() -> None:
@@ -259,11 +277,14 @@ def test_q12_fleet_carries_a_poor_per_run_rate() -> None:
     assert evaluation.verdict == "fund"
 
 
-@pytest.mark.parametrize(("slo", "verdict"), [
-    ({"p99_ms": 50, "tail_risk": True}, "fund_if"),
-    ({"p99_ms": 50}, "fund_if"),
-    ({"p99_ms": 50, "p99_measured_worse": True}, "decline"),
-])
+@pytest.mark.parametrize(
+    ("slo", "verdict"),
+    [
+        ({"p99_ms": 50, "tail_risk": True}, "fund_if"),
+        ({"p99_ms": 50}, "fund_if"),
+        ({"p99_ms": 50, "p99_measured_worse": True}, "decline"),
+    ],
+)
 def test_q12_flip_latency_slo_service(slo: dict[str, object], verdict: str) -> None:
     """The flip: on a latency-SLO service the p99 decides: measure it (fund_if), decline when measured worse."""
     evaluation = review({**FLEET, "flags": {"fleet_gpus": 20_000, "latency_slo": slo}})

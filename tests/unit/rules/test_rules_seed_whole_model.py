@@ -100,8 +100,9 @@ def test_16_gb_on_a_12_gb_device_is_a_capacity_problem() -> None:
 
 def test_a_throughput_goal_is_served_by_replicas() -> None:
     """100 requests/s at 60 ms per pass: 16.7/s per GPU, 6 replicas (10 before); the work still funds."""
-    evaluation = review({**ATTENTION, "goal": {"throughput_per_s": 100, "memory_required_gb": 8,
-                                               "device_memory_gb": 12}})
+    evaluation = review(
+        {**ATTENTION, "goal": {"throughput_per_s": 100, "memory_required_gb": 8, "device_memory_gb": 12}}
+    )
     assert evaluation.verdict == "fund"
     goal = finding(evaluation, "resource_goal")
     assert goal.effect == "info"
@@ -110,15 +111,18 @@ def test_a_throughput_goal_is_served_by_replicas() -> None:
     assert "replica" in goal.message
 
 
-@pytest.mark.parametrize(("scope", "rule"), [
-    ({"dtype": "fp32", "compared_to": {"dtype": "bf16"}}, "measurement_scope"),
-    ({"model": "llama-8b", "compared_to": {"model": "llama-70b"}}, "measurement_scope"),
-    ({"input": "seq 512", "compared_to": {"input": "seq 4096"}}, "measurement_scope"),
-    ({"device": "MI300X", "compared_to": {"device": "H100"}}, "measurement_scope"),
-    ({"timing": "host_submit"}, "measurement_scope"),
-    ({"overlap": True}, "overlap_double_count"),
-    ({"input": "batch 1", "target_input": "batch 64"}, "input_shift"),
-])
+@pytest.mark.parametrize(
+    ("scope", "rule"),
+    [
+        ({"dtype": "fp32", "compared_to": {"dtype": "bf16"}}, "measurement_scope"),
+        ({"model": "llama-8b", "compared_to": {"model": "llama-70b"}}, "measurement_scope"),
+        ({"input": "seq 512", "compared_to": {"input": "seq 4096"}}, "measurement_scope"),
+        ({"device": "MI300X", "compared_to": {"device": "H100"}}, "measurement_scope"),
+        ({"timing": "host_submit"}, "measurement_scope"),
+        ({"overlap": True}, "overlap_double_count"),
+        ({"input": "batch 1", "target_input": "batch 64"}, "input_shift"),
+    ],
+)
 def test_measurement_mistakes_are_remeasured(scope: dict[str, Any], rule: str) -> None:
     """Same scope, device-side timing, no double counting, the input that matters: otherwise remeasure."""
     evaluation = review({**ATTENTION, "scope": scope})
@@ -129,15 +133,20 @@ def test_measurement_mistakes_are_remeasured(scope: dict[str, Any], rule: str) -
 
 def test_like_with_like_and_device_events_are_fine() -> None:
     """The same model, input, dtype and device, timed with device events: the arithmetic stands."""
-    scope = {"model": "m", "input": "i", "dtype": "bf16", "device": "MI300X", "timing": "device_events",
-             "compared_to": {"model": "m", "input": "i", "dtype": "bf16", "device": "MI300X"}}
+    scope = {
+        "model": "m",
+        "input": "i",
+        "dtype": "bf16",
+        "device": "MI300X",
+        "timing": "device_events",
+        "compared_to": {"model": "m", "input": "i", "dtype": "bf16", "device": "MI300X"},
+    }
     assert review({**ATTENTION, "scope": scope}).verdict == "fund"
 
 
 def test_summed_parts_beyond_the_wall_time_double_count() -> None:
     """Compute and copy summed to 115 ms in a 100 ms step: 15 ms counted twice; remeasure."""
-    parts = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "prefetch", "ms": 25,
-                                                                           "kind": "copy"}]
+    parts = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "prefetch", "ms": 25, "kind": "copy"}]
     evaluation = review({**ATTENTION, "breakdown": parts})
     assert evaluation.verdict == "remeasure"
     assert evaluation.deciding_rule == "overlap_double_count"
