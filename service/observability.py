@@ -10,7 +10,7 @@ import logging
 import os
 import re
 import time
-import uuid
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -41,6 +41,20 @@ def metrics_text() -> bytes:
         prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry)
     return generate_latest()
+
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+@cache
+def _counter(method: str, route: str, status: int) -> Any:
+    # `labels()` takes a lock and builds a key on every call; the set of (method, route, status) is small.
+    return REQUESTS.labels(method, route, str(status))
+
+
+@cache
+def _histogram(route: str) -> Any:
+    return LATENCY.labels(route)
 
 
 class JSONFormatter(logging.Formatter):
@@ -117,7 +131,7 @@ class Observability:
                 candidate = value.decode("latin-1")
                 request_id = candidate if _VALID_REQUEST_ID.match(candidate) else ""
                 break
-        request_id = request_id or uuid.uuid4().hex
+        request_id = request_id or os.urandom(16).hex()
         header = (b"x-request-id", request_id.encode())
         status = 500
         response_started = False
@@ -144,8 +158,9 @@ class Observability:
         finally:
             elapsed = time.perf_counter() - started
             route = scope.get("path_template") or "unmatched"
-            REQUESTS.labels(scope["method"], route, str(status)).inc()
-            LATENCY.labels(route).observe(elapsed)
+            method = scope["method"] if scope["method"] in _METHODS else "other"  # clients choose methods: bound them
+            _counter(method, route, status).inc()
+            _histogram(route).observe(elapsed)
             if log.isEnabledFor(logging.INFO):
                 log.info(
                     "request",

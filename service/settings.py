@@ -30,6 +30,12 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     migrate_on_start: bool = True
     log_level: str = "info"
 
+    def __post_init__(self) -> None:
+        if self.rate_limit != "off":
+            from service.ratelimit import parse
+
+            parse(self.rate_limit)  # a malformed limit stops the start, naming what was expected
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         """Settings from `WORTHIT_*` variables (and `DATABASE_URL`), then explicit overrides (CLI options)."""
