@@ -249,7 +249,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         rows += bench_engine(2.0 if args.quick else 5.0)
-        print(render(rows, "engine"), flush=True)
+        print(f"engine: {rows[-1].figure} ({rows[-1].baseline}); HTTP, profiles and Slack follow", flush=True)
         if shutil.which("wrk") is None:
             print("wrk not found (apt-get install wrk): HTTP cases skipped", file=sys.stderr)
         else:
