@@ -82,6 +82,33 @@ class Alternative:
         return {"alternative": self.label, "alternative_share": self.share, "alternative_ms": self.ms}
 
 
+def opposition(
+    ctx: Context,
+    rule: str,
+    head: str,
+    figures: dict[str, Figure],
+    *,
+    then: str = "is where the effort belongs",
+    overrides: tuple[str, ...] = (),
+) -> Finding:
+    """A finding against the proposal: a redirect naming where the effort belongs when the breakdown knows (the
+    statement ends `…; <alternative> <then>.`), else a plain decline."""
+    alternative = ctx.alternative
+    if alternative is None:
+        return Finding(
+            rule=rule, effect="opposes", verdict="decline", figures=figures, overrides=overrides, message=f"{head}."
+        )
+    figures |= alternative.figures()
+    return Finding(
+        rule=rule,
+        effect="opposes",
+        verdict="redirect",
+        figures=figures,
+        overrides=overrides,
+        message=f"{head}; {alternative.phrase()} {then}.",
+    )
+
+
 def kinds_label(kinds: Sequence[str]) -> str:
     """`allocation and host↔device copy`: the non-kernel kinds present, in a fixed order."""
     words = [KIND_LABEL[kind] for kind in NON_KERNEL if kind in kinds]

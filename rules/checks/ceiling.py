@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from rules import amdahl
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import label, ms, pct, times
 
@@ -140,14 +140,4 @@ def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Findin
         return Finding(
             rule=ID, effect="info", figures=figures, message=f"{head}, winning {pct(ctx.run_saving)} of the step."
         )
-    alternative = ctx.alternative
-    if alternative is not None:
-        figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            message=f"{head}, {reason}; {alternative.phrase()} is where the effort belongs.",
-        )
-    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}, {reason}.")
+    return opposition(ctx, ID, f"{head}, {reason}", figures)

@@ -16,7 +16,7 @@ copies at 84.6%: redirect, "even making it infinitely fast is a rounding error".
 from __future__ import annotations
 
 from rules import amdahl
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import k_text, pct, saves, times
 
@@ -96,17 +96,4 @@ def check(ctx: Context) -> Finding | None:
         head = f"{both}, so {k_text(ctx.k)} saves {pct(saving)} end to end, a rounding error"
     if saving <= 0:
         head = f"{both}, and at {times(ctx.k)} it {saves(saving, ' of the run')}, so there is nothing to win"
-    alternative = ctx.alternative
-    if alternative is not None:
-        figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            overrides=("noise_floor",),
-            message=f"{head}; {alternative.phrase()} is where the week should go.",
-        )
-    return Finding(
-        rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("noise_floor",), message=f"{head}."
-    )
+    return opposition(ctx, ID, head, figures, then="is where the week should go", overrides=("noise_floor",))

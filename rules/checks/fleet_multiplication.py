@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import months, num, pct, saves, usd
 
@@ -98,14 +98,4 @@ def check(ctx: Context) -> Finding | None:
             f"{freed}, worth {usd(annual)} a year, which takes {months(payback)} to pay back {usd(cost)} of "
             f"engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon"
         )
-    alternative = ctx.alternative
-    if alternative is not None:
-        figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            message=f"{head}; {alternative.phrase()} is where the effort belongs.",
-        )
-    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")
+    return opposition(ctx, ID, head, figures)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import pct, times
 
@@ -71,14 +71,4 @@ def check(ctx: Context) -> Finding | None:
             f"Even {verb} {ctx.target} saves {pct(saving)} end to end, "
             f"a rounding error below the {pct(floor)} noise floor"
         )
-    alternative = ctx.alternative
-    if alternative is not None:
-        figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            message=f"{head}; {alternative.phrase()} is where the effort belongs.",
-        )
-    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")
+    return opposition(ctx, ID, head, figures)

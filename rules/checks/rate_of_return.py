@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import ms, pct, weeks
 
@@ -70,14 +70,4 @@ def check(ctx: Context) -> Finding | None:
         per_week = f"{pct(rate)} of the step per engineer-week against the {pct(floor)} the policy funds"
     gain = f"{pct(ctx.run_saving)} of the step" if ctx.run_saving > 0 else "nothing"
     head = f"{weeks(cost)} for {gain} on {ctx.target} is {per_week}"
-    alternative = ctx.alternative
-    if alternative is not None:
-        figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            message=f"{head}; {alternative.phrase()} is the better use of those weeks.",
-        )
-    return Finding(rule=ID, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")
+    return opposition(ctx, ID, head, figures, then="is the better use of those weeks")

@@ -13,7 +13,7 @@ Example: 2% on model A for 3 weeks, 40% on model B, which slipped twice with no 
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import count, label, pct, saves
 
@@ -81,17 +81,4 @@ def check(ctx: Context) -> Finding | None:
     per_week = f" at {pct(rate)} per engineer-week" if rate is not None and rate > 0 else ""
     gain = saves(ctx.run_saving, " of the step")
     head = f"{slipped}, so it cannot carry the work, and on {here} {ctx.target} {gain}{per_week}, too little on its own"
-    alternative = ctx.alternative
-    if alternative is not None:
-        figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            overrides=("wrong_model",),
-            message=f"{head}; {alternative.phrase()} is where the effort belongs.",
-        )
-    return Finding(
-        rule=ID, effect="opposes", verdict="decline", figures=figures, overrides=("wrong_model",), message=f"{head}."
-    )
+    return opposition(ctx, ID, head, figures, overrides=("wrong_model",))
