@@ -80,6 +80,22 @@ def database_url(request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue(fixture))
 
 
+def worthit(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the `worthit` command line as a user would, in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

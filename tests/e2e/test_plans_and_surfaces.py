@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Server, start_server
+from tests.conftest import Server, start_server, worthit
 
 pytestmark = pytest.mark.e2e
 
@@ -46,18 +44,6 @@ PROPOSALS = [
     {"target": "asm", "p": 0.03, "k": 1.5, "cost_weeks": 3, "flags": {"portability": "hand_asm"}},
     {"target": "straggler", "p": 0.02, "k": 2, "cost_weeks": 1, "flags": {"barrier": {"ranks": 8}}},
 ]
-
-
-def worthit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_the_seed_plan_through_the_api_and_the_cli(sqlite_url: str, server_factory: Callable[..., Server]) -> None:

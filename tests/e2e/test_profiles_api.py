@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Server
+from tests.conftest import ROOT, Server, worthit
 
 pytestmark = pytest.mark.e2e
 
@@ -95,18 +93,6 @@ def test_bad_files_are_problems_naming_what_is_wrong(
         assert response.status_code in (400, 422), response.text
         assert response.headers["content-type"].startswith("application/problem+json")
         assert phrase in response.json()["detail"]
-
-
-def worthit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_cli_profile_table_and_json() -> None:

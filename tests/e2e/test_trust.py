@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,17 +14,11 @@ import pytest
 from service.app import create_app
 from service.auth import PUBLIC, SCOPES
 from service.settings import Settings
-from tests.conftest import ROOT, Server
+from tests.conftest import Server, worthit
 
 pytestmark = pytest.mark.e2e
 
 PROPOSAL = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}
-
-
-def worthit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-    )
 
 
 def create_token(database_url: str, scope: str, name: str) -> str:
