@@ -80,6 +80,15 @@ class CsvRows:
         except csv.Error as exc:
             raise ProfileError(f"malformed CSV: {exc}", format_expected=self.fmt, line=self.line) from None
 
+    def records(self, width: int) -> Iterator[list[str]]:
+        """The data rows after the header: blank lines skipped, a row of any other width is an error at its line."""
+        for row in self:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != width:
+                raise row_error(self.fmt, self.line, row, width)
+            yield row
+
     def header(self, accept: Callable[[list[str]], bool], expected: str) -> list[str]:
         """Skip preamble lines up to the first row `accept` takes; return it with names normalised.
 

@@ -65,15 +65,7 @@ def _read(data: bytes, fmt: SumFormat) -> Breakdown:
     at_name = names.index("operation" if fmt == MEM_TIME_SUM else "name")
     at_calls = find_column(names, "instances", "numcalls", "calls", "count", "operations")
     table: list[tuple[str, Kind, int, int]] = []
-    for row in rows:
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != width:
-            raise ProfileError(
-                f"expected {width} columns, got {len(row)} (truncated or damaged row)",
-                format_expected=fmt,
-                line=rows.line,
-            )
+    for row in rows.records(width):
         total = to_int(row[at_total], fmt=fmt, line=rows.line, column=raw[at_total])
         calls = 0 if at_calls is None else to_int(row[at_calls], fmt=fmt, line=rows.line, column=raw[at_calls])
         name = row[at_name]

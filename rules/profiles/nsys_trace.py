@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rules.profiles._text import CsvRows, check_bytes, row_error, to_int
+from rules.profiles._text import CsvRows, check_bytes, to_int
 from rules.profiles.collect import Collector
 from rules.profiles.errors import ProfileError
 from rules.profiles.model import Breakdown, Kind
@@ -43,11 +43,7 @@ def collect(data: bytes, collector: Collector) -> None:
     at_name = names.index("name")
     appenders: dict[str, tuple[Callable[[int], None], Callable[[int], None]]] = {}
     count = 0
-    for row in rows:
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != width:
-            raise row_error(FORMAT, rows.line, row, width)
+    for row in rows.records(width):
         try:
             start = int(row[at_start])
             duration = int(row[at_dur])

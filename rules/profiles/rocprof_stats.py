@@ -36,15 +36,7 @@ def read(data: bytes) -> Breakdown:
     at_name, at_calls, at_total = (names.index(c) for c in _REQUIRED)
     raw = rows.raw_header
     table: list[tuple[str, int, int]] = []
-    for row in rows:
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != width:
-            raise ProfileError(
-                f"expected {width} columns, got {len(row)} (truncated or damaged row)",
-                format_expected=FORMAT,
-                line=rows.line,
-            )
+    for row in rows.records(width):
         calls = to_int(row[at_calls], fmt=FORMAT, line=rows.line, column=raw[at_calls])
         total = to_int(row[at_total], fmt=FORMAT, line=rows.line, column=raw[at_total])
         if total < 0 or calls < 0:
