@@ -13,7 +13,7 @@ decline.
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import ms, pct, saves
 
@@ -56,18 +56,8 @@ def check(ctx: Context) -> Finding | None:
     held = f" held to a {ms(slo.p99_ms)} p99 SLO" if slo.p99_ms is not None else " with a latency SLO"
     win = f"a {pct(ctx.run_saving)} mean win" if ctx.run_saving > 0 else f"a change that {saves(ctx.run_saving)}"
     if slo.p99_measured_worse is True:
-        alternative = ctx.alternative
-        tail = f"; {alternative.phrase()} is the safer place to look" if alternative is not None else ""
-        if alternative is not None:
-            figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect" if alternative else "decline",
-            figures=figures,
-            message=f"The p99 was measured worse, so for a service{held} {win} that costs the tail is a "
-            f"net loss{tail}.",
-        )
+        head = f"The p99 was measured worse, so for a service{held} {win} that costs the tail is a net loss"
+        return opposition(ctx, ID, head, figures, then="is the safer place to look")
     if slo.p99_measured_worse is False:
         return Finding(
             rule=ID,

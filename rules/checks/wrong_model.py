@@ -16,7 +16,7 @@ Example: 2% of model A, 40% of model B at 10× → S = 1 / (0.6 + 0.04) = 1.5625
 from __future__ import annotations
 
 from rules import amdahl
-from rules.engine import Context, Example
+from rules.engine import Context, Example, opposition
 from rules.model import Figure, Finding
 from rules.text import k_text, label, pct, saves, times
 
@@ -98,18 +98,8 @@ def check(ctx: Context) -> Finding | None:
             why = f"{pct(rate)} of its step per engineer-week"
         else:
             why = f"only {pct(saving)} of its step"
-        alternative = ctx.alternative
-        tail = f"; {alternative.phrase()} is where the effort belongs" if alternative is not None else ""
-        if alternative is not None:
-            figures |= alternative.figures()
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect" if alternative else "decline",
-            figures=figures,
-            message=f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {k_text(ctx.k)} "
-            f"returns {why}{tail}.",
-        )
+        head = f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {k_text(ctx.k)} returns {why}"
+        return opposition(ctx, ID, head, figures)
     return Finding(
         rule=ID,
         effect="supports",
