@@ -39,7 +39,7 @@ from benchmarks import bench_profiles, bench_slack  # noqa: E402
 from rules.engine import evaluate  # noqa: E402
 from rules.model import Proposal  # noqa: E402
 from rules.policy import default_policy  # noqa: E402
-from tests.conftest import POSTGRES_URL, start_server  # noqa: E402
+from tests.conftest import POSTGRES_URL, postgres_answers, start_server  # noqa: E402
 
 CONNECTIONS = 32
 PROPOSALS = [
@@ -216,18 +216,6 @@ def render(rows: list[Row], header: str) -> str:
         met = "-" if row.met is None else ("yes" if row.met else "no")
         lines.append(f"| {row.case} | {row.figure} | {row.baseline} | {ratio} | {row.target} | {met} |")
     return "\n".join(lines) + "\n"
-
-
-def postgres_answers() -> bool:
-    import socket
-
-    host_port = POSTGRES_URL.split("@", 1)[-1].split("/", 1)[0]
-    host, _, port = host_port.partition(":")
-    try:
-        with socket.create_connection((host or "127.0.0.1", int(port or 5432)), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ POSTGRES_URL = os.environ.get("WORTHIT_TEST_POSTGRES_URL", "postgresql://postgre
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def _postgres_answers() -> bool:
+def postgres_answers() -> bool:
     host_port = POSTGRES_URL.split("@", 1)[-1].split("/", 1)[0]
     host, _, port = host_port.partition(":")
     try:
@@ -56,7 +56,7 @@ async def _admin(statement: str) -> None:
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
-    if not _postgres_answers():
+    if not postgres_answers():
         if IN_CI:
             pytest.fail(f"PostgreSQL does not answer at {POSTGRES_URL}; CI must run these tests")
         pytest.skip("no PostgreSQL server answers (set WORTHIT_TEST_POSTGRES_URL)")
