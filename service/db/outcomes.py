@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from service.db.models import Base
 from service.db.writer import GroupCommitWriter
@@ -67,10 +67,10 @@ class OutcomeStore:
         """Store `row` (and its idempotency key); or return what the key already answered, or the outcome the
         decision already has. Nothing is written in those two cases."""
 
-        async def op(connection: AsyncConnection) -> Replay | Stored | None:
+        def op(connection: Connection) -> Replay | Stored | None:
             if idempotency_key is not None:
                 found = (
-                    await connection.execute(
+                    connection.execute(
                         select(
                             idempotency_keys.c.request_hash, idempotency_keys.c.status_code, idempotency_keys.c.document
                         ).where(idempotency_keys.c.key == idempotency_key, idempotency_keys.c.route == route)
@@ -79,13 +79,13 @@ class OutcomeStore:
                 if found is not None:
                     return Replay(found.request_hash, found.status_code, found.document)
             existing = (
-                await connection.execute(select(outcomes.c.document).where(outcomes.c.decision_id == row.decision_id))
+                connection.execute(select(outcomes.c.document).where(outcomes.c.decision_id == row.decision_id))
             ).scalar_one_or_none()
             if existing is not None:
                 return Stored(existing)
-            await connection.execute(insert(outcomes).values({f: getattr(row, f) for f in row.__slots__}))
+            connection.execute(insert(outcomes).values({f: getattr(row, f) for f in row.__slots__}))
             if idempotency_key is not None:
-                await connection.execute(
+                connection.execute(
                     insert(idempotency_keys).values(
                         key=idempotency_key,
                         route=route,

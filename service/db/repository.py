@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from service.db.models import Base
 from service.db.writer import Batched, GroupCommitWriter
@@ -86,7 +86,7 @@ def _values(row: NewDecision) -> dict[str, Any]:
     return {field: getattr(row, field) for field in row.__slots__}
 
 
-async def _insert_decisions(connection: AsyncConnection, rows: list[NewDecision]) -> list[Existing | None]:
+def _insert_decisions(connection: Connection, rows: list[NewDecision]) -> list[Existing | None]:
     """One multi-row INSERT for a batch; rows whose idempotency key is already stored (or earlier in the same
     batch) are not written, and get what the key stored instead."""
     keys = [row.idempotency_key for row in rows if row.idempotency_key is not None]
@@ -95,7 +95,7 @@ async def _insert_decisions(connection: AsyncConnection, rows: list[NewDecision]
         query = select(decisions.c.idempotency_key, decisions.c.request_hash, decisions.c.document).where(
             decisions.c.idempotency_key.in_(keys)
         )
-        for found in (await connection.execute(query)).all():
+        for found in (connection.execute(query)).all():
             seen[found.idempotency_key] = Existing(request_hash=found.request_hash, document=found.document)
     results: list[Existing | None] = []
     new: list[dict[str, Any]] = []
@@ -109,7 +109,7 @@ async def _insert_decisions(connection: AsyncConnection, rows: list[NewDecision]
         new.append(_values(row))
         results.append(None)
     if new:
-        await connection.execute(insert(decisions), new)
+        connection.execute(insert(decisions), new)
     return results
 
 
@@ -144,13 +144,13 @@ class PolicyStore:
     async def add(self, name: str, document_for: Any, created_at: datetime, floor: int = 0) -> tuple[int, str]:
         """Store the next version of `name`; `document_for(version)` renders its document. Returns both."""
 
-        async def op(connection: AsyncConnection) -> tuple[int, str]:
+        def op(connection: Connection) -> tuple[int, str]:
             current = (
-                await connection.execute(select(func.max(policies.c.version)).where(policies.c.name == name))
+                connection.execute(select(func.max(policies.c.version)).where(policies.c.name == name))
             ).scalar_one_or_none()
             version = max(current or 0, floor) + 1
             document = document_for(version)
-            await connection.execute(
+            connection.execute(
                 insert(policies).values(name=name, version=version, created_at=created_at, document=document)
             )
             return version, document
