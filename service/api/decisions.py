@@ -51,6 +51,13 @@ def parse_time(name: str, value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+def service(request: Request[Any, Any, Any]) -> DecisionService:
+    """The app's decision service, for the two hot routes, without dependency injection: Litestar builds an exit
+    stack per request to resolve a dependency, which cost 7% of `POST /v1/decisions`' throughput."""
+    decisions: DecisionService = request.app.state.decisions
+    return decisions
+
+
 class DecisionController(Controller):
     path = "/v1"
     tags = ("decisions",)
@@ -64,10 +71,10 @@ class DecisionController(Controller):
         responses=problem_responses(*BODY_PROBLEMS, 404),
     )
     async def evaluate(
-        self, data: JSONBody[Proposal], decisions: NamedDependency[DecisionService], policy: PolicyParam = None
+        self, request: Request[Any, Any, Any], data: JSONBody[Proposal], policy: PolicyParam = None
     ) -> Evaluation:
         """Evaluate a proposal: the verdict, the statement, the figures and the findings. Nothing is stored."""
-        return await decisions.evaluate(data, policy)
+        return await service(request).evaluate(data, policy)
 
     @post(
         "/decisions",
@@ -81,13 +88,12 @@ class DecisionController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[Proposal],
-        decisions: NamedDependency[DecisionService],
         policy: PolicyParam = None,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[Decision]:
         """Evaluate a proposal and store the decision; answers 201 with `Location` (200 for an idempotent replay)."""
         body_hash = request_hash(await request.body(), policy or "") if idempotency_key else None
-        decision, created = await decisions.create(
+        decision, created = await service(request).create(
             data, policy_name=policy, idempotency_key=idempotency_key, body_hash=body_hash
         )
         return Response(
