@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import re
 import time
 from datetime import UTC, datetime
@@ -22,6 +24,7 @@ class PolicyService:
     def __init__(self, store: PolicyStore) -> None:
         self._store = store
         self._cache: dict[str, tuple[float, Policy]] = {}
+        self._loading: dict[str, asyncio.Future[Policy]] = {}
 
     async def get(self, name: str, version: int | None = None) -> Policy:
         """The policy `name` (newest version unless `version` is given); `NotFound` when there is none."""
@@ -35,9 +38,24 @@ class PolicyService:
                 raise NotFound(f"No version {version} of policy `{name}`")
             return msgspec.json.decode(document, type=Policy)
         cached = self._cache.get(name)
-        now = time.monotonic()
-        if cached is not None and now - cached[0] < CACHE_SECONDS:
+        if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
             return cached[1]
+        # When the entry expires under load, every request in flight misses at once: one of them reads the store
+        # and the others wait for that read, instead of each opening a connection (a stampede every TTL that
+        # showed in the p99 on PostgreSQL). Shielded, so a caller that gives up does not cancel it for the rest.
+        loading = self._loading.get(name)
+        if loading is None:
+            loading = self._loading[name] = asyncio.ensure_future(self._load(name))
+            loading.add_done_callback(functools.partial(self._loaded, name))
+        return await asyncio.shield(loading)
+
+    def _loaded(self, name: str, loading: asyncio.Future[Policy]) -> None:
+        del self._loading[name]
+        if not loading.cancelled():
+            loading.exception()  # retrieved here too: every caller may have given up by now
+
+    async def _load(self, name: str) -> Policy:
+        now = time.monotonic()
         latest = await self._store.latest(name)
         if latest is not None:
             policy = msgspec.json.decode(latest[1], type=Policy)
@@ -45,7 +63,9 @@ class PolicyService:
             policy = default_policy()
         else:
             raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
-        self._cache[name] = (now, policy)
+        cached = self._cache.get(name)
+        if cached is None or cached[1].version <= policy.version:  # a PUT during the read keeps its newer version
+            self._cache[name] = (now, policy)
         return policy
 
     async def all_latest(self) -> list[Policy]:

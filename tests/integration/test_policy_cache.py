@@ -1,0 +1,81 @@
+"""The per-process policy cache on a real database: one read per expiry, however many requests miss at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service import policies as policies_module
+from service.db import migrate
+from service.db.engine import create_engine
+from service.db.repository import PolicyStore
+from service.db.writer import GroupCommitWriter
+from service.errors import NotFound
+from service.policies import PolicyService
+from service.settings import Settings
+
+
+class CountingStore(PolicyStore):
+    """The real store, counting how often the newest version is read."""
+
+    reads = 0
+
+    async def latest(self, name: str) -> tuple[int, str] | None:
+        self.reads += 1
+        return await super().latest(name)
+
+
+def with_service(database_url: str, body: Callable[[PolicyService, CountingStore], Awaitable[None]]) -> None:
+    async def run() -> None:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            await migrate.upgrade(engine)
+            writer = GroupCommitWriter(engine)
+            await writer.start()
+            try:
+                store = CountingStore(engine, writer)
+                await body(PolicyService(store), store)
+            finally:
+                await writer.close()
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
+
+
+def test_concurrent_misses_share_one_read(database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def body(service: PolicyService, store: CountingStore) -> None:
+        await service.put("team", {"horizon_months": 9})
+        monkeypatch.setattr(policies_module, "CACHE_SECONDS", 0.0)  # every entry has expired
+        found = await asyncio.gather(*(service.get("team") for _ in range(32)))
+        assert {policy.version for policy in found} == {1}
+        assert {policy.horizon_months for policy in found} == {9}
+        assert store.reads == 1
+        await service.get("team")
+        assert store.reads == 2  # the next miss reads again
+
+    with_service(database_url, body)
+
+
+def test_a_caller_that_gives_up_does_not_cancel_the_read_for_the_others(sqlite_url: str) -> None:
+    async def body(service: PolicyService, store: CountingStore) -> None:
+        impatient = asyncio.ensure_future(service.get("default"))
+        patient = asyncio.ensure_future(service.get("default"))
+        await asyncio.sleep(0)
+        impatient.cancel()
+        assert (await patient).name == "default"
+        assert impatient.cancelled()
+        assert store.reads == 1
+
+    with_service(sqlite_url, body)
+
+
+def test_an_unknown_name_fails_every_waiting_caller(sqlite_url: str) -> None:
+    async def body(service: PolicyService, store: CountingStore) -> None:
+        results = await asyncio.gather(*(service.get("nobody") for _ in range(4)), return_exceptions=True)
+        assert all(isinstance(result, NotFound) for result in results)
+        assert store.reads == 1
+
+    with_service(sqlite_url, body)
