@@ -1,0 +1,99 @@
+"""The decision path without HTTP: what storing a decision costs in process, to set against a bare GET.
+
+    python benchmarks/bench_inprocess.py [--database URL] [--seconds 4]
+
+32 concurrent callers each decode a proposal strictly and call `DecisionService.create` (evaluate through every rule,
+build the document, submit it to the group-commit writer and wait for its commit) on the event loop the server
+uses (uvloop), against a real database. Reports decisions per second and the loop thread's CPU per decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvloop
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rules.model import Proposal  # noqa: E402 - after the path is set, to run as a plain script
+from service.api.codec import decode_strict  # noqa: E402
+from service.db import migrate  # noqa: E402
+from service.db.engine import create_engine  # noqa: E402
+from service.db.repository import DecisionStore, PolicyStore  # noqa: E402
+from service.db.writer import GroupCommitWriter  # noqa: E402
+from service.decisions import DecisionService  # noqa: E402
+from service.policies import PolicyService  # noqa: E402
+from service.settings import Settings  # noqa: E402
+
+CALLERS = 32
+
+
+@dataclass(frozen=True)
+class Rate:
+    per_second: float
+    cpu_us: float  # the loop thread's CPU per call
+
+
+async def _measure(database_url: str, body: bytes, seconds: float, store: bool) -> Rate:
+    engine = create_engine(Settings(database_url=database_url))
+    await migrate.upgrade(engine)
+    writer = GroupCommitWriter(engine)
+    await writer.start()
+    service = DecisionService(DecisionStore(engine, writer), PolicyService(PolicyStore(engine, writer)), "default")
+    done = 0
+    running = True
+
+    async def caller() -> None:
+        nonlocal done
+        while running:
+            proposal = decode_strict(body, Proposal)
+            if store:
+                await service.create(proposal)
+            else:
+                await service.evaluate(proposal)
+            done += 1
+
+    try:
+        for duration in (min(1.0, seconds), seconds):  # warm up, then measure
+            running, done = True, 0
+            callers = [asyncio.create_task(caller()) for _ in range(CALLERS)]
+            cpu, started = time.thread_time(), time.perf_counter()
+            await asyncio.sleep(duration)
+            running = False
+            await asyncio.gather(*callers)
+            elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu
+        return Rate(done / elapsed, cpu / done * 1e6)
+    finally:
+        await writer.close()
+        await engine.dispose()
+
+
+def measure(database_url: str, body: bytes, seconds: float, *, store: bool = True) -> Rate:
+    """Decisions (store=True) or evaluations per second from `CALLERS` concurrent callers, and CPU per call."""
+    return uvloop.run(_measure(database_url, body, seconds, store))
+
+
+def main() -> None:
+    from benchmarks.run import PROPOSALS
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", help="a database URL (default: a fresh SQLite file)")
+    parser.add_argument("--seconds", type=float, default=4.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database or f"sqlite:///{Path(tmp) / 'inprocess.db'}"
+        for store in (False, True):
+            rate = measure(url, PROPOSALS[0], args.seconds, store=store)
+            what = "decode + evaluate + store" if store else "decode + evaluate"
+            print(f"{what}: {rate.per_second:,.0f}/s, {rate.cpu_us:.0f} µs of CPU each")
+
+
+if __name__ == "__main__":
+    main()
