@@ -8,9 +8,9 @@ middleware on every route (AuthMiddleware).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -20,6 +20,7 @@ from litestar.handlers.base import BaseRouteHandler
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from service.cache import TtlCache
 from service.db.models import Base
 from service.ids import new_id
 
@@ -109,28 +110,18 @@ class Authenticator:
     def __init__(self, store: TokenStore, *, require_auth: bool) -> None:
         self._store = store
         self._require_auth = require_auth
-        self._active: tuple[float, bool] | None = None
-        self._principals: dict[str, tuple[float, Principal | None]] = {}
+        self._active: TtlCache[None, bool] = TtlCache(CACHE_SECONDS)
+        # Bounded against floods of made-up tokens: past 10,000 digests the table starts afresh.
+        self._principals: TtlCache[str, Principal | None] = TtlCache(CACHE_SECONDS, max_entries=10_000)
 
     async def enforced(self) -> bool:
         if self._require_auth:
             return True
-        now = time.monotonic()
-        if self._active is None or now - self._active[0] > CACHE_SECONDS:
-            self._active = (now, await self._store.any_active())
-        return self._active[1]
+        return await self._active.get(None, self._store.any_active)
 
     async def principal(self, token: str) -> Principal | None:
         key = digest(token)
-        now = time.monotonic()
-        cached = self._principals.get(key)
-        if cached is not None and now - cached[0] <= CACHE_SECONDS:
-            return cached[1]
-        if len(self._principals) > 10_000:  # bound the cache against floods of made-up tokens
-            self._principals.clear()
-        principal = await self._store.find(key)
-        self._principals[key] = (now, principal)
-        return principal
+        return await self._principals.get(key, functools.partial(self._store.find, key))
 
 
 def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, str]:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
-import time
 from datetime import UTC, datetime
 
 import msgspec
 
 from rules.policy import Policy, default_policy, policy_from_mapping
+from service.cache import TtlCache
 from service.db.repository import PolicyStore
 from service.errors import NotFound
 
@@ -21,10 +20,9 @@ POLICY_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 
 class PolicyService:
-    def __init__(self, store: PolicyStore) -> None:
+    def __init__(self, store: PolicyStore, *, cache_seconds: float = CACHE_SECONDS) -> None:
         self._store = store
-        self._cache: dict[str, tuple[float, Policy]] = {}
-        self._loading: dict[str, asyncio.Future[Policy]] = {}
+        self._cache: TtlCache[str, Policy] = TtlCache(cache_seconds)
 
     async def get(self, name: str, version: int | None = None) -> Policy:
         """The policy `name` (newest version unless `version` is given); `NotFound` when there is none."""
@@ -37,36 +35,15 @@ class PolicyService:
                     return default_policy()
                 raise NotFound(f"No version {version} of policy `{name}`")
             return msgspec.json.decode(document, type=Policy)
-        cached = self._cache.get(name)
-        if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
-            return cached[1]
-        # When the entry expires under load, every request in flight misses at once: one of them reads the store
-        # and the others wait for that read, instead of each opening a connection (a stampede every TTL that
-        # showed in the p99 on PostgreSQL). Shielded, so a caller that gives up does not cancel it for the rest.
-        loading = self._loading.get(name)
-        if loading is None:
-            loading = self._loading[name] = asyncio.ensure_future(self._load(name))
-            loading.add_done_callback(functools.partial(self._loaded, name))
-        return await asyncio.shield(loading)
-
-    def _loaded(self, name: str, loading: asyncio.Future[Policy]) -> None:
-        del self._loading[name]
-        if not loading.cancelled():
-            loading.exception()  # retrieved here too: every caller may have given up by now
+        return await self._cache.get(name, functools.partial(self._load, name))
 
     async def _load(self, name: str) -> Policy:
-        now = time.monotonic()
         latest = await self._store.latest(name)
         if latest is not None:
-            policy = msgspec.json.decode(latest[1], type=Policy)
-        elif name == "default":
-            policy = default_policy()
-        else:
-            raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
-        cached = self._cache.get(name)
-        if cached is None or cached[1].version <= policy.version:  # a PUT during the read keeps its newer version
-            self._cache[name] = (now, policy)
-        return policy
+            return msgspec.json.decode(latest[1], type=Policy)
+        if name == "default":
+            return default_policy()
+        raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
 
     async def all_latest(self) -> list[Policy]:
         """The newest version of every policy, the bundled default included."""
@@ -86,5 +63,5 @@ class PolicyService:
 
         _, document = await self._store.add(name, render, datetime.now(UTC), floor=floor)
         policy = msgspec.json.decode(document, type=Policy)
-        self._cache[name] = (time.monotonic(), policy)
+        self._cache.put(name, policy)
         return policy

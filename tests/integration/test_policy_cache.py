@@ -1,13 +1,10 @@
-"""The per-process policy cache on a real database: one read per expiry, however many requests miss at once."""
+"""The policy cache on a real database: one read per expiry, however many requests miss at once."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 
-import pytest
-
-from service import policies as policies_module
 from service.db import migrate
 from service.db.engine import create_engine
 from service.db.repository import PolicyStore
@@ -27,7 +24,9 @@ class CountingStore(PolicyStore):
         return await super().latest(name)
 
 
-def with_service(database_url: str, body: Callable[[PolicyService, CountingStore], Awaitable[None]]) -> None:
+def with_service(
+    database_url: str, body: Callable[[PolicyService, CountingStore], Awaitable[None]], cache_seconds: float = 5.0
+) -> None:
     async def run() -> None:
         engine = create_engine(Settings(database_url=database_url))
         try:
@@ -36,7 +35,7 @@ def with_service(database_url: str, body: Callable[[PolicyService, CountingStore
             await writer.start()
             try:
                 store = CountingStore(engine, writer)
-                await body(PolicyService(store), store)
+                await body(PolicyService(store, cache_seconds=cache_seconds), store)
             finally:
                 await writer.close()
         finally:
@@ -45,10 +44,9 @@ def with_service(database_url: str, body: Callable[[PolicyService, CountingStore
     asyncio.run(run())
 
 
-def test_concurrent_misses_share_one_read(database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_concurrent_misses_share_one_read(database_url: str) -> None:
     async def body(service: PolicyService, store: CountingStore) -> None:
-        await service.put("team", {"horizon_months": 9})
-        monkeypatch.setattr(policies_module, "CACHE_SECONDS", 0.0)  # every entry has expired
+        await service.put("team", {"horizon_months": 9})  # with a TTL of 0, cached and expired at once
         found = await asyncio.gather(*(service.get("team") for _ in range(32)))
         assert {policy.version for policy in found} == {1}
         assert {policy.horizon_months for policy in found} == {9}
@@ -56,7 +54,7 @@ def test_concurrent_misses_share_one_read(database_url: str, monkeypatch: pytest
         await service.get("team")
         assert store.reads == 2  # the next miss reads again
 
-    with_service(database_url, body)
+    with_service(database_url, body, cache_seconds=0.0)
 
 
 def test_a_caller_that_gives_up_does_not_cancel_the_read_for_the_others(sqlite_url: str) -> None:
