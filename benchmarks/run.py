@@ -193,8 +193,8 @@ def where_the_time_goes(rates: dict[str, float], cpu: dict[str, float]) -> str:
     return (
         "\n**Where the time goes** (SQLite, 1 worker; server time per request is 1,000,000 / req/s): "
         f"`GET /healthz` {bare:.0f} µs, `POST /v1/evaluate` {evaluate_us:.0f} µs, `POST /v1/decisions` "
-        f"{decision_us:.0f} µs. Without HTTP, decode + evaluate costs {engine:.0f} µs and "
-        + ", ".join(f"{name.removeprefix('decode + evaluate + ')} {value:.0f} µs" for name, value in stores.items())
+        f"{decision_us:.0f} µs. Without HTTP, decode + evaluate costs {engine:.0f} µs, and decode + evaluate + store "
+        + ", ".join(f"{value:.0f} µs ({name.split('(')[-1].rstrip(')')})" for name, value in stores.items())
         + f". A decision at 0.5x of the bare GET may add at most {bare:.0f} µs to a GET. The decision path alone, "
         f"with no HTTP at all, adds {store:.0f} µs ({store / bare:.2f}x the GET); Litestar's handling of a POST "
         f"(reading and checking the body, the response) adds about {post:.0f} µs more (evaluate over HTTP, less the "
