@@ -14,13 +14,21 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from service.db import migrate
+from service.db.engine import create_engine
+from service.db.writer import GroupCommitWriter
+from service.settings import Settings
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -78,6 +86,22 @@ def database_url(request: pytest.FixtureRequest) -> str:
     """Each test using this runs once on a SQLite file and once on PostgreSQL."""
     fixture = "sqlite_url" if request.param == "sqlite" else "postgres_url"
     return str(request.getfixturevalue(fixture))
+
+
+@asynccontextmanager
+async def migrated(database_url: str, **writer_options: Any) -> AsyncIterator[tuple[AsyncEngine, GroupCommitWriter]]:
+    """A migrated database and a running group-commit writer on it, for tests that use the services directly."""
+    engine = create_engine(Settings(database_url=database_url))
+    try:
+        await migrate.upgrade(engine)
+        writer = GroupCommitWriter(engine, **writer_options)
+        await writer.start()
+        try:
+            yield engine, writer
+        finally:
+            await writer.close()
+    finally:
+        await engine.dispose()
 
 
 def worthit(

@@ -9,13 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from service.db import migrate
-from service.db.engine import create_engine
 from service.db.repository import PolicyStore
-from service.db.writer import GroupCommitWriter
 from service.policies import PolicyService
-from service.settings import Settings
-from tests.conftest import Server
+from tests.conftest import Server, migrated
 
 pytestmark = pytest.mark.e2e
 
@@ -36,17 +32,8 @@ def put_policy(database_url: str, name: str, raw: dict[str, Any]) -> None:
     """Store a policy version directly (through the service the API's PUT uses), before a server starts."""
 
     async def run() -> None:
-        engine = create_engine(Settings(database_url=database_url))
-        try:
-            await migrate.upgrade(engine)
-            writer = GroupCommitWriter(engine)
-            await writer.start()
-            try:
-                await PolicyService(PolicyStore(engine, writer)).put(name, raw)
-            finally:
-                await writer.close()
-        finally:
-            await engine.dispose()
+        async with migrated(database_url) as (engine, writer):
+            await PolicyService(PolicyStore(engine, writer)).put(name, raw)
 
     asyncio.run(run())
 

@@ -5,13 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from service.db import migrate
-from service.db.engine import create_engine
 from service.db.repository import PolicyStore
-from service.db.writer import GroupCommitWriter
 from service.errors import NotFound
 from service.policies import PolicyService
-from service.settings import Settings
+from tests.conftest import migrated
 
 
 class CountingStore(PolicyStore):
@@ -28,18 +25,9 @@ def with_service(
     database_url: str, body: Callable[[PolicyService, CountingStore], Awaitable[None]], cache_seconds: float = 5.0
 ) -> None:
     async def run() -> None:
-        engine = create_engine(Settings(database_url=database_url))
-        try:
-            await migrate.upgrade(engine)
-            writer = GroupCommitWriter(engine)
-            await writer.start()
-            try:
-                store = CountingStore(engine, writer)
-                await body(PolicyService(store, cache_seconds=cache_seconds), store)
-            finally:
-                await writer.close()
-        finally:
-            await engine.dispose()
+        async with migrated(database_url) as (engine, writer):
+            store = CountingStore(engine, writer)
+            await body(PolicyService(store, cache_seconds=cache_seconds), store)
 
     asyncio.run(run())
 

@@ -12,27 +12,16 @@ import pytest
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from service.db import migrate
-from service.db.engine import create_engine
 from service.db.writer import Batched, GroupCommitWriter
-from service.settings import Settings
+from tests.conftest import migrated
 
 
 def with_writer(database_url: str, body: Callable[[GroupCommitWriter, Any], Awaitable[None]], **options: Any) -> None:
     async def run() -> None:
-        engine = create_engine(Settings(database_url=database_url))
-        try:
-            await migrate.upgrade(engine)
+        async with migrated(database_url, **options) as (engine, writer):
             async with engine.begin() as connection:
                 await connection.execute(text("CREATE TABLE scratch (n INTEGER PRIMARY KEY)"))
-            writer = GroupCommitWriter(engine, **options)
-            await writer.start()
-            try:
-                await body(writer, engine)
-            finally:
-                await writer.close()
-        finally:
-            await engine.dispose()
+            await body(writer, engine)
 
     asyncio.run(run())
 
