@@ -128,14 +128,19 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await writer.close()
             await engine.dispose()
 
-    def provide_decisions(state: State) -> DecisionService:
-        return state.decisions  # type: ignore[no-any-return]
+    # The services live in app state from startup on. Providers take no arguments (they read `app`, bound below):
+    # a provider that took `state` had Litestar extract and convert a State for it on every request.
+    def provide_decisions() -> DecisionService:
+        return app.state.decisions  # type: ignore[no-any-return]
 
-    def provide_policies(state: State) -> PolicyService:
-        return state.policies  # type: ignore[no-any-return]
+    def provide_policies() -> PolicyService:
+        return app.state.policies  # type: ignore[no-any-return]
 
-    def provide_profiles(state: State) -> ProfileService:
-        return state.profiles  # type: ignore[no-any-return]
+    def provide_profiles() -> ProfileService:
+        return app.state.profiles  # type: ignore[no-any-return]
+
+    def provide_outcomes() -> OutcomeService:
+        return app.state.outcomes  # type: ignore[no-any-return]
 
     app = Litestar(
         route_handlers=[
@@ -156,6 +161,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             "decisions": Provide(provide_decisions, sync_to_thread=False),
             "policies": Provide(provide_policies, sync_to_thread=False),
             "profiles": Provide(provide_profiles, sync_to_thread=False),
+            "outcomes": Provide(provide_outcomes, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -52,8 +52,8 @@ def parse_time(name: str, value: str | None) -> datetime | None:
 
 
 def service(request: Request[Any, Any, Any]) -> DecisionService:
-    """The app's decision service, for the two hot routes, without dependency injection: Litestar builds an exit
-    stack per request to resolve a dependency, which cost 7% of `POST /v1/decisions`' throughput."""
+    """The app's decision service, for the two hot routes, without dependency injection: resolving even an
+    argument-free dependency still cost 5% of `POST /v1/decisions`' throughput (5,430-5,550 against 5,730-5,830)."""
     decisions: DecisionService = request.app.state.decisions
     return decisions
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
-from litestar.datastructures import State
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from rules.model import TEXT_PATTERN
@@ -17,10 +16,6 @@ from service.errors import BODY_PROBLEMS, Problem, ProblemError, problem_respons
 from service.outcomes import Calibration, Outcome, OutcomeReport, OutcomeService, ScopeMismatch, WorkloadHistory
 
 NameQuery = Annotated[str | None, QueryParameter(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
-
-
-def provide_outcomes(state: State) -> OutcomeService:
-    return state.outcomes  # type: ignore[no-any-return]
 
 
 def scope_mismatch_problem(_: Request[Any, Any, Any], exc: ScopeMismatch) -> Response[Problem]:
@@ -37,7 +32,6 @@ def scope_mismatch_problem(_: Request[Any, Any, Any], exc: ScopeMismatch) -> Res
 class OutcomeController(Controller):
     path = "/v1"
     tags = ("outcomes",)
-    dependencies = {"outcomes": Provide(provide_outcomes, sync_to_thread=False)}  # noqa: RUF012 - Litestar's API
     exception_handlers = {ScopeMismatch: scope_mismatch_problem}  # noqa: RUF012 - Litestar's API
 
     @post(

@@ -17,7 +17,7 @@ from typing import Annotated, Any, get_args
 from urllib.parse import quote, urlencode
 
 from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
@@ -27,7 +27,6 @@ from markupsafe import Markup
 from rules.model import TEXT_PATTERN, Range, Verdict
 from rules.text import k_text, label, ms, pct, times, weeks
 from service.api.decisions import CURSOR_PATTERN
-from service.api.outcomes import provide_outcomes
 from service.api.schemas import Decision
 from service.charts import HistoryStep, decision_chart, history_chart
 from service.db.repository import DecisionFilter
@@ -219,7 +218,6 @@ def history_context(history: WorkloadHistory) -> dict[str, Any]:
 class PageController(Controller):
     path = "/"
     include_in_schema = False
-    dependencies = {"outcomes": Provide(provide_outcomes, sync_to_thread=False)}  # noqa: RUF012 - Litestar's API
 
     @get("/decisions/{decision_id:str}", opt={"scope": "read"}, include_in_schema=False)
     async def decision_page(
