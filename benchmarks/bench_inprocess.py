@@ -24,13 +24,10 @@ sys.path.insert(0, str(ROOT))
 
 from rules.model import Proposal  # noqa: E402 - after the path is set, to run as a plain script
 from service.api.codec import decode_strict  # noqa: E402
-from service.db import migrate  # noqa: E402
-from service.db.engine import create_engine  # noqa: E402
 from service.db.repository import DecisionStore, PolicyStore  # noqa: E402
-from service.db.writer import GroupCommitWriter  # noqa: E402
 from service.decisions import DecisionService  # noqa: E402
 from service.policies import PolicyService  # noqa: E402
-from service.settings import Settings  # noqa: E402
+from tests.conftest import migrated  # noqa: E402
 
 CALLERS = 32
 
@@ -42,25 +39,21 @@ class Rate:
 
 
 async def _measure(database_url: str, body: bytes, seconds: float, store: bool) -> Rate:
-    engine = create_engine(Settings(database_url=database_url))
-    await migrate.upgrade(engine)
-    writer = GroupCommitWriter(engine)
-    await writer.start()
-    service = DecisionService(DecisionStore(engine, writer), PolicyService(PolicyStore(engine, writer)), "default")
-    done = 0
-    running = True
+    async with migrated(database_url) as (engine, writer):
+        service = DecisionService(DecisionStore(engine, writer), PolicyService(PolicyStore(engine, writer)), "default")
+        done = 0
+        running = True
 
-    async def caller() -> None:
-        nonlocal done
-        while running:
-            proposal = decode_strict(body, Proposal)
-            if store:
-                await service.create(proposal)
-            else:
-                await service.evaluate(proposal)
-            done += 1
+        async def caller() -> None:
+            nonlocal done
+            while running:
+                proposal = decode_strict(body, Proposal)
+                if store:
+                    await service.create(proposal)
+                else:
+                    await service.evaluate(proposal)
+                done += 1
 
-    try:
         for duration in (min(1.0, seconds), seconds):  # warm up, then measure
             running, done = True, 0
             callers = [asyncio.create_task(caller()) for _ in range(CALLERS)]
@@ -70,9 +63,6 @@ async def _measure(database_url: str, body: bytes, seconds: float, store: bool) 
             await asyncio.gather(*callers)
             elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu
         return Rate(done / elapsed, cpu / done * 1e6)
-    finally:
-        await writer.close()
-        await engine.dispose()
 
 
 def measure(database_url: str, body: bytes, seconds: float, *, store: bool = True) -> Rate:

@@ -20,7 +20,7 @@ V = TypeVar("V")
 
 class TtlCache(Generic[K, V]):
     def __init__(self, ttl_seconds: float, *, max_entries: int = 10_000) -> None:
-        self.ttl = ttl_seconds
+        self._ttl = ttl_seconds
         self._max_entries = max_entries  # bound the table against floods of made-up keys
         self._entries: dict[K, tuple[float, V]] = {}
         self._loading: dict[K, asyncio.Future[V]] = {}
@@ -29,7 +29,7 @@ class TtlCache(Generic[K, V]):
     async def get(self, key: K, load: Callable[[], Awaitable[V]]) -> V:
         """The cached value of `key`, or what `load()` returns (one call for all concurrent misses of `key`)."""
         entry = self._entries.get(key)
-        if entry is not None and time.monotonic() - entry[0] < self.ttl:
+        if entry is not None and time.monotonic() - entry[0] < self._ttl:
             return entry[1]
         loading = self._loading.get(key)
         if loading is None:

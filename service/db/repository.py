@@ -95,7 +95,7 @@ def _insert_decisions(connection: Connection, rows: list[NewDecision]) -> list[E
         query = select(decisions.c.idempotency_key, decisions.c.request_hash, decisions.c.document).where(
             decisions.c.idempotency_key.in_(keys)
         )
-        for found in (connection.execute(query)).all():
+        for found in connection.execute(query).all():
             seen[found.idempotency_key] = Existing(request_hash=found.request_hash, document=found.document)
     results: list[Existing | None] = []
     new: list[dict[str, Any]] = []

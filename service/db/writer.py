@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import sqlite3
 import time
 from collections.abc import Callable
@@ -51,8 +50,6 @@ class Batched(Generic[I, T]):
 
 WriteOp = Callable[[Connection], Any] | Batched[Any, Any]
 
-log = logging.getLogger("worthit.writer")
-
 
 class WriterClosed(RuntimeError):
     """The writer is shutting down and takes no more work."""
@@ -70,14 +67,12 @@ class GroupCommitWriter:
         self._queue: asyncio.Queue[tuple[WriteOp, asyncio.Future[Any]] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._sqlite: Engine | None = None
-        self._connection: Connection | None = None  # SQLite: the writer's own connection
+        self._connection: Connection | None = None  # SQLite: the writer's own connection, on its own engine
         self._held: AsyncConnection | None = None  # PostgreSQL: a pooled connection, kept while it works
 
     async def start(self) -> None:
         if self._engine.dialect.name == "sqlite":
-            self._sqlite = sqlite_writer_engine(self._engine)
-            self._connection = self._sqlite.connect()
+            self._connection = sqlite_writer_engine(self._engine).connect()
         self._task = asyncio.create_task(self._run(), name="worthit-writer")
 
     async def close(self) -> None:
@@ -90,10 +85,8 @@ class GroupCommitWriter:
         await self._release()
         if self._connection is not None:
             self._connection.close()
+            self._connection.engine.dispose()
             self._connection = None
-        if self._sqlite is not None:
-            self._sqlite.dispose()
-            self._sqlite = None
 
     async def submit(self, op: Callable[[Connection], T] | Batched[Any, T]) -> T:
         """Run `op` in the next batch; return its result once the batch has committed."""
