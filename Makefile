@@ -11,6 +11,8 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@# mypy cannot see through the editable install's import hook: it reads `worthit.*` from these links.
+	@mkdir -p $(VENV)/src/worthit && for d in rules service migrations; do ln -sfn "$(CURDIR)/$$d" $(VENV)/src/worthit/$$d; done
 	@rm -f $(VENV)/.installed-* && touch $@
 
 serve: $(STAMP)

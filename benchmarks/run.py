@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT))
 import msgspec  # noqa: E402 - after the path is set, to run as a plain script
 
 from benchmarks import bench_inprocess, bench_profiles, bench_slack  # noqa: E402
-from rules.engine import evaluate  # noqa: E402
-from rules.model import Proposal  # noqa: E402
-from rules.policy import default_policy  # noqa: E402
 from tests.conftest import POSTGRES_URL, _admin, postgres_answers, start_server  # noqa: E402
+from worthit.rules.engine import evaluate  # noqa: E402
+from worthit.rules.model import Proposal  # noqa: E402
+from worthit.rules.policy import default_policy  # noqa: E402
 
 CONNECTIONS = 32
 PROPOSALS = [

@@ -7,8 +7,8 @@ import asyncio
 from alembic import context
 from sqlalchemy import Connection, text
 
-from service.db.models import Base
-from service.settings import Settings
+from worthit.service.db.models import Base
+from worthit.service.settings import Settings
 
 # An arbitrary constant: the key of the PostgreSQL advisory lock held while migrating, so replicas that start
 # at once take turns and all but the first find nothing to do.
@@ -37,7 +37,7 @@ def run_with_connection(connection: Connection) -> None:
 
 
 async def _run_online() -> None:
-    from service.db.engine import create_engine
+    from worthit.service.db.engine import create_engine
 
     url = config.get_main_option("sqlalchemy.url") or Settings.from_env().database_url
     engine = create_engine(Settings.from_env(database_url=url), null_pool=True)

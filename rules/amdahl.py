@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from rules.model import AmdahlFigures
+from worthit.rules.model import AmdahlFigures
 
 
 def speedup(p: float, k: float) -> float:

@@ -14,9 +14,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any, Generic, TypeVar, overload
 
-from rules import amdahl
-from rules.errors import InvalidInput
-from rules.model import (
+from worthit.rules import amdahl
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import (
     AmdahlFigures,
     Evaluation,
     Figure,
@@ -29,8 +29,8 @@ from rules.model import (
     Range,
     Verdict,
 )
-from rules.policy import Policy
-from rules.text import label, ms, pct, sentence
+from worthit.rules.policy import Policy
+from worthit.rules.text import label, ms, pct, sentence
 
 T = TypeVar("T")
 
@@ -309,7 +309,7 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
 
 @cache
 def _registry() -> tuple[ModuleType, ...]:
-    from rules.checks import CHECKS  # the checks import this module: resolve the registry on first use
+    from worthit.rules.checks import CHECKS  # the checks import this module: resolve the registry on first use
 
     return CHECKS
 
@@ -365,7 +365,7 @@ def _add_ranges(evaluation: Evaluation, proposal: Proposal, policy: Policy, chec
     }
     evaluation.holds_across_range = low_verdict == high_verdict == evaluation.verdict
     if not evaluation.holds_across_range:
-        from rules.text import times
+        from worthit.rules.text import times
 
         differs = [
             (end, v, f)

@@ -14,11 +14,11 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from rules import amdahl
-from rules.errors import InvalidInput
-from rules.model import Base, Infinite, Milliseconds, Phase, PhaseKind, PositiveFloat
-from rules.policy import Policy, default_policy
-from rules.text import join, label, ms, sentence, times
+from worthit.rules import amdahl
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Base, Infinite, Milliseconds, Phase, PhaseKind, PositiveFloat
+from worthit.rules.policy import Policy, default_policy
+from worthit.rules.text import join, label, ms, sentence, times
 
 KSpec = float | Infinite | Mapping[str, float | Infinite]
 

@@ -10,8 +10,8 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from rules.errors import PolicyError
-from rules.model import Verdict
+from worthit.rules.errors import PolicyError
+from worthit.rules.model import Verdict
 
 PolicyName = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
 Share = Annotated[float, Meta(ge=0, le=1)]
@@ -84,8 +84,8 @@ def policy_from_mapping(raw: object, *, name: str | None = None, version: int | 
 @cache
 def default_policy() -> Policy:
     """The policy shipped in `rules/policies/default.toml`."""
-    return parse_policy(resources.files("rules.policies").joinpath("default.toml").read_bytes())
+    return parse_policy(resources.files("worthit.rules.policies").joinpath("default.toml").read_bytes())
 
 
 def bundled_policy_text() -> str:
-    return resources.files("rules.policies").joinpath("default.toml").read_text(encoding="utf-8")
+    return resources.files("worthit.rules.policies").joinpath("default.toml").read_text(encoding="utf-8")

@@ -15,11 +15,11 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from rules.engine import evaluate
-from rules.errors import InvalidInput
-from rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
-from rules.policy import Policy
-from rules.text import label, ms, num, pct, sentence, times, weeks
+from worthit.rules.engine import evaluate
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
+from worthit.rules.policy import Policy
+from worthit.rules.text import label, ms, num, pct, sentence, times, weeks
 
 FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
 

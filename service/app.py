@@ -15,29 +15,29 @@ from litestar.openapi.spec import Server
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.api.decisions import DecisionController
-from service.api.health import healthz, readyz
-from service.api.outcomes import OutcomeController
-from service.api.pages import PageController, template_config
-from service.api.plans import PlanController
-from service.api.policies import PolicyController
-from service.api.profiles import ProfileController
-from service.api.rules import list_rules
-from service.api.slack import slack_command
-from service.auth import Authenticator, AuthMiddleware, TokenStore
-from service.db import migrate
-from service.db.engine import create_engine
-from service.db.outcomes import OutcomeStore
-from service.db.repository import DecisionStore, PolicyStore
-from service.db.writer import GroupCommitWriter
-from service.decisions import DecisionService
-from service.errors import EXCEPTION_HANDLERS
-from service.observability import Observability, configure_logging, metrics_text
-from service.outcomes import Calibrator, OutcomeService
-from service.policies import PolicyService
-from service.profiles import ProfileService
-from service.ratelimit import RateLimiter
-from service.settings import Settings
+from worthit.service.api.decisions import DecisionController
+from worthit.service.api.health import healthz, readyz
+from worthit.service.api.outcomes import OutcomeController
+from worthit.service.api.pages import PageController, template_config
+from worthit.service.api.plans import PlanController
+from worthit.service.api.policies import PolicyController
+from worthit.service.api.profiles import ProfileController
+from worthit.service.api.rules import list_rules
+from worthit.service.api.slack import slack_command
+from worthit.service.auth import Authenticator, AuthMiddleware, TokenStore
+from worthit.service.db import migrate
+from worthit.service.db.engine import create_engine
+from worthit.service.db.outcomes import OutcomeStore
+from worthit.service.db.repository import DecisionStore, PolicyStore
+from worthit.service.db.writer import GroupCommitWriter
+from worthit.service.decisions import DecisionService
+from worthit.service.errors import EXCEPTION_HANDLERS
+from worthit.service.observability import Observability, configure_logging, metrics_text
+from worthit.service.outcomes import Calibrator, OutcomeService
+from worthit.service.policies import PolicyService
+from worthit.service.profiles import ProfileService
+from worthit.service.ratelimit import RateLimiter
+from worthit.service.settings import Settings
 
 VERSION = "0.1.0"
 log = logging.getLogger("worthit")

@@ -20,9 +20,9 @@ from litestar.handlers.base import BaseRouteHandler
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.cache import TtlCache
-from service.db.models import Base
-from service.ids import new_id
+from worthit.service.cache import TtlCache
+from worthit.service.db.models import Base
+from worthit.service.ids import new_id
 
 Scope = Literal["read", "write", "admin"]
 SCOPES: tuple[Scope, ...] = ("read", "write", "admin")

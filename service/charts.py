@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from rules.model import AmdahlFigures, Phase, Proposal
-from rules.text import label, ms, pct, times
+from worthit.rules.model import AmdahlFigures, Phase, Proposal
+from worthit.rules.text import label, ms, pct, times
 
 WIDTH = 480
 LEFT = 60

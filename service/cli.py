@@ -18,14 +18,14 @@ from typing import Any, TextIO
 
 import msgspec
 
-from rules.engine import evaluate
-from rules.errors import InvalidInput, PolicyError
-from rules.model import Evaluation, Proposal
-from rules.policy import Policy, default_policy, parse_policy
-from rules.profiles import Breakdown, ProfileError
-from service.gate import configure as configure_gate
-from service.gate import run as run_gate
-from service.settings import Settings
+from worthit.rules.engine import evaluate
+from worthit.rules.errors import InvalidInput, PolicyError
+from worthit.rules.model import Evaluation, Proposal
+from worthit.rules.policy import Policy, default_policy, parse_policy
+from worthit.rules.profiles import Breakdown, ProfileError
+from worthit.service.gate import configure as configure_gate
+from worthit.service.gate import run as run_gate
+from worthit.service.settings import Settings
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -40,14 +40,14 @@ def load_policy(path: str | None) -> Policy:
 
 def decode_proposal(data: bytes) -> Proposal:
     """A proposal from JSON, validated as strictly as the API does."""
-    from service.api.codec import decode_strict
+    from worthit.service.api.codec import decode_strict
 
     return decode_strict(data, Proposal)  # type: ignore[no-any-return]
 
 
 def render(evaluation: Evaluation) -> str:
     """The evaluation as a reviewer reads it in a terminal."""
-    from rules.text import ms, pct, times
+    from worthit.rules.text import ms, pct, times
 
     a = evaluation.amdahl
     lines = [f"verdict: {evaluation.verdict}", "", evaluation.statement, ""]
@@ -88,7 +88,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
                 data = msgspec.json.encode(raw | {"profile_id": Path(args.profile[0]).name[:200]})
         proposal = decode_proposal(data)
         if args.profile:
-            from rules.profiles.proposal import proposal_from_profile
+            from worthit.rules.profiles.proposal import proposal_from_profile
 
             proposal = proposal_from_profile(proposal, load_profile(args.profile, None))
         evaluation = evaluate(proposal, policy)
@@ -102,7 +102,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
     if args.chart:
-        from service.charts import decision_chart
+        from worthit.service.charts import decision_chart
 
         try:
             Path(args.chart).write_text(decision_chart(proposal, evaluation.amdahl) + "\n", encoding="utf-8")
@@ -118,8 +118,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
 def load_profile(paths: list[str], format: str | None) -> Breakdown:
     """One breakdown from profiler files of one run (progress shown for large files)."""
-    from service.profiles import parse
-    from service.terminal import read_with_progress, timed
+    from worthit.service.profiles import parse
+    from worthit.service.terminal import read_with_progress, timed
 
     files = [read_with_progress(Path(path)) for path in paths]
     return timed("parsing", sum(map(len, files)), lambda: parse(files, format))
@@ -127,7 +127,7 @@ def load_profile(paths: list[str], format: str | None) -> Breakdown:
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     """The time breakdown of profiler output, largest first, with honest denominators."""
-    from rules.profiles import render_table
+    from worthit.rules.profiles import render_table
 
     try:
         breakdown = load_profile(args.files, args.format)
@@ -142,15 +142,15 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _request(path: str, type_: Any) -> Any:
-    from service.api.codec import decode_strict
+    from worthit.service.api.codec import decode_strict
 
     return decode_strict(_read(path), type_)
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     """The fewest phases to reach a target, the alternatives for the last step, and the ceilings."""
-    from rules.plans import PlanRequest, plan_for
-    from rules.text import ms, times
+    from worthit.rules.plans import PlanRequest, plan_for
+    from worthit.rules.text import ms, times
 
     try:
         result = plan_for(_request(args.file, PlanRequest), load_policy(args.policy_file))
@@ -180,7 +180,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     """Proposals ranked by return per engineer-week, the funded set, the combined speedup."""
-    from rules.portfolio import PortfolioRequest, portfolio
+    from worthit.rules.portfolio import PortfolioRequest, portfolio
 
     try:
         request = _request(args.file, PortfolioRequest)
@@ -200,8 +200,8 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
-    from service.db import migrate
-    from service.db.engine import create_engine
+    from worthit.service.db import migrate
+    from worthit.service.db.engine import create_engine
 
     settings = Settings.from_env(database_url=args.database)
     _log_migrations(settings.log_level)
@@ -233,8 +233,8 @@ def _log_migrations(level: str) -> None:
 
 def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> Any:
     """Run `work(engine)` on the database (migrated first unless `upgrade` is false) and dispose of the engine."""
-    from service.db import migrate
-    from service.db.engine import create_engine
+    from worthit.service.db import migrate
+    from worthit.service.db.engine import create_engine
 
     settings = Settings.from_env(database_url=database)
 
@@ -252,7 +252,7 @@ def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> An
 
 def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
     """Create (printing the token alone on stdout, once), revoke or list bearer tokens."""
-    from service.auth import TokenStore
+    from worthit.service.auth import TokenStore
 
     if args.action == "create":
         token = _with_engine(args.database, lambda engine: TokenStore(engine).create(args.name, args.scope))
@@ -283,7 +283,7 @@ def _loopback(host: str) -> bool:
 
 
 def openapi_document() -> str:
-    from service.app import create_app
+    from worthit.service.app import create_app
 
     schema = create_app(Settings(migrate_on_start=False)).openapi_schema.to_schema()
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -300,7 +300,7 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
-    from service.api.rules import rule_docs
+    from worthit.service.api.rules import rule_docs
 
     for doc in rule_docs():
         if args.rule in (None, doc.id):
@@ -329,7 +329,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
         return EXIT_FAIL
     if not _loopback(settings.host) and not settings.require_auth:
-        from service.auth import TokenStore
+        from worthit.service.auth import TokenStore
 
         # The schema is current by now (migrated above, or checked): read it, never change it here.
         if not _with_engine(settings.database_url, lambda e: TokenStore(e).any_active(), upgrade=False):
@@ -357,8 +357,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _schema_problem(settings: Settings) -> str | None:
-    from service.app import schema_problem
-    from service.db.engine import create_engine
+    from worthit.service.app import schema_problem
+    from worthit.service.db.engine import create_engine
 
     async def run() -> str | None:
         engine = create_engine(settings)

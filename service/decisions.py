@@ -8,15 +8,15 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from rules.engine import evaluate
-from rules.model import Evaluation, Proposal
-from rules.policy import Policy
-from service.api.schemas import Change, Decision, Reevaluation, Source
-from service.db.repository import DecisionFilter, DecisionStore, NewDecision
-from service.errors import Conflict, NotFound
-from service.ids import new_id
-from service.observability import VERDICTS
-from service.policies import PolicyService
+from worthit.rules.engine import evaluate
+from worthit.rules.model import Evaluation, Proposal
+from worthit.rules.policy import Policy
+from worthit.service.api.schemas import Change, Decision, Reevaluation, Source
+from worthit.service.db.repository import DecisionFilter, DecisionStore, NewDecision
+from worthit.service.errors import Conflict, NotFound
+from worthit.service.ids import new_id
+from worthit.service.observability import VERDICTS
+from worthit.service.policies import PolicyService
 
 _encoder = msgspec.json.Encoder()
 

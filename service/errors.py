@@ -18,8 +18,8 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
-from rules.errors import InvalidInput, PolicyError, WorthitError
-from rules.profiles.errors import ProfileError
+from worthit.rules.errors import InvalidInput, PolicyError, WorthitError
+from worthit.rules.profiles.errors import ProfileError
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("worthit.errors")

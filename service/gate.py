@@ -38,10 +38,10 @@ from typing import Literal, TextIO
 import msgspec
 import yaml
 
-from rules.engine import evaluate
-from rules.errors import InvalidInput, PolicyError
-from rules.model import Evaluation, Proposal, Verdict
-from rules.policy import Gate, Policy, default_policy, parse_policy
+from worthit.rules.engine import evaluate
+from worthit.rules.errors import InvalidInput, PolicyError
+from worthit.rules.model import Evaluation, Proposal, Verdict
+from worthit.rules.policy import Gate, Policy, default_policy, parse_policy
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 LANGUAGE = "worthit"
@@ -318,7 +318,7 @@ def parse_block(block: Block) -> Parsed:
 
 def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
     """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
-    from service.api.codec import decode_strict
+    from worthit.service.api.codec import decode_strict
 
     try:
         proposal: Proposal = decode_strict(body, Proposal)
@@ -510,7 +510,7 @@ def summary_markdown(
     evaluation: Evaluation, outcome: Outcome, gate: Gate, *, block: Block, blocks: int, title: str | None, source: str
 ) -> str:
     """The job summary: the verdict, the statement, a table of figures and the findings."""
-    from rules.text import ms, pct, times, weeks
+    from worthit.rules.text import ms, pct, times, weeks
 
     a = evaluation.amdahl
     state = "passes" if outcome.level == "notice" else "passes with a warning" if outcome.passed else "fails the gate"
@@ -672,7 +672,7 @@ def _gate(
         return _malformed(report, BlockError(exc.detail, block.line, exc.pointer.strip("/").replace("/", ".")))
 
     outcome = judge(evaluation.verdict, policy.gate)
-    from service.cli import render
+    from worthit.service.cli import render
 
     report.log(render(evaluation))
     source = f"by {url}" if url else "offline"

@@ -19,9 +19,9 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from rules.engine import evaluate
-from rules.errors import InvalidInput, WorthitError
-from rules.model import (
+from worthit.rules.engine import evaluate
+from worthit.rules.errors import InvalidInput, WorthitError
+from worthit.rules.model import (
     TEXT_PATTERN,
     Base,
     Evaluation,
@@ -35,13 +35,13 @@ from rules.model import (
     Range,
     Verdict,
 )
-from rules.policy import Policy
-from rules.text import count, join, label, ms, sentence, times
-from service.api.schemas import Decision
-from service.db.outcomes import NewOutcome, OutcomeStore, Replay
-from service.decisions import DecisionService
-from service.errors import Conflict, NotFound
-from service.ids import new_id
+from worthit.rules.policy import Policy
+from worthit.rules.text import count, join, label, ms, sentence, times
+from worthit.service.api.schemas import Decision
+from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
+from worthit.service.decisions import DecisionService
+from worthit.service.errors import Conflict, NotFound
+from worthit.service.ids import new_id
 
 COMPARED_FIELDS = ("model", "input", "dtype", "device")
 HISTORY_LIMIT = 200

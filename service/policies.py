@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from rules.policy import Policy, default_policy, policy_from_mapping
-from service.cache import TtlCache
-from service.db.repository import PolicyStore
-from service.errors import NotFound
+from worthit.rules.policy import Policy, default_policy, policy_from_mapping
+from worthit.service.cache import TtlCache
+from worthit.service.db.repository import PolicyStore
+from worthit.service.errors import NotFound
 
 # Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
 # process is seen at once; other processes see it within the TTL.

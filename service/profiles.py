@@ -10,15 +10,15 @@ import msgspec
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from rules.errors import InvalidInput
-from rules.model import Proposal
-from rules.profiles import Breakdown, ProfileError, combine, read_any
-from rules.profiles.proposal import proposal_from_profile
-from service.api.schemas import ProfileDoc
-from service.db.models import Base
-from service.db.writer import GroupCommitWriter
-from service.errors import NotFound
-from service.ids import new_id
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Proposal
+from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
+from worthit.rules.profiles.proposal import proposal_from_profile
+from worthit.service.api.schemas import ProfileDoc
+from worthit.service.db.models import Base
+from worthit.service.db.writer import GroupCommitWriter
+from worthit.service.errors import NotFound
+from worthit.service.ids import new_id
 
 profiles = Base.metadata.tables["profiles"]
 

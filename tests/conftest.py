@@ -25,10 +25,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db import migrate
-from service.db.engine import create_engine
-from service.db.writer import GroupCommitWriter
-from service.settings import Settings
+from worthit.service.db import migrate
+from worthit.service.db.engine import create_engine
+from worthit.service.db.writer import GroupCommitWriter
+from worthit.service.settings import Settings
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -109,7 +109,7 @@ def worthit(
 ) -> subprocess.CompletedProcess[str]:
     """Run the `worthit` command line as a user would, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args],
+        [sys.executable, "-m", "worthit.service.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

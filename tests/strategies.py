@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from rules.model import Proposal
+from worthit.rules.model import Proposal
 
 KINDS = ("kernel", "copy", "alloc", "host", "other")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from rules.checks import (
+from worthit.rules.checks import (
     amdahl,
     barrier_denominator,
     bigger_target,

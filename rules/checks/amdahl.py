@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example
-from rules.model import Finding
-from rules.text import k_text, ms, pct, times
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Finding
+from worthit.rules.text import k_text, ms, pct, times
 
 ID = "amdahl"
 

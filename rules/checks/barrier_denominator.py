@@ -13,9 +13,9 @@ Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profil
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding
-from rules.text import num, pct
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import num, pct
 
 ID = "barrier_denominator"
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import math
 
-from rules import amdahl
-from rules.engine import Context, Example, opposition
-from rules.model import Figure, Finding
-from rules.text import label, ms, pct, times
+from worthit.rules import amdahl
+from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import label, ms, pct, times
 
 ID = "ceiling"
 

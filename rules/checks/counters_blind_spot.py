@@ -14,9 +14,9 @@ breakdown that includes an 18 ms H2D copy and 5 ms of host gaps: fine.
 
 from __future__ import annotations
 
-from rules.engine import NON_KERNEL, Context, Example
-from rules.model import Figure, Finding
-from rules.text import ms, pct
+from worthit.rules.engine import NON_KERNEL, Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import ms, pct
 
 ID = "counters_blind_spot"
 

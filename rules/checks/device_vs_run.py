@@ -15,10 +15,10 @@ copies at 84.6%: redirect, "even making it infinitely fast is a rounding error".
 
 from __future__ import annotations
 
-from rules import amdahl
-from rules.engine import Context, Example, opposition
-from rules.model import Figure, Finding
-from rules.text import k_text, pct, saves, times
+from worthit.rules import amdahl
+from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import k_text, pct, saves, times
 
 ID = "device_vs_run"
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example, opposition
-from rules.model import Figure, Finding
-from rules.text import months, num, pct, saves, usd
+from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import months, num, pct, saves, usd
 
 ID = "fleet_multiplication"
 

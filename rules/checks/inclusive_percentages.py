@@ -12,9 +12,9 @@ Example: p = 0.626 read from the summary's PERCENT (INC): remeasure on the trace
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding
-from rules.text import pct
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import pct
 
 ID = "inclusive_percentages"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding
-from rules.text import num, pct, saves, weeks
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import num, pct, saves, weeks
 
 ID = "maintenance_cost"
 

@@ -13,9 +13,9 @@ Example: a 21% share timed around kernel launches on the host: remeasure with de
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding
-from rules.text import join, label, pct
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import join, label, pct
 
 ID = "measurement_scope"
 

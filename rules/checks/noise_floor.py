@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example, opposition
-from rules.model import Figure, Finding
-from rules.text import pct, times
+from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import pct, times
 
 ID = "noise_floor"
 

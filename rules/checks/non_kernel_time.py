@@ -14,9 +14,9 @@ the step in a graph.
 
 from __future__ import annotations
 
-from rules.engine import NON_KERNEL, Context, Example
-from rules.model import Figure, Finding
-from rules.text import ms, pct
+from worthit.rules.engine import NON_KERNEL, Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import ms, pct
 
 ID = "non_kernel_time"
 

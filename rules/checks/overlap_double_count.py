@@ -12,9 +12,9 @@ Example: 70 ms of kernels and 45 ms of copies in a 100 ms step: 15 ms counted tw
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding
-from rules.text import ms, pct
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import ms, pct
 
 ID = "overlap_double_count"
 

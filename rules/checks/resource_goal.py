@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding, Phase
-from rules.plans import plan
-from rules.text import count, join, label, ms, num, pct, times
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding, Phase
+from worthit.rules.plans import plan
+from worthit.rules.text import count, join, label, ms, num, pct, times
 
 ID = "resource_goal"
 

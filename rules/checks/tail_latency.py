@@ -13,9 +13,9 @@ decline.
 
 from __future__ import annotations
 
-from rules.engine import Context, Example, opposition
-from rules.model import Figure, Finding
-from rules.text import ms, pct, saves
+from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import ms, pct, saves
 
 ID = "tail_latency"
 

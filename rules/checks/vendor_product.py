@@ -14,9 +14,9 @@ Example: 3% via hand asm in a vendor library's GEMM, behind a tested portable fa
 
 from __future__ import annotations
 
-from rules.engine import Context, Example
-from rules.model import Figure, Finding
-from rules.text import num, pct
+from worthit.rules.engine import Context, Example
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import num, pct
 
 ID = "vendor_product"
 

@@ -15,10 +15,10 @@ Example: 2% of model A, 40% of model B at 10× → S = 1 / (0.6 + 0.04) = 1.5625
 
 from __future__ import annotations
 
-from rules import amdahl
-from rules.engine import Context, Example, opposition
-from rules.model import Figure, Finding
-from rules.text import k_text, label, pct, saves, times
+from worthit.rules import amdahl
+from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import k_text, label, pct, saves, times
 
 ID = "wrong_model"
 

@@ -11,13 +11,13 @@ Entry points: `read_any(data, format=None)`, `detect(data)`, `combine(files)`, `
 
 from __future__ import annotations
 
-from rules.profiles.detect import FORMATS, READERS, combine, detect, read_any
-from rules.profiles.errors import PhaseNotFoundError, ProfileError
-from rules.profiles.intervals import union_length
-from rules.profiles.lookup import find_phase
-from rules.profiles.model import KINDS, Breakdown, Kind, Phase
-from rules.profiles.report import render_table
-from rules.profiles.torch_trace import read_steps
+from worthit.rules.profiles.detect import FORMATS, READERS, combine, detect, read_any
+from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
+from worthit.rules.profiles.intervals import union_length
+from worthit.rules.profiles.lookup import find_phase
+from worthit.rules.profiles.model import KINDS, Breakdown, Kind, Phase
+from worthit.rules.profiles.report import render_table
+from worthit.rules.profiles.torch_trace import read_steps
 
 __all__ = [
     "FORMATS",

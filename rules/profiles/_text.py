@@ -11,7 +11,7 @@ import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rules.profiles.errors import ProfileError
+from worthit.rules.profiles.errors import ProfileError
 
 #: How many lines of preamble (``nsys stats`` progress lines, banners, blank lines) may precede a header.
 MAX_PREAMBLE_LINES = 64

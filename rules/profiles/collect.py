@@ -10,8 +10,8 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from rules.profiles.intervals import union_length_arrays
-from rules.profiles.model import Breakdown, Kind, Phase, largest_first, share
+from worthit.rules.profiles.intervals import union_length_arrays
+from worthit.rules.profiles.model import Breakdown, Kind, Phase, largest_first, share
 
 #: Kinds of work that run on a device. Memsets are device work of kind "other".
 DEVICE_KINDS: frozenset[Kind] = frozenset({"kernel", "copy", "other"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zlib
 
-from rules.profiles.errors import ProfileError
+from worthit.rules.profiles.errors import ProfileError
 
 GZIP_MAGIC = b"\x1f\x8b"
 #: Refuse to inflate beyond this: a small upload must not become gigabytes in memory (a zip bomb).

@@ -12,12 +12,12 @@ import io
 import zlib
 from collections.abc import Callable, Sequence
 
-from rules.profiles import nsys_stats, nsys_trace, rocprof_stats, rocprof_summary, rocprof_trace, torch_trace
-from rules.profiles._text import MAX_PREAMBLE_LINES, check_bytes, head_text, norm
-from rules.profiles.collect import Collector
-from rules.profiles.compression import gunzip, is_gzip
-from rules.profiles.errors import ProfileError
-from rules.profiles.model import Breakdown
+from worthit.rules.profiles import nsys_stats, nsys_trace, rocprof_stats, rocprof_summary, rocprof_trace, torch_trace
+from worthit.rules.profiles._text import MAX_PREAMBLE_LINES, check_bytes, head_text, norm
+from worthit.rules.profiles.collect import Collector
+from worthit.rules.profiles.compression import gunzip, is_gzip
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.model import Breakdown
 
 Reader = Callable[[bytes], Breakdown]
 

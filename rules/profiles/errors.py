@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules.errors import WorthitError
+from worthit.rules.errors import WorthitError
 
 
 class ProfileError(WorthitError, ValueError):

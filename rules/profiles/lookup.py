@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 
-from rules.profiles.errors import PhaseNotFoundError
-from rules.profiles.model import Breakdown, Phase, largest_first
+from worthit.rules.profiles.errors import PhaseNotFoundError
+from worthit.rules.profiles.model import Breakdown, Phase, largest_first
 
 MAX_CANDIDATES = 10
 _GLOB = frozenset("*?[")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from rules.profiles.model import Kind
+from worthit.rules.profiles.model import Kind
 
 _DIRECTIONS: dict[str, str] = {
     "host_to_device": "H2D copy",

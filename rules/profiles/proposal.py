@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import msgspec
 
-from rules.errors import InvalidInput
-from rules.model import Phase as ProposalPhase
-from rules.model import PhaseKind, Proposal
-from rules.profiles.errors import PhaseNotFoundError
-from rules.profiles.lookup import find_phase
-from rules.profiles.model import Breakdown, Phase
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Phase as ProposalPhase
+from worthit.rules.model import PhaseKind, Proposal
+from worthit.rules.profiles.errors import PhaseNotFoundError
+from worthit.rules.profiles.lookup import find_phase
+from worthit.rules.profiles.model import Breakdown, Phase
 
 MAX_NAME = 200
 # API calls other than copies and allocations (device queries, synchronisation) are time the host spends in the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rules.profiles.model import Breakdown, largest_first
+from worthit.rules.profiles.model import Breakdown, largest_first
 
 _NUMERIC = (("kind", 6), ("total ms", 12), ("calls", 9), ("% device", 9), ("% wall", 9))
 _MIN_NAME = 16

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-from rules.profiles._text import check_bytes, head_text, norm, text_stream, to_int
-from rules.profiles.collect import summed_breakdown
-from rules.profiles.errors import ProfileError
-from rules.profiles.model import Breakdown, Kind
-from rules.profiles.naming import api_kind, copy_name
+from worthit.rules.profiles._text import check_bytes, head_text, norm, text_stream, to_int
+from worthit.rules.profiles.collect import summed_breakdown
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.model import Breakdown, Kind
+from worthit.rules.profiles.naming import api_kind, copy_name
 
 FORMAT = "rocprofv3_summary"
 _SECTION = re.compile(r"^\s*ROCPROFV3\s+(?:(\S+)\s+)?SUMMARY\s*:?\s*$")

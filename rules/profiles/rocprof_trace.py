@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, Literal
 
-from rules.profiles._text import CsvRows, check_bytes, find_column, row_error
-from rules.profiles.collect import Collector
-from rules.profiles.errors import ProfileError
-from rules.profiles.model import Breakdown, Kind
-from rules.profiles.naming import api_kind, copy_name
+from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, row_error
+from worthit.rules.profiles.collect import Collector
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.model import Breakdown, Kind
+from worthit.rules.profiles.naming import api_kind, copy_name
 
 KERNEL_TRACE: Final = "rocprofv3_kernel_trace"
 MEMORY_COPY_TRACE: Final = "rocprofv3_memory_copy_trace"

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import msgspec
 
-from rules.profiles._text import is_blank
-from rules.profiles.collect import Collector
-from rules.profiles.compression import gunzip, is_gzip
-from rules.profiles.errors import ProfileError
-from rules.profiles.intervals import union_length
-from rules.profiles.model import Breakdown, Kind
-from rules.profiles.naming import copy_name
+from worthit.rules.profiles._text import is_blank
+from worthit.rules.profiles.collect import Collector
+from worthit.rules.profiles.compression import gunzip, is_gzip
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.intervals import union_length
+from worthit.rules.profiles.model import Breakdown, Kind
+from worthit.rules.profiles.naming import copy_name
 
 FORMAT = "pytorch_trace"
 STEP_PREFIX = "ProfilerStep#"

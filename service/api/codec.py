@@ -13,8 +13,8 @@ from litestar.dto import MsgspecDTO
 from litestar.exceptions import ClientException
 from litestar.typing import FieldDefinition
 
-from rules.errors import InvalidInput
-from service.errors import validation_problem
+from worthit.rules.errors import InvalidInput
+from worthit.service.errors import validation_problem
 
 
 def is_json(content_type: str) -> bool:

@@ -11,12 +11,12 @@ from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
-from rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
-from service.api.codec import StrictJSON
-from service.api.schemas import Decision, DecisionPage
-from service.db.repository import DecisionFilter
-from service.decisions import DecisionService, request_hash
-from service.errors import BODY_PROBLEMS, problem_responses
+from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
+from worthit.service.api.codec import StrictJSON
+from worthit.service.api.schemas import Decision, DecisionPage
+from worthit.service.db.repository import DecisionFilter
+from worthit.service.decisions import DecisionService, request_hash
+from worthit.service.errors import BODY_PROBLEMS, problem_responses
 
 CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
 """Cursors are decision ids (UUIDs)."""

@@ -24,15 +24,15 @@ from litestar.response import Template
 from litestar.template.config import TemplateConfig
 from markupsafe import Markup
 
-from rules.model import TEXT_PATTERN, Range, Verdict
-from rules.text import k_text, label, ms, pct, times, weeks
-from service.api.decisions import CURSOR_PATTERN
-from service.api.schemas import Decision
-from service.charts import HistoryStep, decision_chart, history_chart
-from service.db.repository import DecisionFilter
-from service.decisions import DecisionService
-from service.errors import NotFound
-from service.outcomes import Outcome, OutcomeService, WorkloadHistory
+from worthit.rules.model import TEXT_PATTERN, Range, Verdict
+from worthit.rules.text import k_text, label, ms, pct, times, weeks
+from worthit.service.api.decisions import CURSOR_PATTERN
+from worthit.service.api.schemas import Decision
+from worthit.service.charts import HistoryStep, decision_chart, history_chart
+from worthit.service.db.repository import DecisionFilter
+from worthit.service.decisions import DecisionService
+from worthit.service.errors import NotFound
+from worthit.service.outcomes import Outcome, OutcomeService, WorkloadHistory
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 VERDICT_NAMES: tuple[str, ...] = get_args(Verdict)

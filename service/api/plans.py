@@ -6,12 +6,12 @@ from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
-from rules.plans import Plan, PlanRequest, plan_for
-from rules.portfolio import Portfolio, PortfolioRequest, portfolio
-from service.api.codec import StrictJSON
-from service.api.decisions import PolicyParam
-from service.errors import BODY_PROBLEMS, problem_responses
-from service.policies import PolicyService
+from worthit.rules.plans import Plan, PlanRequest, plan_for
+from worthit.rules.portfolio import Portfolio, PortfolioRequest, portfolio
+from worthit.service.api.codec import StrictJSON
+from worthit.service.api.decisions import PolicyParam
+from worthit.service.errors import BODY_PROBLEMS, problem_responses
+from worthit.service.policies import PolicyService
 
 
 class PlanController(Controller):

@@ -10,12 +10,12 @@ from litestar.di import NamedDependency
 from litestar.exceptions import ClientException
 from litestar.params import FromPath, QueryParameter
 
-from rules.policy import Policy, parse_policy
-from service.api.codec import is_json
-from service.api.schemas import PolicySummary, Reevaluation
-from service.decisions import DecisionService
-from service.errors import BODY_PROBLEMS, problem_responses
-from service.policies import PolicyService
+from worthit.rules.policy import Policy, parse_policy
+from worthit.service.api.codec import is_json
+from worthit.service.api.schemas import PolicySummary, Reevaluation
+from worthit.service.decisions import DecisionService
+from worthit.service.errors import BODY_PROBLEMS, problem_responses
+from worthit.service.policies import PolicyService
 
 PolicyName = Annotated[str, QueryParameter(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
 

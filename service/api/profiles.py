@@ -10,11 +10,11 @@ from litestar.di import NamedDependency
 from litestar.exceptions import ClientException
 from litestar.params import FromPath, QueryParameter
 
-from rules.model import TEXT_PATTERN
-from rules.profiles import FORMATS
-from service.api.schemas import ProfileDoc
-from service.errors import problem_responses
-from service.profiles import ProfileService
+from worthit.rules.model import TEXT_PATTERN
+from worthit.rules.profiles import FORMATS
+from worthit.service.api.schemas import ProfileDoc
+from worthit.service.errors import problem_responses
+from worthit.service.profiles import ProfileService
 
 # Profiles are large (a million kernel rows is ~150 MB); the route's own cap, far above the JSON API's.
 MAX_PROFILE_BYTES = 512 * 1024 * 1024

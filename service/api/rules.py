@@ -6,9 +6,9 @@ import inspect
 
 from litestar import get
 
-from rules.checks import CHECKS
-from service.api.schemas import RuleDoc
-from service.errors import problem_responses
+from worthit.rules.checks import CHECKS
+from worthit.service.api.schemas import RuleDoc
+from worthit.service.errors import problem_responses
 
 
 def rule_docs() -> list[RuleDoc]:

@@ -7,8 +7,8 @@ from typing import Literal
 
 import msgspec
 
-from rules.model import Evaluation, PolicyRef, Proposal
-from rules.profiles.model import Breakdown
+from worthit.rules.model import Evaluation, PolicyRef, Proposal
+from worthit.rules.profiles.model import Breakdown
 
 Source = Literal["api", "slack", "cli", "gate"]
 

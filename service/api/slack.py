@@ -21,12 +21,12 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Requ
 from litestar.params import HeaderParameter
 from slack_sdk.signature import SignatureVerifier
 
-from rules.errors import InvalidInput
-from service.decisions import DecisionService
-from service.errors import PROBLEM_JSON, NotFound, Problem
-from service.settings import Settings
-from service.slack.blocks import SlackMessage, decision_message, invalid_message, usage_message
-from service.slack.text import Command, Help, parse
+from worthit.rules.errors import InvalidInput
+from worthit.service.decisions import DecisionService
+from worthit.service.errors import PROBLEM_JSON, NotFound, Problem
+from worthit.service.settings import Settings
+from worthit.service.slack.blocks import SlackMessage, decision_message, invalid_message, usage_message
+from worthit.service.slack.text import Command, Help, parse
 
 FORM = "application/x-www-form-urlencoded"
 SOURCE_FIELDS = ("user_id", "team_id", "channel_id")

@@ -8,7 +8,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from service.settings import Settings
+from worthit.service.settings import Settings
 
 # WAL persists in the file; the rest must be set on every connection. FULL syncs the WAL on every commit, so a
 # commit that returned survives a killed process and a power cut alike; group commit pays it once per batch.

@@ -11,7 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-import migrations
+import worthit.migrations as migrations
 
 
 def alembic_config() -> Config:

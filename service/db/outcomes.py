@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db.models import Base
-from service.db.writer import GroupCommitWriter
+from worthit.service.db.models import Base
+from worthit.service.db.writer import GroupCommitWriter
 
 outcomes = Base.metadata.tables["outcomes"]
 idempotency_keys = Base.metadata.tables["idempotency_keys"]

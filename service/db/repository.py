@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db.models import Base
-from service.db.writer import Batched, GroupCommitWriter
+from worthit.service.db.models import Base
+from worthit.service.db.writer import Batched, GroupCommitWriter
 
 decisions = Base.metadata.tables["decisions"]
 policies = Base.metadata.tables["policies"]

@@ -27,7 +27,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from service.db.engine import SQLITE_PRAGMAS
+from worthit.service.db.engine import SQLITE_PRAGMAS
 
 T = TypeVar("T")
 I = TypeVar("I")  # noqa: E741 - an item, as in the typing docs

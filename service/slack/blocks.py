@@ -10,9 +10,9 @@ from typing import Literal
 
 import msgspec
 
-from rules.model import Evaluation, Finding, Verdict
-from rules.text import ms, num, pct, times, weeks
-from service.slack.text import USAGE
+from worthit.rules.model import Evaluation, Finding, Verdict
+from worthit.rules.text import ms, num, pct, times, weeks
+from worthit.service.slack.text import USAGE
 
 HEADER_CHARS = 150
 SECTION_CHARS = 3000

@@ -87,7 +87,7 @@ def gate(tmp_path: Path, *argv: str, env: dict[str, str] | None = None, stdin: b
         | (env or {})
     )
     done = subprocess.run(
-        [sys.executable, "-m", "service.cli", "gate", *argv],
+        [sys.executable, "-m", "worthit.service.cli", "gate", *argv],
         cwd=ROOT,
         env=environment,
         input=stdin,

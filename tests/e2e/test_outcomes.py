@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from service.db.repository import PolicyStore
-from service.policies import PolicyService
 from tests.conftest import Server, migrated
+from worthit.service.db.repository import PolicyStore
+from worthit.service.policies import PolicyService
 
 pytestmark = pytest.mark.e2e
 

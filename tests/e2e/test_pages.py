@@ -252,7 +252,7 @@ def test_cli_review_writes_the_pages_chart(
     proposal.write_text(json.dumps(PROPOSAL), encoding="utf-8")
     out = tmp_path / "out.svg"
     result = subprocess.run(
-        [sys.executable, "-m", "service.cli", "review", "--chart", str(out), str(proposal)],
+        [sys.executable, "-m", "worthit.service.cli", "review", "--chart", str(out), str(proposal)],
         cwd=ROOT,
         capture_output=True,
         text=True,

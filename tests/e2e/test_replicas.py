@@ -21,8 +21,8 @@ import httpx
 import pytest
 from alembic.script import ScriptDirectory
 
-from service.db.migrate import alembic_config, head_revision
 from tests.conftest import ROOT, Server, free_port, start_server
+from worthit.service.db.migrate import alembic_config, head_revision
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
@@ -185,7 +185,17 @@ def test_an_idempotency_key_holds_across_processes(postgres_url: str, three_serv
 def _serve(database_url: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WORTHIT_")}
     return subprocess.run(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(free_port()), "--database", database_url, *extra],
+        [
+            sys.executable,
+            "-m",
+            "worthit.service.cli",
+            "serve",
+            "--port",
+            str(free_port()),
+            "--database",
+            database_url,
+            *extra,
+        ],
         cwd=ROOT,
         env=environment | (env or {}),
         capture_output=True,
@@ -211,7 +221,7 @@ def test_a_process_that_may_not_migrate_refuses_an_old_schema(
     assert tables == [], "a process that may not migrate created nothing"
 
     migrated = subprocess.run(
-        [sys.executable, "-m", "service.cli", "migrate", "--database", postgres_url],
+        [sys.executable, "-m", "worthit.service.cli", "migrate", "--database", postgres_url],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -345,8 +355,8 @@ def test_the_app_refuses_an_old_schema_at_startup_but_not_a_database_that_is_dow
     """The same check in the app's lifespan, for servers started without `worthit serve` (uvicorn --factory)."""
     from litestar.testing import TestClient
 
-    from service.app import SchemaMismatch, create_app
-    from service.settings import Settings
+    from worthit.service.app import SchemaMismatch, create_app
+    from worthit.service.settings import Settings
 
     refused = create_app(Settings(database_url=postgres_url, migrate_on_start=False))
     with pytest.raises(ExceptionGroup) as raised, TestClient(refused):  # the test client's task group wraps it

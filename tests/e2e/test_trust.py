@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.app import create_app
-from service.auth import PUBLIC, SCOPES
-from service.settings import Settings
 from tests.conftest import Server, worthit
+from worthit.service.app import create_app
+from worthit.service.auth import PUBLIC, SCOPES
+from worthit.service.settings import Settings
 
 pytestmark = pytest.mark.e2e
 

@@ -9,10 +9,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect
 
-from service.db import migrate
-from service.db.engine import create_engine
-from service.db.models import Base
-from service.settings import Settings
+from worthit.service.db import migrate
+from worthit.service.db.engine import create_engine
+from worthit.service.db.models import Base
+from worthit.service.settings import Settings
 
 
 def test_single_head() -> None:

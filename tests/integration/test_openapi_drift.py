@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from service.cli import openapi_document
 from tests.conftest import ROOT
+from worthit.service.cli import openapi_document
 
 
 def test_committed_openapi_matches_the_app() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from service.db.repository import PolicyStore
-from service.errors import NotFound
-from service.policies import PolicyService
 from tests.conftest import migrated
+from worthit.service.db.repository import PolicyStore
+from worthit.service.errors import NotFound
+from worthit.service.policies import PolicyService
 
 
 class CountingStore(PolicyStore):

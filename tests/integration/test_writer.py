@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from service.db.writer import Batched, GroupCommitWriter
 from tests.conftest import migrated
+from worthit.service.db.writer import Batched, GroupCommitWriter
 
 
 def with_writer(database_url: str, body: Callable[[GroupCommitWriter, Any], Awaitable[None]], **options: Any) -> None:

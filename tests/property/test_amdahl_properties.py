@@ -7,8 +7,8 @@ import math
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from rules import amdahl
 from tests.strategies import finite_speedups, shares
+from worthit.rules import amdahl
 
 ks = st.floats(min_value=1e-3, max_value=1e9, allow_nan=False) | st.just(math.inf)
 

@@ -7,11 +7,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.engine import Context, evaluate
-from rules.model import Phase, Proposal, Range
-from rules.plans import plan
-from rules.policy import default_policy
 from tests.strategies import breakdowns, finite_speedups, proposals
+from worthit.rules.engine import Context, evaluate
+from worthit.rules.model import Phase, Proposal, Range
+from worthit.rules.plans import plan
+from worthit.rules.policy import default_policy
 
 SECOND_SENTENCE = re.compile(r"[.!?]\s+[A-Z]")
 POLICY = default_policy()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rules import amdahl
+from worthit.rules import amdahl
 
 TOL = 1e-3
 

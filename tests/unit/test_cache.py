@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from service.cache import TtlCache
+from worthit.service.cache import TtlCache
 
 
 class Source:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rules.model import Verdict
-from rules.policy import Gate
-from service.cli import parser
-from service.gate import (
+from worthit.rules.model import Verdict
+from worthit.rules.policy import Gate
+from worthit.service.cli import parser
+from worthit.service.gate import (
     Block,
     BlockError,
     annotation,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from service.ids import new_id
-from service.settings import Settings, async_url
+from worthit.service.ids import new_id
+from worthit.service.settings import Settings, async_url
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ import pytest
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 
-from rules.engine import evaluate
-from rules.model import Evaluation, Finding, Proposal
-from rules.policy import default_policy
-from service.slack.blocks import decision_message, invalid_message, usage_message
+from worthit.rules.engine import evaluate
+from worthit.rules.model import Evaluation, Finding, Proposal
+from worthit.rules.policy import default_policy
+from worthit.service.slack.blocks import decision_message, invalid_message, usage_message
 
 # Block Kit's documented limits (api.slack.com/reference/block-kit/blocks).
 LIMITS = {"blocks": 50, "header": 150, "section_text": 3000, "fields": 10, "field_text": 2000, "context": 10}

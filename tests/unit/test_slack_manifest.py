@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
-from service.slack.text import Command, parse
 from tests.conftest import ROOT
+from worthit.service.slack.text import Command, parse
 
 MANIFEST = ROOT / "deploy" / "slack" / "manifest.yaml"
 

@@ -7,7 +7,7 @@ import time
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
-from service.api.slack import signed
+from worthit.service.api.slack import signed
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 BODY = b"command=%2Fworthit&text=p%3D21%25+k%3D10"

@@ -7,8 +7,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from rules.model import Proposal
-from service.slack.text import USAGE, Command, Help, Invalid, parse
+from worthit.rules.model import Proposal
+from worthit.service.slack.text import USAGE, Command, Help, Invalid, parse
 
 
 def proposal_of(text: str) -> dict[str, Any]:

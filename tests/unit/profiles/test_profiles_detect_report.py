@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from rules.profiles import FORMATS, combine, detect, read_any, render_table
-from rules.profiles.model import Breakdown, Phase
+from worthit.rules.profiles import FORMATS, combine, detect, read_any, render_table
+from worthit.rules.profiles.model import Breakdown, Phase
 
 EXPECTED = {
     "nsys_cuda_gpu_kern_sum_trimmed.csv": "nsys_cuda_gpu_kern_sum",

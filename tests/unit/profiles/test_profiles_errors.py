@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from rules.profiles import PhaseNotFoundError, ProfileError, find_phase, read_any
-from rules.profiles.model import Breakdown, Phase
+from worthit.rules.profiles import PhaseNotFoundError, ProfileError, find_phase, read_any
+from worthit.rules.profiles.model import Breakdown, Phase
 
 KERNEL_HEADER = (
     '"Kind","Agent_Id","Queue_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id",'

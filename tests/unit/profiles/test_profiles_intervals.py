@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rules.profiles.intervals import clip, merge, union_length, union_length_arrays
+from worthit.rules.profiles.intervals import clip, merge, union_length, union_length_arrays
 
 interval = st.tuples(st.integers(0, 10_000), st.integers(0, 500)).map(lambda t: (t[0], t[0] + t[1]))
 intervals = st.lists(interval, max_size=40)

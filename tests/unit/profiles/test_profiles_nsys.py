@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from rules.profiles import detect, find_phase, read_any
+from worthit.rules.profiles import detect, find_phase, read_any
 
 NEW_TRACE_HEADER = (
     "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"

@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from rules.profiles import combine, detect, find_phase, read_any
-from rules.profiles.rocprof_trace import read_kernel_trace
+from worthit.rules.profiles import combine, detect, find_phase, read_any
+from worthit.rules.profiles.rocprof_trace import read_kernel_trace
 
 KERNEL_TRACE = "rocprofv3_kernel_trace_v0.csv"
 CURRENT_HEADER = (

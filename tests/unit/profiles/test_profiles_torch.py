@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rules.profiles import detect, find_phase, read_any, read_steps
+from worthit.rules.profiles import detect, find_phase, read_any, read_steps
 
 FIXTURES = ("torch_trace_a100_simple_add.json.gz", "torch_trace_mi250_kineto.json.gz")
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}

@@ -7,9 +7,9 @@ from typing import Any
 
 import msgspec
 
-from rules.engine import evaluate
-from rules.model import Evaluation, Finding, Proposal
-from rules.policy import default_policy, policy_from_mapping
+from worthit.rules.engine import evaluate
+from worthit.rules.model import Evaluation, Finding, Proposal
+from worthit.rules.policy import default_policy, policy_from_mapping
 
 SEED_BREAKDOWN: list[dict[str, Any]] = [
     {"name": "gemm_qkv", "ms": 34},

@@ -5,12 +5,12 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from rules.checks import CHECKS
-from rules.engine import RANK, decide, evaluate
-from rules.model import Finding, Proposal
-from rules.policy import default_policy
-from rules.text import sentence
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
+from worthit.rules.checks import CHECKS
+from worthit.rules.engine import RANK, decide, evaluate
+from worthit.rules.model import Finding, Proposal
+from worthit.rules.policy import default_policy
+from worthit.rules.text import sentence
 
 
 def _f(rule: str, verdict: str, overrides: tuple[str, ...] = ()) -> Finding:

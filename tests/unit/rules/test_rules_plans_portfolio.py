@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from rules.errors import InvalidInput
-from rules.model import Phase, Proposal, Scope
-from rules.plans import plan
-from rules.policy import default_policy
-from rules.portfolio import portfolio
 from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Phase, Proposal, Scope
+from worthit.rules.plans import plan
+from worthit.rules.policy import default_policy
+from worthit.rules.portfolio import portfolio
 
 PHASES = [Phase(**phase) for phase in SEED_BREAKDOWN]
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from rules.model import Phase, Proposal
-from rules.plans import plan
-from rules.policy import default_policy
-from rules.portfolio import portfolio
 from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence, finding, fired, review
+from worthit.rules.model import Phase, Proposal
+from worthit.rules.plans import plan
+from worthit.rules.policy import default_policy
+from worthit.rules.portfolio import portfolio
 
 ATTENTION = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}
 LAYERNORM = {"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "cost_weeks": 2}

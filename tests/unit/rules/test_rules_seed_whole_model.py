@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from rules.model import Phase
-from rules.plans import plan
 from tests.unit.rules.helpers import assert_one_sentence, finding, fired, review
+from worthit.rules.model import Phase
+from worthit.rules.plans import plan
 
 STEP = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10}]
 ATTENTION: dict[str, Any] = {"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": STEP}
