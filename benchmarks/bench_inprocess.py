@@ -22,12 +22,12 @@ import uvloop
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import migrated  # noqa: E402
-from worthit.rules.model import Proposal  # noqa: E402 - after the path is set, to run as a plain script
-from worthit.service.api.codec import decode_strict  # noqa: E402
-from worthit.service.db.repository import DecisionStore, PolicyStore  # noqa: E402
-from worthit.service.decisions import DecisionService  # noqa: E402
-from worthit.service.policies import PolicyService  # noqa: E402
+from tests.conftest import migrated
+from worthit.rules.model import Proposal
+from worthit.service.db.decisions import DecisionStore, PolicyStore
+from worthit.service.decisions import DecisionService
+from worthit.service.http.codec import decode_strict
+from worthit.service.policies import PolicyService
 
 CALLERS = 32
 

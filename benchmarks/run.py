@@ -35,13 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import msgspec  # noqa: E402 - after the path is set, to run as a plain script
+import msgspec
 
-from benchmarks import bench_inprocess, bench_profiles, bench_slack  # noqa: E402
-from tests.conftest import POSTGRES_URL, _admin, postgres_answers, start_server  # noqa: E402
-from worthit.rules.engine import evaluate  # noqa: E402
-from worthit.rules.model import Proposal  # noqa: E402
-from worthit.rules.policy import default_policy  # noqa: E402
+from benchmarks import bench_inprocess, bench_profiles, bench_slack
+from tests.conftest import POSTGRES_URL, _admin, postgres_answers, start_server
+from worthit.rules.engine import evaluate
+from worthit.rules.model import Proposal
+from worthit.rules.policy import default_policy
 
 CONNECTIONS = 32
 PROPOSALS = [

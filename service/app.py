@@ -24,19 +24,19 @@ from worthit.service.api.policies import PolicyController
 from worthit.service.api.profiles import ProfileController
 from worthit.service.api.rules import list_rules
 from worthit.service.api.slack import slack_command
-from worthit.service.auth import Authenticator, AuthMiddleware, TokenStore
 from worthit.service.db import migrate
+from worthit.service.db.decisions import DecisionStore, PolicyStore
 from worthit.service.db.engine import create_engine
 from worthit.service.db.outcomes import OutcomeStore
-from worthit.service.db.repository import DecisionStore, PolicyStore
 from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions import DecisionService
-from worthit.service.errors import EXCEPTION_HANDLERS
-from worthit.service.observability import Observability, configure_logging, metrics_text
+from worthit.service.http.auth import Authenticator, AuthMiddleware, TokenStore
+from worthit.service.http.observability import Observability, configure_logging, metrics_text
+from worthit.service.http.problems import EXCEPTION_HANDLERS
+from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.outcomes import Calibrator, OutcomeService
 from worthit.service.policies import PolicyService
 from worthit.service.profiles import ProfileService
-from worthit.service.ratelimit import RateLimiter
 from worthit.service.settings import Settings
 
 VERSION = "0.1.0"

@@ -40,7 +40,7 @@ def load_policy(path: str | None) -> Policy:
 
 def decode_proposal(data: bytes) -> Proposal:
     """A proposal from JSON, validated as strictly as the API does."""
-    from worthit.service.api.codec import decode_strict
+    from worthit.service.http.codec import decode_strict
 
     return decode_strict(data, Proposal)  # type: ignore[no-any-return]
 
@@ -102,7 +102,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
     if args.chart:
-        from worthit.service.charts import decision_chart
+        from worthit.service.present.charts import decision_chart
 
         try:
             Path(args.chart).write_text(decision_chart(proposal, evaluation.amdahl) + "\n", encoding="utf-8")
@@ -118,8 +118,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
 def load_profile(paths: list[str], format: str | None) -> Breakdown:
     """One breakdown from profiler files of one run (progress shown for large files)."""
+    from worthit.service.present.terminal import read_with_progress, timed
     from worthit.service.profiles import parse
-    from worthit.service.terminal import read_with_progress, timed
 
     files = [read_with_progress(Path(path)) for path in paths]
     return timed("parsing", sum(map(len, files)), lambda: parse(files, format))
@@ -142,7 +142,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _request(path: str, type_: Any) -> Any:
-    from worthit.service.api.codec import decode_strict
+    from worthit.service.http.codec import decode_strict
 
     return decode_strict(_read(path), type_)
 
@@ -252,7 +252,7 @@ def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> An
 
 def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
     """Create (printing the token alone on stdout, once), revoke or list bearer tokens."""
-    from worthit.service.auth import TokenStore
+    from worthit.service.http.auth import TokenStore
 
     if args.action == "create":
         token = _with_engine(args.database, lambda engine: TokenStore(engine).create(args.name, args.scope))
@@ -329,7 +329,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
         return EXIT_FAIL
     if not _loopback(settings.host) and not settings.require_auth:
-        from worthit.service.auth import TokenStore
+        from worthit.service.http.auth import TokenStore
 
         # The schema is current by now (migrated above, or checked): read it, never change it here.
         if not _with_engine(settings.database_url, lambda e: TokenStore(e).any_active(), upgrade=False):

@@ -318,7 +318,7 @@ def parse_block(block: Block) -> Parsed:
 
 def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
     """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
-    from worthit.service.api.codec import decode_strict
+    from worthit.service.http.codec import decode_strict
 
     try:
         proposal: Proposal = decode_strict(body, Proposal)

@@ -37,11 +37,11 @@ from worthit.rules.model import (
 )
 from worthit.rules.policy import Policy
 from worthit.rules.text import count, join, label, ms, sentence, times
-from worthit.service.api.schemas import Decision
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions import DecisionService
-from worthit.service.errors import Conflict, NotFound
+from worthit.service.http.problems import Conflict, NotFound
 from worthit.service.ids import new_id
+from worthit.service.records import Decision
 
 COMPARED_FIELDS = ("model", "input", "dtype", "device")
 HISTORY_LIMIT = 200

@@ -14,11 +14,11 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.proposal import proposal_from_profile
-from worthit.service.api.schemas import ProfileDoc
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
-from worthit.service.errors import NotFound
+from worthit.service.http.problems import NotFound
 from worthit.service.ids import new_id
+from worthit.service.records import ProfileDoc
 
 profiles = Base.metadata.tables["profiles"]
 

@@ -32,7 +32,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
 
     def __post_init__(self) -> None:
         if self.rate_limit != "off":
-            from worthit.service.ratelimit import parse
+            from worthit.service.http.ratelimit import parse
 
             parse(self.rate_limit)  # a malformed limit stops the start, naming what was expected
 

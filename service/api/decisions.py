@@ -12,11 +12,11 @@ from litestar.exceptions import ValidationException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
-from worthit.service.api.codec import StrictJSON
-from worthit.service.api.schemas import Decision, DecisionPage
-from worthit.service.db.repository import DecisionFilter
+from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions import DecisionService, request_hash
-from worthit.service.errors import BODY_PROBLEMS, problem_responses
+from worthit.service.http.codec import StrictJSON
+from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
+from worthit.service.records import Decision, DecisionPage
 
 CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
 """Cursors are decision ids (UUIDs)."""

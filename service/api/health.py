@@ -8,9 +8,9 @@ from litestar import get
 from litestar.datastructures import State
 from sqlalchemy import text
 
-from worthit.service.api.schemas import Health, Ready
 from worthit.service.db.migrate import head_revision, schema_serves
-from worthit.service.errors import Unavailable, problem_responses
+from worthit.service.http.problems import Unavailable, problem_responses
+from worthit.service.records import Health, Ready
 
 # A probe must answer before its caller gives up, even when the database is slow to answer or to refuse.
 READY_TIMEOUT_SECONDS = 2.0

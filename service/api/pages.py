@@ -1,8 +1,8 @@
 """HTML pages for people following a link: a decision, the list of decisions, a workload's history.
 
 Server-rendered (Jinja, autoescaped), no JavaScript, readable on a phone. Every user-supplied string (titles,
-targets, phase names, notes) reaches the page through autoescaping or `service.charts` (which escapes its own SVG);
-a Content-Security-Policy without any script source backs that up.
+targets, phase names, notes) reaches the page through autoescaping or `service.present.charts` (which escapes its
+own SVG); a Content-Security-Policy without any script source backs that up.
 
 Pages need the `read` scope like the JSON API. Browsers cannot send bearer tokens, so where tokens are enforced
 the pages are for a proxy that adds the header (or for deployments that leave reading open).
@@ -27,12 +27,12 @@ from markupsafe import Markup
 from worthit.rules.model import TEXT_PATTERN, Range, Verdict
 from worthit.rules.text import k_text, label, ms, pct, times, weeks
 from worthit.service.api.decisions import CURSOR_PATTERN
-from worthit.service.api.schemas import Decision
-from worthit.service.charts import HistoryStep, decision_chart, history_chart
-from worthit.service.db.repository import DecisionFilter
+from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions import DecisionService
-from worthit.service.errors import NotFound
+from worthit.service.http.problems import NotFound
 from worthit.service.outcomes import Outcome, OutcomeService, WorkloadHistory
+from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
+from worthit.service.records import Decision
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 VERDICT_NAMES: tuple[str, ...] = get_args(Verdict)

@@ -8,9 +8,9 @@ from litestar.params import JSONBody
 
 from worthit.rules.plans import Plan, PlanRequest, plan_for
 from worthit.rules.portfolio import Portfolio, PortfolioRequest, portfolio
-from worthit.service.api.codec import StrictJSON
 from worthit.service.api.decisions import PolicyParam
-from worthit.service.errors import BODY_PROBLEMS, problem_responses
+from worthit.service.http.codec import StrictJSON
+from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.policies import PolicyService
 
 

@@ -12,9 +12,9 @@ from litestar.params import FromPath, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
-from worthit.service.api.schemas import ProfileDoc
-from worthit.service.errors import problem_responses
+from worthit.service.http.problems import problem_responses
 from worthit.service.profiles import ProfileService
+from worthit.service.records import ProfileDoc
 
 # Profiles are large (a million kernel rows is ~150 MB); the route's own cap, far above the JSON API's.
 MAX_PROFILE_BYTES = 512 * 1024 * 1024

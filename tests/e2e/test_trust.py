@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import Server, worthit
 from worthit.service.app import create_app
-from worthit.service.auth import PUBLIC, SCOPES
+from worthit.service.http.auth import PUBLIC, SCOPES
 from worthit.service.settings import Settings
 
 pytestmark = pytest.mark.e2e

@@ -11,7 +11,7 @@ import pytest
 
 from worthit.rules import amdahl
 from worthit.rules.model import Proposal
-from worthit.service.charts import BAR_WIDTH, LEFT, HistoryStep, decision_chart, history_chart
+from worthit.service.present.charts import BAR_WIDTH, LEFT, HistoryStep, decision_chart, history_chart
 
 SVG = "{http://www.w3.org/2000/svg}"
 SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10, "kind": "other"}]

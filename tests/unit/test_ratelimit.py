@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worthit.service import ratelimit
-from worthit.service.ratelimit import RateLimiter, parse
+from worthit.service.http import ratelimit
+from worthit.service.http.ratelimit import RateLimiter, parse
 
 
 def test_specs_parse_to_capacity_and_rate() -> None:
