@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.conftest import migrated
 from worthit.rules.model import Proposal
-from worthit.service.db.decisions import DecisionStore, PolicyStore
+from worthit.service.db.decisions import DecisionStore
+from worthit.service.db.policies import PolicyStore
 from worthit.service.decisions import DecisionService
 from worthit.service.http.codec import decode_strict
 from worthit.service.policies import PolicyService

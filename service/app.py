@@ -25,15 +25,19 @@ from worthit.service.api.profiles import ProfileController
 from worthit.service.api.rules import list_rules
 from worthit.service.api.slack import slack_command
 from worthit.service.db import migrate
-from worthit.service.db.decisions import DecisionStore, PolicyStore
+from worthit.service.db.decisions import DecisionStore
 from worthit.service.db.engine import create_engine
 from worthit.service.db.outcomes import OutcomeStore
+from worthit.service.db.policies import PolicyStore
+from worthit.service.db.profiles import ProfileStore
+from worthit.service.db.tokens import TokenStore
 from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions import DecisionService
-from worthit.service.http.auth import Authenticator, AuthMiddleware, TokenStore
-from worthit.service.http.observability import Observability, configure_logging, metrics_text
+from worthit.service.http.auth import Authenticator, AuthMiddleware
+from worthit.service.http.observability import Observability, configure_logging
 from worthit.service.http.problems import EXCEPTION_HANDLERS
 from worthit.service.http.ratelimit import RateLimiter
+from worthit.service.metrics import metrics_text
 from worthit.service.outcomes import Calibrator, OutcomeService
 from worthit.service.policies import PolicyService
 from worthit.service.profiles import ProfileService
@@ -110,7 +114,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.policies = policies
         outcome_store = OutcomeStore(engine, writer)
         calibrator = Calibrator(outcome_store)
-        app.state.profiles = profiles = ProfileService(engine, writer)
+        app.state.profiles = profiles = ProfileService(ProfileStore(engine, writer))
         app.state.decisions = DecisionService(
             DecisionStore(engine, writer),
             policies,

@@ -252,7 +252,7 @@ def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> An
 
 def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
     """Create (printing the token alone on stdout, once), revoke or list bearer tokens."""
-    from worthit.service.http.auth import TokenStore
+    from worthit.service.db.tokens import TokenStore
 
     if args.action == "create":
         token = _with_engine(args.database, lambda engine: TokenStore(engine).create(args.name, args.scope))
@@ -329,7 +329,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
         return EXIT_FAIL
     if not _loopback(settings.host) and not settings.require_auth:
-        from worthit.service.http.auth import TokenStore
+        from worthit.service.db.tokens import TokenStore
 
         # The schema is current by now (migrated above, or checked): read it, never change it here.
         if not _with_engine(settings.database_url, lambda e: TokenStore(e).any_active(), upgrade=False):

@@ -12,9 +12,9 @@ from worthit.rules.engine import evaluate
 from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.policy import Policy
 from worthit.service.db.decisions import DecisionFilter, DecisionStore, NewDecision
-from worthit.service.http.observability import VERDICTS
-from worthit.service.http.problems import Conflict, NotFound
+from worthit.service.errors import Conflict, NotFound
 from worthit.service.ids import new_id
+from worthit.service.metrics import VERDICTS
 from worthit.service.policies import PolicyService
 from worthit.service.records import Change, Decision, Reevaluation, Source
 

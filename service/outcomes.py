@@ -39,7 +39,7 @@ from worthit.rules.policy import Policy
 from worthit.rules.text import count, join, label, ms, sentence, times
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions import DecisionService
-from worthit.service.http.problems import Conflict, NotFound
+from worthit.service.errors import Conflict, NotFound
 from worthit.service.ids import new_id
 from worthit.service.records import Decision
 

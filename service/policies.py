@@ -10,8 +10,8 @@ import msgspec
 
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 from worthit.service.cache import TtlCache
-from worthit.service.db.decisions import PolicyStore
-from worthit.service.http.problems import NotFound
+from worthit.service.db.policies import PolicyStore
+from worthit.service.errors import NotFound
 
 # Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
 # process is seen at once; other processes see it within the TTL.

@@ -7,20 +7,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import msgspec
-from sqlalchemy import Connection, insert, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.proposal import proposal_from_profile
-from worthit.service.db.models import Base
-from worthit.service.db.writer import GroupCommitWriter
-from worthit.service.http.problems import NotFound
+from worthit.service.db.profiles import ProfileStore
+from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
 from worthit.service.records import ProfileDoc
-
-profiles = Base.metadata.tables["profiles"]
 
 
 def parse(files: Sequence[bytes], format: str | None = None) -> Breakdown:
@@ -31,9 +26,8 @@ def parse(files: Sequence[bytes], format: str | None = None) -> Breakdown:
 
 
 class ProfileService:
-    def __init__(self, engine: AsyncEngine, writer: GroupCommitWriter) -> None:
-        self._engine = engine
-        self._writer = writer
+    def __init__(self, store: ProfileStore) -> None:
+        self._store = store
 
     async def create(self, files: Sequence[bytes], *, format: str | None, name: str | None) -> ProfileDoc:
         """Parse (in a worker thread: a large trace takes seconds) and store the breakdown."""
@@ -46,28 +40,20 @@ class ProfileService:
             breakdown=breakdown,
         )
 
-        def op(connection: Connection) -> None:
-            connection.execute(
-                insert(profiles).values(
-                    id=doc.id,
-                    created_at=doc.created_at,
-                    name=name,
-                    format=breakdown.format[:200],
-                    size_bytes=doc.size_bytes,
-                    document=msgspec.json.encode(doc).decode(),
-                )
-            )
-
-        await self._writer.submit(op)
+        await self._store.add(
+            id=doc.id,
+            created_at=doc.created_at,
+            name=name,
+            format=breakdown.format,
+            size_bytes=doc.size_bytes,
+            document=msgspec.json.encode(doc).decode(),
+        )
         return doc
 
     async def get(self, profile_id: str) -> ProfileDoc:
         if "\x00" in profile_id:  # PostgreSQL cannot even compare it; no id holds one
             raise NotFound(f"No profile with id {profile_id!r}")
-        async with self._engine.connect() as connection:
-            document = (
-                await connection.execute(select(profiles.c.document).where(profiles.c.id == profile_id))
-            ).scalar_one_or_none()
+        document = await self._store.document(profile_id)
         if document is None:
             raise NotFound(f"No profile with id `{profile_id}`")
         return msgspec.json.decode(document, type=ProfileDoc)

@@ -1,4 +1,4 @@
-"""Response shapes of the API beyond the engine's own (rules.model.Evaluation)."""
+"""The documents the domain services return and store, beyond the engine's own (rules.model.Evaluation)."""
 
 from __future__ import annotations
 
@@ -29,21 +29,6 @@ class DecisionPage(msgspec.Struct, kw_only=True):
 
     items: list[Decision]
     next_cursor: str | None = None
-
-
-class Health(msgspec.Struct, kw_only=True):
-    status: Literal["ok"]
-
-
-class Ready(msgspec.Struct, kw_only=True):
-    status: Literal["ready"]
-    database: str
-    schema_revision: str | None
-
-
-class RuleDoc(msgspec.Struct, kw_only=True):
-    id: str
-    explanation: str
 
 
 class PolicySummary(msgspec.Struct, kw_only=True):

@@ -6,11 +6,11 @@ import asyncio
 
 from litestar import get
 from litestar.datastructures import State
-from sqlalchemy import text
 
-from worthit.service.db.migrate import head_revision, schema_serves
-from worthit.service.http.problems import Unavailable, problem_responses
-from worthit.service.records import Health, Ready
+from worthit.service.api.schemas import Health, Ready
+from worthit.service.db.migrate import current_revision, head_revision, schema_serves
+from worthit.service.errors import Unavailable
+from worthit.service.http.problems import problem_responses
 
 # A probe must answer before its caller gives up, even when the database is slow to answer or to refuse.
 READY_TIMEOUT_SECONDS = 2.0
@@ -26,8 +26,8 @@ async def healthz() -> Health:
 async def readyz(state: State) -> Ready:
     """The database answers and its schema is the one this code expects; 503 otherwise."""
     try:
-        async with asyncio.timeout(READY_TIMEOUT_SECONDS), state.engine.connect() as connection:
-            revision = (await connection.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+            revision = await current_revision(state.engine)
     except Exception as exc:
         raise Unavailable(f"The database does not answer: {type(exc).__name__}") from exc
     if not schema_serves(revision):

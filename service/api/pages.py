@@ -29,7 +29,7 @@ from worthit.rules.text import k_text, label, ms, pct, times, weeks
 from worthit.service.api.decisions import CURSOR_PATTERN
 from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions import DecisionService
-from worthit.service.http.problems import NotFound
+from worthit.service.errors import NotFound
 from worthit.service.outcomes import Outcome, OutcomeService, WorkloadHistory
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
 from worthit.service.records import Decision

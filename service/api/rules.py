@@ -7,8 +7,8 @@ import inspect
 from litestar import get
 
 from worthit.rules.checks import CHECKS
+from worthit.service.api.schemas import RuleDoc
 from worthit.service.http.problems import problem_responses
-from worthit.service.records import RuleDoc
 
 
 def rule_docs() -> list[RuleDoc]:

@@ -23,7 +23,8 @@ from slack_sdk.signature import SignatureVerifier
 
 from worthit.rules.errors import InvalidInput
 from worthit.service.decisions import DecisionService
-from worthit.service.http.problems import PROBLEM_JSON, NotFound, Problem
+from worthit.service.errors import NotFound
+from worthit.service.http.problems import PROBLEM_JSON, Problem
 from worthit.service.settings import Settings
 from worthit.service.slack.blocks import SlackMessage, decision_message, invalid_message, usage_message
 from worthit.service.slack.text import Command, Help, parse

@@ -9,99 +9,18 @@ middleware on every route (AuthMiddleware).
 from __future__ import annotations
 
 import functools
-import hashlib
-import secrets
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException, TooManyRequestsException
 from litestar.handlers.base import BaseRouteHandler
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.service.cache import TtlCache
-from worthit.service.db.models import Base
-from worthit.service.ids import new_id
+from worthit.service.db.tokens import TokenStore
+from worthit.service.tokens import PUBLIC, Principal, digest
 
-Scope = Literal["read", "write", "admin"]
-SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
-PUBLIC = "public"
-GRANTS: dict[str, frozenset[str]] = {
-    "read": frozenset({"read"}),
-    "write": frozenset({"read", "write"}),
-    "admin": frozenset({"read", "write", "admin"}),
-}
-TOKEN_PREFIX = "wt_"  # noqa: S105 - a prefix that makes leaked tokens greppable, not a secret
 # Tokens and the "are there any tokens?" answer are cached per process this long; a revocation on another
 # process takes effect within it (at once on the process that revoked).
 CACHE_SECONDS = 5.0
-
-tokens = Base.metadata.tables["tokens"]
-
-
-def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    id: str
-    name: str
-    scopes: frozenset[str]
-
-
-class TokenStore:
-    """Tokens in the database (the CLI creates and revokes them; the guard reads them)."""
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-
-    async def create(self, name: str, scope: Scope) -> str:
-        """Store a new token for `name` and return it; this is the only time it exists in plain text."""
-        token = new_token()
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                insert(tokens).values(
-                    id=new_id(), name=name, token_hash=digest(token), scopes=scope, created_at=datetime.now(UTC)
-                )
-            )
-        return token
-
-    async def revoke(self, name: str) -> bool:
-        async with self._engine.begin() as connection:
-            result = await connection.execute(
-                update(tokens)
-                .where(tokens.c.name == name, tokens.c.revoked_at.is_(None))
-                .values(revoked_at=datetime.now(UTC))
-            )
-        return bool(result.rowcount)
-
-    async def list(self) -> list[dict[str, Any]]:
-        query = select(tokens.c.name, tokens.c.scopes, tokens.c.created_at, tokens.c.revoked_at).order_by(
-            tokens.c.created_at
-        )
-        async with self._engine.connect() as connection:
-            return [dict(row._mapping) for row in (await connection.execute(query)).all()]
-
-    async def find(self, token_digest: str) -> Principal | None:
-        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes).where(
-            tokens.c.token_hash == token_digest, tokens.c.revoked_at.is_(None)
-        )
-        async with self._engine.connect() as connection:
-            row = (await connection.execute(query)).first()
-        if row is None:
-            return None
-        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset()))
-
-    async def any_active(self) -> bool:
-        query = select(func.count()).select_from(tokens).where(tokens.c.revoked_at.is_(None))
-        async with self._engine.connect() as connection:
-            return bool((await connection.execute(query)).scalar())
 
 
 class Authenticator:

@@ -14,33 +14,15 @@ from functools import cache
 from typing import Any
 
 import msgspec
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client import multiprocess as prometheus_multiprocess
+
+from worthit.service.metrics import LATENCY, REQUESTS
 
 log = logging.getLogger("worthit.access")
-
-REQUESTS = Counter("worthit_requests_total", "HTTP requests answered.", ["method", "route", "status"])
-LATENCY = Histogram(
-    "worthit_request_duration_seconds",
-    "Time to answer an HTTP request.",
-    ["route"],
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-)
-VERDICTS = Counter("worthit_decisions_total", "Decisions stored, by verdict and source.", ["verdict", "source"])
 
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _encoder = msgspec.json.Encoder()
 
 Scope = dict[str, Any]
-
-
-def metrics_text() -> bytes:
-    """The exposition text; across all worker processes when they share a multiprocess directory."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        registry = CollectorRegistry()
-        prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return generate_latest(registry)
-    return generate_latest()
 
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

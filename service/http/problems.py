@@ -18,8 +18,9 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
-from worthit.rules.errors import InvalidInput, PolicyError, WorthitError
+from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.profiles.errors import ProfileError
+from worthit.service.errors import Conflict, NotFound, Unavailable
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("worthit.errors")
@@ -38,18 +39,6 @@ class Problem(msgspec.Struct, kw_only=True):
     status: int
     detail: str
     errors: list[ProblemError] = msgspec.field(default_factory=list)
-
-
-class Conflict(WorthitError):
-    """The request conflicts with what is stored (e.g. an idempotency key reused with another body)."""
-
-
-class NotFound(WorthitError):
-    """No such resource."""
-
-
-class Unavailable(WorthitError):
-    """A dependency (the database) does not answer; retry later."""
 
 
 TITLES = {

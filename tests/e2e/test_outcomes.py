@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import Server, migrated
-from worthit.service.db.decisions import PolicyStore
+from worthit.service.db.policies import PolicyStore
 from worthit.service.policies import PolicyService
 
 pytestmark = pytest.mark.e2e

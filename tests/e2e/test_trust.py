@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import Server, worthit
 from worthit.service.app import create_app
-from worthit.service.http.auth import PUBLIC, SCOPES
 from worthit.service.settings import Settings
+from worthit.service.tokens import PUBLIC, SCOPES
 
 pytestmark = pytest.mark.e2e
 

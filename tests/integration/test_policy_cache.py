@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from tests.conftest import migrated
-from worthit.service.db.decisions import PolicyStore
-from worthit.service.http.problems import NotFound
+from worthit.service.db.policies import PolicyStore
+from worthit.service.errors import NotFound
 from worthit.service.policies import PolicyService
 
 

@@ -1,0 +1,64 @@
+"""The tokens table: the CLI creates and revokes tokens; the HTTP guard reads them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from worthit.service.db.models import Base
+from worthit.service.ids import new_id
+from worthit.service.tokens import GRANTS, Principal, Scope, digest, new_token
+
+tokens = Base.metadata.tables["tokens"]
+
+
+class TokenStore:
+    """Tokens in the database (the CLI creates and revokes them; the guard reads them)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def create(self, name: str, scope: Scope) -> str:
+        """Store a new token for `name` and return it; this is the only time it exists in plain text."""
+        token = new_token()
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                insert(tokens).values(
+                    id=new_id(), name=name, token_hash=digest(token), scopes=scope, created_at=datetime.now(UTC)
+                )
+            )
+        return token
+
+    async def revoke(self, name: str) -> bool:
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(tokens)
+                .where(tokens.c.name == name, tokens.c.revoked_at.is_(None))
+                .values(revoked_at=datetime.now(UTC))
+            )
+        return bool(result.rowcount)
+
+    async def list(self) -> list[dict[str, Any]]:
+        query = select(tokens.c.name, tokens.c.scopes, tokens.c.created_at, tokens.c.revoked_at).order_by(
+            tokens.c.created_at
+        )
+        async with self._engine.connect() as connection:
+            return [dict(row._mapping) for row in (await connection.execute(query)).all()]
+
+    async def find(self, token_digest: str) -> Principal | None:
+        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes).where(
+            tokens.c.token_hash == token_digest, tokens.c.revoked_at.is_(None)
+        )
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        if row is None:
+            return None
+        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset()))
+
+    async def any_active(self) -> bool:
+        query = select(func.count()).select_from(tokens).where(tokens.c.revoked_at.is_(None))
+        async with self._engine.connect() as connection:
+            return bool((await connection.execute(query)).scalar())

@@ -1,0 +1,17 @@
+"""Errors the domain services raise; `service.http.problems` maps each to an RFC 9457 problem."""
+
+from __future__ import annotations
+
+from worthit.rules.errors import WorthitError
+
+
+class Conflict(WorthitError):
+    """The request conflicts with what is stored (e.g. an idempotency key reused with another body)."""
+
+
+class NotFound(WorthitError):
+    """No such resource."""
+
+
+class Unavailable(WorthitError):
+    """A dependency (the database) does not answer; retry later."""
