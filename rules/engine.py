@@ -1,8 +1,12 @@
 """Run every check over a proposal under a policy and compose the verdict and the statement (PRODUCT §3–§5).
 
-Each check is a module of `rules.checks` with an `ID`, a docstring that explains it, `EXAMPLES`, and a pure
-`check(ctx) -> Finding | None`. The engine knows nothing of any particular rule: it resolves overrides, ranks
-the verdicts the findings argue for, and lets the deciding finding speak.
+Each check is a module of `rules.checks` with an `ID`, a `STAGE`, a docstring that explains it, `EXAMPLES`, and a
+pure `check(ctx) -> Finding | None`. A decision is an argument in stages — can these numbers be trusted, what is
+it worth, what does it cost, is there a better use of the effort, on what conditions — and the verdict follows
+from the stages in that order: remeasure (trust) > the economics of worth against cost > a materially larger
+alternative > conditions > fund. No check names another to set it aside: what the work is worth and what it
+costs are computed once (`rules.worth`) and every check reads the same figures. The engine knows nothing of any
+particular rule.
 """
 
 from __future__ import annotations
@@ -27,12 +31,22 @@ from worthit.rules.model import (
     PolicyRef,
     Proposal,
     Range,
+    Stage,
+    StageAnswer,
     Verdict,
 )
 from worthit.rules.policy import Policy
-from worthit.rules.text import label, ms, pct, sentence
+from worthit.rules.text import label, ms, num, pct, sentence, times, usd
+from worthit.rules.worth import Worth, worth_of
 
 T = TypeVar("T")
+
+SCOPE_NOUN: dict[str, str] = {
+    "step": "the step",
+    "device_activity": "device activity",
+    "end_to_end": "the run",
+    "rank": "the rank's step",
+}
 
 # Higher wins (PRODUCT §3): remeasure > decline/redirect > fund_if > fund. Between the two of equal rank, a
 # redirect (which names where the effort belongs) is preferred to a bare decline.
@@ -58,8 +72,13 @@ class Example:
     """Overrides of the default policy for this example."""
 
 
-NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host")
-KIND_LABEL: dict[str, str] = {"alloc": "allocation", "copy": "host↔device copy", "host": "host gaps"}
+NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host", "input")
+KIND_LABEL: dict[str, str] = {
+    "alloc": "allocation",
+    "copy": "host↔device copy",
+    "host": "host time",
+    "input": "input-pipeline wait",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +90,12 @@ class Alternative:
     ms: float
     grouped: bool
     """True when the alternative is the allocation, copy and host-gap phases together (one fix family)."""
+    kinds: tuple[str, ...] = ("kernel",)
+    """The kinds of phase it is made of: a kernel phase has other fixes than copies or a stalled input pipeline."""
+
+    @property
+    def non_kernel(self) -> bool:
+        return all(kind in NON_KERNEL for kind in self.kinds)
 
     def phrase(self) -> str:
         """The alternative as a reviewer names it: `gemm_qkv at 34% (34 ms)` or `the 84.6% that is allocation…`."""
@@ -89,22 +114,18 @@ def opposition(
     figures: dict[str, Figure],
     *,
     then: str = "is where the effort belongs",
-    overrides: tuple[str, ...] = (),
 ) -> Finding:
     """A finding against the proposal: a redirect naming where the effort belongs when the breakdown knows (the
     statement ends `…; <alternative> <then>.`), else a plain decline."""
     alternative = ctx.alternative
     if alternative is None:
-        return Finding(
-            rule=rule, effect="opposes", verdict="decline", figures=figures, overrides=overrides, message=f"{head}."
-        )
+        return Finding(rule=rule, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")
     figures |= alternative.figures()
     return Finding(
         rule=rule,
         effect="opposes",
         verdict="redirect",
         figures=figures,
-        overrides=overrides,
         message=f"{head}; {alternative.phrase()} {then}.",
     )
 
@@ -232,33 +253,61 @@ class Context:
         phases together (the seed's "the 85% that is allocation and host↔device copy")."""
         floor = self.policy.noise_floor
         candidates = [
-            Alternative(label(phase.name), self.share(phase), phase.ms, grouped=False) for phase in self.others
+            Alternative(label(phase.name), self.share(phase), phase.ms, grouped=False, kinds=(phase.kind,))
+            for phase in self.others
         ]
         group = [phase for phase in self.others if phase.kind in NON_KERNEL]
         if len(group) >= 2:
             total = sum(phase.ms for phase in group)
             share = total / self.breakdown_total if self.breakdown_total else 0.0
-            candidates.append(Alternative(kinds_label([p.kind for p in group]), share, total, grouped=True))
+            kinds = tuple(kind for kind in NON_KERNEL if any(p.kind == kind for p in group))
+            candidates.append(Alternative(kinds_label(list(kinds)), share, total, grouped=True, kinds=kinds))
         fitting = [alt for alt in candidates if alt.share > self.target_share and alt.share >= floor]
         return max(fitting, key=lambda alt: alt.share, default=None)
+
+    @lazy
+    def material_alternative(self) -> Alternative | None:
+        """The alternative when it could win materially more than this proposal: its whole time at least
+        `alternative_ratio` times the proposal's own end-to-end saving (stage 4 names it even when the proposal
+        passes)."""
+        alternative = self.alternative
+        if alternative is None:
+            return None
+        if alternative.share < self.policy.alternative_ratio * max(self.run_saving, 0.0):
+            return None
+        return alternative
 
     @lazy
     def unportable(self) -> bool:
         return self.proposal.flags.portability in ("vendor_specific", "hand_asm")
 
     @lazy
+    def worth(self) -> Worth:
+        """Stages 2 and 3, once for every check: the value of the work, its full cost, and whether it pays."""
+        return worth_of(self.proposal, self.policy, self.run_saving, self.k)
+
+    @property
     def maintenance_weeks(self) -> float:
         """Engineer-weeks unportable code costs to keep correct over the policy's horizon (0 when portable)."""
-        if not self.unportable:
-            return 0.0
-        flags = self.proposal.flags
-        per_year = flags.maintenance_weeks_per_year
-        if per_year is None:
-            per_year = self.policy.maintenance_weeks_per_year
-        return per_year * (flags.architectures or 1) * self.policy.horizon_months / 12
+        return self.worth.cost.upkeep_weeks
+
+    @property
+    def scope_noun(self) -> str:
+        """What `p` is a share of, as the statement says it: the step, device activity, the run, one rank."""
+        return SCOPE_NOUN.get(self.proposal.scope.measured or "step", "the step")
 
 
 Check = Callable[[Context], Finding | None]
+
+STAGES: tuple[Stage, ...] = ("trust", "worth", "cost", "alternative", "condition")
+QUESTIONS: dict[Stage, str] = {
+    "trust": "Can these numbers be trusted?",
+    "worth": "What is it worth?",
+    "cost": "What does it cost?",
+    "alternative": "Is there a better use of the effort?",
+    "condition": "On what conditions?",
+}
+PASSING: frozenset[Verdict] = frozenset({"fund", "fund_if"})
 
 
 def _point(value: float | Range | str | None, name: str) -> float:
@@ -272,67 +321,113 @@ def _point(value: float | Range | str | None, name: str) -> float:
 
 
 def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> list[Finding]:
-    """Every finding of `checks` for one point (p, k), overrides resolved."""
+    """Every finding of `checks` for one point (p, k), each marked with the stage its rule answers."""
     return _run(Context(proposal=proposal, policy=policy, p=p, k=k), checks)
 
 
 def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding]:
-    findings = [finding for module in checks if (finding := module.check(ctx)) is not None]
-    for finding in findings:
-        finding.message = sentence(finding.message)  # a safety net: rules write short sentences
-    overridden: dict[str, str] = {}
-    for finding in findings:
-        if finding.rule in overridden:
+    findings: list[Finding] = []
+    for module in checks:
+        finding = module.check(ctx)
+        if finding is None:
             continue
-        for rule in finding.overrides:
-            overridden.setdefault(rule, finding.rule)
-    for finding in findings:
-        finding.overridden_by = overridden.get(finding.rule)
+        # A safety net: rules write short sentences, each ending in a period.
+        finding.message = sentence(finding.message if finding.message.endswith(".") else finding.message + ".")
+        if finding.stage is None:
+            finding.stage = module.STAGE
+        findings.append(finding)
     return findings
 
 
+def _argued(finding: Finding) -> Verdict | None:
+    return finding.verdict or EFFECT_VERDICT.get(finding.effect)
+
+
 def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
-    """The verdict and the finding that decides it: the highest-ranked verdict argued by a live finding."""
-    best: tuple[int, Verdict, Finding] | None = None
-    for finding in findings:
-        if finding.overridden_by is not None:
+    """The verdict and the finding that decides it, from the stages in order.
+
+    Trust first (any `remeasure`), then the economics (any finding that opposes: its redirect or decline), then
+    conditions (`fund_if`: a materially larger alternative before the conditions of stage 5), then `fund`, spoken
+    by the finding whose figure carries the value (the first that supports it). Within a stage, the registry's
+    order breaks ties. Findings that argue the same verdict after the decider record it in `overridden_by`.
+    """
+    order = {stage: i for i, stage in enumerate(STAGES)}
+    best: tuple[int, int, int, Verdict, Finding] | None = None
+    for index, finding in enumerate(findings):
+        verdict = _argued(finding)
+        if verdict is None or finding.overridden_by is not None:
             continue
-        verdict = finding.verdict or EFFECT_VERDICT.get(finding.effect)
-        if verdict is None:
-            continue
-        if best is None or RANK[verdict] > best[0]:
-            best = (RANK[verdict], verdict, finding)
+        key = (-RANK[verdict], order.get(finding.stage or "condition", len(STAGES)), index)
+        if best is None or key < best[:3]:
+            best = (*key, verdict, finding)
     if best is None:
         raise InvalidInput("No rule argued for a verdict; the `amdahl` check must always fire")
-    return best[1], best[2]
+    verdict, deciding = best[3], best[4]
+    if verdict == "fund":  # every supporting finding agrees; only competing objections are superseded
+        return verdict, deciding
+    for finding in findings:
+        if finding is not deciding and finding.overridden_by is None and _argued(finding) == verdict:
+            finding.overridden_by = deciding.rule
+    return verdict, deciding
 
 
 @cache
-def _registry() -> tuple[ModuleType, ...]:
+def registry() -> tuple[ModuleType, ...]:
+    """The registry of checks (`rules.checks.CHECKS`)."""
     from worthit.rules.checks import CHECKS  # the checks import this module: resolve the registry on first use
 
     return CHECKS
 
 
 def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | None = None) -> Evaluation:
-    """Evaluate one proposal under one policy: the verdict, one sentence, the figures and every finding."""
+    """Evaluate one proposal under one policy: the verdict, one sentence, the figures, every finding and the
+    reasoning stage by stage."""
     if checks is None:
-        checks = _registry()
+        checks = registry()
     p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
     ctx = Context(proposal=proposal, policy=policy, p=p, k=k)
     findings = _run(ctx, checks)
+    if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
+        ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx)
+    else:
+        ranges, holds, uncertainty = None, None, None
+    if uncertainty is not None:
+        findings.append(uncertainty)
     verdict, deciding = decide(findings)
-    evaluation = Evaluation(
+    return Evaluation(
         verdict=verdict,
         statement=sentence(deciding.message),
         deciding_rule=deciding.rule,
         amdahl=ctx.amdahl,
         findings=findings,
         policy=PolicyRef(name=policy.name, version=policy.version),
+        ranges=ranges,
+        holds_across_range=holds,
+        reasoning=reasoning(ctx, findings, verdict, deciding),
     )
-    if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
-        _add_ranges(evaluation, proposal, policy, checks)
-    return evaluation
+
+
+def verdict_at(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> Verdict:
+    """The pure verdict function at one point (p, k): what bisection searches for break-even values."""
+    return decide(run_checks(proposal, policy, p, k, checks))[0]
+
+
+def break_even(passes: Callable[[float], bool], fail: float, ok: float, *, rel: float = 1e-3) -> float:
+    """The boundary between a failing and a passing value, by bisection (`passes(ok)` and not `passes(fail)`)."""
+    for _ in range(40):
+        if abs(ok - fail) <= rel * max(abs(ok), abs(fail), 1e-12):
+            break
+        mid = (fail + ok) / 2
+        if passes(mid):
+            ok = mid
+        else:
+            fail = mid
+    return ok
+
+
+# --- ranges --------------------------------------------------------------------------------------------------------
+
+RANGED = ("speedup", "saving_fraction", "saving_ms", "new_ms", "remaining_ms", "rate")
 
 
 def _ends(value: float | Range | str | None) -> tuple[float, float]:
@@ -340,48 +435,198 @@ def _ends(value: float | Range | str | None) -> tuple[float, float]:
     return (value.low, value.high) if isinstance(value, Range) else (point, point)
 
 
-def _interval(a: float | None, b: float | None) -> Interval:
-    if a is None or b is None:
-        return Interval(low=None, high=None)
-    return Interval(low=min(a, b), high=max(a, b))
+def _ranges(
+    proposal: Proposal, policy: Policy, checks: Sequence[ModuleType], ctx: Context
+) -> tuple[dict[str, Interval], bool, Finding | None]:
+    """Every figure's exact extremes over the box of (p, k), the verdict over the box, and where it changes.
 
-
-def _add_ranges(evaluation: Evaluation, proposal: Proposal, policy: Policy, checks: Sequence[ModuleType]) -> None:
-    """Figures as intervals, and whether the verdict holds from the pessimistic end to the optimistic one.
-
-    S grows with p and with k, so the two corners (low p, low k) and (high p, high k) bound every figure.
+    Each figure of PRODUCT §2 is monotonic in p and in k separately, so its extremes over the box lie on its four
+    corners (for `remaining_ms = baseline·p/k` low p with high k and high p with low k; for the others the
+    diagonal). Where the verdict differs between corners, the decision is conditional on the break-even value
+    of the uncertain input, found by bisection on the pure verdict function.
     """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
-    low_findings = run_checks(proposal, policy, p_low, k_low, checks)
-    high_findings = run_checks(proposal, policy, p_high, k_high, checks)
-    low_verdict, low_deciding = decide(low_findings)
-    high_verdict, high_deciding = decide(high_findings)
-    baseline = evaluation.amdahl.baseline_ms
-    low = amdahl.figures(p_low, k_low, baseline_ms=baseline, cost_weeks=proposal.cost_weeks)
-    high = amdahl.figures(p_high, k_high, baseline_ms=baseline, cost_weeks=proposal.cost_weeks)
-    evaluation.ranges = {
-        name: _interval(getattr(low, name), getattr(high, name))
-        for name in ("speedup", "saving_fraction", "saving_ms", "new_ms", "remaining_ms", "rate")
-    }
-    evaluation.holds_across_range = low_verdict == high_verdict == evaluation.verdict
-    if not evaluation.holds_across_range:
-        from worthit.rules.text import times
-
-        differs = [
-            (end, v, f)
-            for end, v, f in (("pessimistic", low_verdict, low_deciding), ("optimistic", high_verdict, high_deciding))
-            if v != evaluation.verdict
-        ]
-        end, verdict, deciding = differs[0]
-        evaluation.findings.append(
-            Finding(
-                rule="uncertainty",
-                effect="info",
-                message=(
-                    f"The verdict does not hold across the range: at the {end} end "
-                    f"({times(low.speedup if end == 'pessimistic' else high.speedup)}) it is {verdict}, "
-                    f"decided by {deciding.rule}."
-                ),
-                figures={"verdict_low": low_verdict, "verdict_high": high_verdict},
-            )
+    baseline, cost = ctx.baseline_ms, proposal.cost_weeks
+    corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
+    figures = [amdahl.figures(p, k, baseline_ms=baseline, cost_weeks=cost) for p, k in corners]
+    ranges: dict[str, Interval] = {}
+    for name in RANGED:
+        values = [getattr(f, name) for f in figures]
+        finite = [v for v in values if v is not None]
+        ranges[name] = (
+            Interval(low=min(finite), high=max(finite)) if len(finite) == len(values) else Interval(low=None, high=None)
         )
+    verdicts = {corner: verdict_at(proposal, policy, *corner, checks) for corner in corners}
+    point = verdict_at(proposal, policy, ctx.p, ctx.k, checks)
+    if "remeasure" in verdicts.values() or point == "remeasure":
+        return ranges, all(v == point for v in verdicts.values()), None
+    passing = {corner for corner, verdict in verdicts.items() if verdict in PASSING}
+    if not passing or len(passing) == len(verdicts):
+        return ranges, all(v == point for v in verdicts.values()), None
+    return ranges, False, _uncertainty(proposal, policy, checks, ctx, verdicts)
+
+
+def _uncertainty(
+    proposal: Proposal,
+    policy: Policy,
+    checks: Sequence[ModuleType],
+    ctx: Context,
+    verdicts: dict[tuple[float, float], Verdict],
+) -> Finding:
+    """The condition a straddling range puts on the decision: the break-even k (or p) and the failing end."""
+    (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
+    failing = [corner for corner, verdict in verdicts.items() if verdict not in PASSING]
+    passing = [corner for corner, verdict in verdicts.items() if verdict in PASSING]
+    worst = verdicts[failing[0]]
+    k_ranged = isinstance(proposal.k, Range) and k_high > k_low
+    if k_ranged:
+        p_fixed = ctx.p
+
+        def passes(value: float) -> bool:
+            return verdict_at(proposal, policy, p_fixed, value, checks) in PASSING
+
+        ok_end = k_high if passes(k_high) else None
+        low_end = k_low
+        name = "k"
+    else:
+        k_fixed = ctx.k
+
+        def passes(value: float) -> bool:
+            return verdict_at(proposal, policy, value, k_fixed, checks) in PASSING
+
+        ok_end = p_high if passes(p_high) else None
+        low_end = p_low
+        name = "p"
+    figures: dict[str, Figure] = {"verdict_low": worst, "verdict_high": verdicts[passing[0]]}
+    if ok_end is None or passes(low_end):
+        # The range straddles the bar in both inputs at once; no single break-even value separates it.
+        message = (
+            f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
+            f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
+        )
+        return Finding(
+            rule="uncertainty",
+            effect="condition",
+            verdict="fund_if",
+            stage="condition",
+            figures=figures,
+            message=message,
+        )
+    edge = break_even(passes, low_end, ok_end)
+    figures |= {f"break_even_{name}": edge}
+    if name == "k":
+        what = f"a prototype shows k ≥ {_plain(edge)}"
+        span = f"the {times(k_low)}–{times(k_high)} range"
+    else:
+        what = f"a timeline shows p ≥ {pct(edge)}"
+        span = f"the {pct(p_low)}–{pct(p_high)} range"
+    slower = " (a slowdown)" if name == "k" and k_low < 1 else ""
+    message = f"Fund if {what}: {span} straddles the bar, and at its low end{slower} the verdict is {worst}."
+    return Finding(
+        rule="uncertainty", effect="condition", verdict="fund_if", stage="condition", figures=figures, message=message
+    )
+
+
+def _speed(p: float, k: float) -> float:
+    return amdahl.speedup(p, k)
+
+
+def _plain(value: float) -> str:
+    """A break-even value as typed back: 1.23, not 1.2300000001."""
+    return f"{value:.3g}"
+
+
+# --- reasoning -----------------------------------------------------------------------------------------------------
+
+
+def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, deciding: Finding) -> list[StageAnswer]:
+    """The argument in order: each stage's question, its answer, the checks that spoke and their figures."""
+    worth = ctx.worth
+    by_stage: dict[Stage, list[Finding]] = {stage: [] for stage in STAGES}
+    for finding in findings:
+        by_stage[finding.stage or "condition"].append(finding)
+    answers: list[StageAnswer] = []
+    for stage in STAGES:
+        spoke = by_stage[stage]
+        figures: dict[str, Figure] = {}
+        if stage == "trust":
+            doubts = [f for f in spoke if f.effect == "remeasure"]
+            answer = f"No: {doubts[0].message}" if doubts else "Yes: no check doubts the scope, method or inputs."
+        elif stage == "worth":
+            figures = _worth_figures(ctx)
+            answer = _worth_answer(ctx)
+        elif stage == "cost":
+            cost = worth.cost
+            figures = {
+                "build_weeks": cost.build_weeks,
+                "upkeep_weeks": cost.upkeep_weeks,
+                "cost_weeks": cost.weeks,
+                "cost_usd": cost.usd,
+            }
+            if cost.weeks is None:
+                answer = "Unknown: no cost was given."
+            elif cost.upkeep_weeks:
+                answer = (
+                    f"{num(cost.weeks)} engineer-weeks: {num(cost.build_weeks or 0)} to build and "
+                    f"{num(cost.upkeep_weeks)} of upkeep over the horizon."
+                )
+            else:
+                answer = f"{num(cost.weeks)} engineer-weeks to build."
+        elif stage == "alternative":
+            alternative = ctx.material_alternative or ctx.alternative
+            if alternative is None:
+                answer = "None known: nothing in the breakdown is larger than the target."
+            else:
+                figures = alternative.figures()
+                bigger = "materially larger than this saving" if ctx.material_alternative else "larger than the target"
+                answer = f"{alternative.phrase()[0].upper()}{alternative.phrase()[1:]}, {bigger}."
+        else:
+            conditions = [f for f in spoke if f.effect == "condition"] + [
+                f for f in findings if f.effect == "condition" and f.stage != "condition"
+            ]
+            answer = f"{conditions[0].message}" if conditions else "None."
+        rules = [f.rule for f in spoke]
+        answers.append(StageAnswer(stage=stage, question=QUESTIONS[stage], answer=answer, rules=rules, figures=figures))
+    return answers
+
+
+def _worth_figures(ctx: Context) -> dict[str, Figure]:
+    worth = ctx.worth
+    figures: dict[str, Figure] = {
+        "end_to_end_saving": worth.saving,
+        "rate": worth.rate,
+        "basis": worth.basis,
+        "clears": worth.clears,
+    }
+    if worth.strategic_saving is not None:
+        figures |= {"strategic_saving": worth.strategic_saving, "strategic_credible": worth.strategic_credible}
+    if worth.money is not None:
+        figures |= {
+            "gpu_equivalents": worth.money.gpus,
+            "value_usd": worth.money.value_usd,
+            "engineering_cost_usd": worth.money.cost_usd,
+        }
+    return figures
+
+
+def _worth_answer(ctx: Context) -> str:
+    worth, policy = ctx.worth, ctx.policy
+    saving = f"{pct(worth.saving)} of the run"
+    if ctx.amdahl.saving_ms is not None and ctx.p_run == ctx.p:
+        saving = f"{ms(ctx.amdahl.saving_ms)} ({pct(worth.saving)}) per step"
+    money = worth.money
+    if money is not None:
+        span = f"over the {num(money.job_days)}-day job" if money.job_days is not None else "over the horizon"
+        against = f"against {usd(money.cost_usd)} of engineering"
+        verdict = "it pays" if money.clears else "it does not pay"
+        return (
+            f"{saving} on {num(ctx.proposal.flags.fleet_gpus or 0)} GPUs frees "
+            f"{num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {usd(money.value_usd)} {span} "
+            f"{against}: {verdict}."
+        )
+    if worth.basis == "product":
+        return f"{saving}; the kernel is the product, so no per-run bar applies."
+    if worth.basis == "strategic":
+        return f"{saving} here, but {pct(worth.strategic_saving or 0)} on the strategic workload, which carries it."
+    bar = f"the {pct(policy.noise_floor)} noise floor and {pct(policy.min_rate)} of the step per engineer-week"
+    return f"{saving}: {'clears' if worth.clears else 'does not clear'} {bar}."

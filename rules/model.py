@@ -29,7 +29,10 @@ Infinite = Literal["inf"]
 
 Verdict = Literal["fund", "fund_if", "remeasure", "redirect", "decline"]
 Effect = Literal["supports", "opposes", "condition", "remeasure", "info"]
-PhaseKind = Literal["kernel", "copy", "alloc", "host", "other"]
+PhaseKind = Literal["kernel", "copy", "alloc", "host", "comm", "input", "other"]
+"""`comm`: collectives (NCCL, RCCL); `input`: the GPU waiting on the data pipeline (loader, decode, feed)."""
+Stage = Literal["trust", "worth", "cost", "alternative", "condition"]
+"""Where a check stands in the argument a decision makes (PRODUCT §3), in this order."""
 Figure = float | int | str | bool | None
 
 VERDICTS: tuple[Verdict, ...] = ("fund", "fund_if", "remeasure", "redirect", "decline")
@@ -157,6 +160,9 @@ class Flags(Base):
     latency_slo: LatencySLO | None = None
     barrier: Barrier | None = None
     strategic: Strategic | None = None
+    run_days: Annotated[float, Meta(gt=0, le=36_500)] | None = None
+    """A fixed job rather than recurring capacity: `fleet_gpus` GPUs for this many days (a pretraining run, a
+    batch backfill). The freed capacity is valued over the job only, not over the policy's horizon."""
 
 
 class Goal(Base):
@@ -211,9 +217,10 @@ class Proposal(Base, kw_only=True):
 class Finding(msgspec.Struct, kw_only=True):
     """What one rule concluded, and on which numbers (provenance, never a bare bool).
 
-    `verdict` is the verdict this finding argues for, when it argues for one; `overrides` names rules whose
-    findings this one sets aside (fleet economics carry a poor rate of return, a portable fallback lifts the
-    maintenance cost, …). `overridden_by` is filled by the engine.
+    `verdict` is the verdict this finding argues for, when it argues for one. `stage` is the question of the
+    decision it answers (filled by the engine from the rule's `STAGE`). `overridden_by` names the rule whose
+    figure answered this finding's objection: a per-run bar carried by the value of the work (a fleet, a credible
+    strategic workload, a kernel that is the product), or the finding that spoke for the same verdict first.
     """
 
     rule: str
@@ -221,7 +228,7 @@ class Finding(msgspec.Struct, kw_only=True):
     message: str
     figures: dict[str, Figure] = msgspec.field(default_factory=dict)
     verdict: Verdict | None = None
-    overrides: tuple[str, ...] = ()
+    stage: Stage | None = None
     overridden_by: str | None = None
 
 
@@ -245,6 +252,16 @@ class AmdahlFigures(msgspec.Struct, kw_only=True):
     rate_unit: Literal["ms/week", "fraction/week"] | None = None
 
 
+class StageAnswer(msgspec.Struct, kw_only=True):
+    """One step of the argument a decision makes: its question, its answer, the checks that spoke, their figures."""
+
+    stage: Stage
+    question: str
+    answer: str
+    rules: list[str]
+    figures: dict[str, Figure] = msgspec.field(default_factory=dict)
+
+
 class Interval(msgspec.Struct, kw_only=True):
     low: float | None
     high: float | None
@@ -266,3 +283,5 @@ class Evaluation(msgspec.Struct, kw_only=True):
     policy: PolicyRef
     ranges: dict[str, Interval] | None = None
     holds_across_range: bool | None = None
+    reasoning: list[StageAnswer] | None = None
+    """The stages of the decision in order (trust, worth, cost, alternative, condition), each answered."""

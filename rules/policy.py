@@ -42,6 +42,8 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     maintenance_weeks_per_year: NonNegative = 2.0
     default_k: Annotated[float, Meta(gt=1)] = 10.0
     breakdown_tolerance: Share = 0.01
+    max_unaccounted: Share = 0.25
+    alternative_ratio: Annotated[float, Meta(ge=1)] = 2.0
     calibrate: bool = False
     gate: Gate = msgspec.field(default_factory=Gate)
 

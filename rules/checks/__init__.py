@@ -1,15 +1,10 @@
 """The registry of checks: explicit and ordered, no import-time discovery.
 
-Adding a rule is adding one module under `rules/checks/` and one line here. Order matters for ties between findings
-that argue the same verdict (the earlier one decides, so its message becomes the statement) and for overrides (a
-finding set aside by an earlier one cannot set others aside):
-- scope errors first: when the arithmetic ran on the wrong scope, nothing else it says can be trusted;
-- resource goals next: a capacity problem outranks any speed argument;
-- roadmap_risk before wrong_model (it drops that justification), wrong_model before device_vs_run and the per-run
-  checks it overrides, device_vs_run and ceiling before noise_floor (the first speaks for it with both shares,
-  the second says why a follow-up is a rounding error);
-- fleet_multiplication before rate_of_return, vendor_product before maintenance_cost (they override them);
-- amdahl last: it always supports funding, and speaks only when no more specific finding does.
+Adding a rule is adding one module under `rules/checks/` and one line here. Each module declares the `STAGE` of the
+decision it answers; the engine composes the stages in order (trust, worth, cost, alternative, condition). Within
+a stage the order here breaks ties between findings that argue the same verdict: the earlier one decides, so its
+message becomes the statement (device_vs_run before noise_floor: it says the same with both shares). No check
+sets another aside: what the work is worth and what it costs are one figure every check reads (rules.worth).
 """
 
 from __future__ import annotations
@@ -21,8 +16,10 @@ from worthit.rules.checks import (
     barrier_denominator,
     bigger_target,
     ceiling,
+    consistency,
     counters_blind_spot,
     device_vs_run,
+    estimate,
     fleet_multiplication,
     inclusive_percentages,
     input_shift,
@@ -40,13 +37,15 @@ from worthit.rules.checks import (
 )
 
 CHECKS: tuple[ModuleType, ...] = (
+    # 1. trust: when the arithmetic ran on the wrong scope or on inputs that disagree, nothing else can be trusted
     measurement_scope,
     overlap_double_count,
     inclusive_percentages,
     counters_blind_spot,
     barrier_denominator,
     input_shift,
-    resource_goal,
+    consistency,
+    # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
     roadmap_risk,
     wrong_model,
     device_vs_run,
@@ -54,11 +53,17 @@ CHECKS: tuple[ModuleType, ...] = (
     noise_floor,
     fleet_multiplication,
     vendor_product,
+    # 3. cost: build plus upkeep, and the return per engineer-week
     maintenance_cost,
-    tail_latency,
     rate_of_return,
+    # 4. alternative: a capacity problem, the largest phase, the non-kernel time
+    resource_goal,
     bigger_target,
     non_kernel_time,
+    # 5. conditions
+    tail_latency,
+    estimate,
+    # the figures themselves: they support funding, and speak only when nothing more specific does
     amdahl,
 )
 

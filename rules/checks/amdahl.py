@@ -20,6 +20,7 @@ from worthit.rules.model import Finding
 from worthit.rules.text import k_text, ms, pct, times
 
 ID = "amdahl"
+STAGE = "worth"
 
 EXAMPLES = (
     Example(
@@ -43,21 +44,22 @@ def check(ctx: Context) -> Finding:
     """The Amdahl figures, as a finding that supports funding unless another rule says otherwise."""
     f = ctx.amdahl
     figures = {name: getattr(f, name) for name in f.__struct_fields__}
+    scope = ctx.scope_noun
     change = (
-        f"Removing {ctx.target} ({pct(f.p)} of the step)"
+        f"Removing {ctx.target} ({pct(f.p)} of {scope})"
         if math.isinf(ctx.k)
-        else f"Making {ctx.target} ({pct(f.p)} of the step) {k_text(ctx.k)}"
+        else f"Making {ctx.target} ({pct(f.p)} of {scope}) {k_text(ctx.k)}"
     )
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
         message = (
-            f"{change} takes the step from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
+            f"{change} takes {scope} from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
             f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
         )
     else:
         if f.saving_fraction >= 0:
-            message = f"{change} speeds the step up {times(f.speedup)}, saving {pct(f.saving_fraction)} of it"
+            message = f"{change} speeds {scope} up {times(f.speedup)}, saving {pct(f.saving_fraction)} of it"
         else:
-            message = f"{change} slows the step to {times(f.speedup)}, costing {pct(-f.saving_fraction)} of it"
+            message = f"{change} slows {scope} to {times(f.speedup)}, costing {pct(-f.saving_fraction)} of it"
     if f.rate is not None:
         per_week = ms(f.rate) if f.rate_unit == "ms/week" else pct(f.rate)
         message += f", {per_week} per engineer-week"

@@ -18,6 +18,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct
 
 ID = "barrier_denominator"
+STAGE = "trust"
 
 EXAMPLES = (
     Example(

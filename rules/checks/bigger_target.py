@@ -19,6 +19,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, times
 
 ID = "bigger_target"
+STAGE = "alternative"
 
 _SEED = [
     {"name": "gemm_qkv", "ms": 34},
@@ -34,7 +35,7 @@ EXAMPLES = (
     Example(
         {"target": "layernorm", "p": 0.06, "k": 10, "baseline_ms": 100, "breakdown": _SEED},
         fires=True,
-        verdict="fund",
+        verdict="fund_if",
         figures={"largest_share": 0.34, "largest_new_ms": 69.4, "largest_speedup": 1.4409222},
     ),
     Example(
@@ -76,7 +77,20 @@ def check(ctx: Context) -> Finding | None:
     how = "removing it" if math.isinf(ctx.k) else f"the same {times(ctx.k)} there"
     same = f"{how} gives {times(speedup)} ({ms(new_ms)})"
     floor = ctx.policy.noise_floor
-    if ctx.target_share < floor:
+    material = ctx.material_alternative
+    if ctx.worth.clears and material is not None and not material.non_kernel and material.label == name:
+        return Finding(
+            rule=ID,
+            effect="condition",
+            verdict="fund_if",
+            figures=figures | {"alternative_ratio": ctx.policy.alternative_ratio},
+            message=(
+                f"Fund, though {name} at {pct(share)} of the step is the larger target: {same} against "
+                f"{times(amdahl.speedup(ctx.target_share, ctx.k))} for {ctx.target} at {pct(ctx.target_share)}, so "
+                f"rank targets by share first"
+            ),
+        )
+    if ctx.target_share < floor and not ctx.worth.clears:
         return Finding(
             rule=ID,
             effect="opposes",

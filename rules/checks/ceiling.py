@@ -24,6 +24,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, times
 
 ID = "ceiling"
+STAGE = "worth"
 
 _SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10}]
 
@@ -132,6 +133,14 @@ def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Findin
         f"The earlier {earlier} already captured {pct(captured)} of {ctx.target}'s headroom, "
         f"so {further} fights over {what}"
     )
+    if ctx.worth.clears and ctx.worth.basis != "measured":
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            overridden_by=ctx.worth.carried_by,
+            message=f"{head}, which the value of the work carries.",
+        )
     if left < floor:
         reason = f"below the {pct(floor)} noise floor no matter how brilliant the rewrite"
     elif best_rate is not None and best_rate < ctx.policy.min_rate:

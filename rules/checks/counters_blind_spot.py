@@ -19,6 +19,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 
 ID = "counters_blind_spot"
+STAGE = "trust"
 
 EXAMPLES = (
     Example(
@@ -41,7 +42,7 @@ EXAMPLES = (
             ],
         },
         fires=True,
-        verdict="fund",
+        verdict="fund_if",
         figures={"timeline_ms": 100},
     ),
     Example({"p": 0.21, "k": 10, "scope": {"method": "timeline"}}, fires=False),

@@ -21,6 +21,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, pct, saves, times
 
 ID = "device_vs_run"
+STAGE = "worth"
 
 _RUN = [
     {"name": "the_kernel", "ms": 0.014},
@@ -82,8 +83,9 @@ def check(ctx: Context) -> Finding | None:
     subject = f"The {_NOUN[kind]} {ctx.target}" if proposal.target else "The target"
     both = f"{subject} is {pct(ctx.p)} of {narrow} and {pct(run)} of the profiled run"
     floor = ctx.policy.noise_floor
-    if saving >= floor:
+    if saving >= floor or ctx.worth.clears:
         return Finding(
+            overridden_by=None if saving >= floor else ctx.worth.carried_by,
             rule=ID,
             effect="info",
             figures=figures,
@@ -96,4 +98,4 @@ def check(ctx: Context) -> Finding | None:
         head = f"{both}, so {k_text(ctx.k)} saves {pct(saving)} end to end, a rounding error"
     if saving <= 0:
         head = f"{both}, and at {times(ctx.k)} it {saves(saving, ' of the run')}, so there is nothing to win"
-    return opposition(ctx, ID, head, figures, then="is where the week should go", overrides=("noise_floor",))
+    return opposition(ctx, ID, head, figures, then="is where the week should go")

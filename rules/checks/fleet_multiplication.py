@@ -14,16 +14,12 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
-import math
-
 from worthit.rules.engine import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import months, num, pct, saves, usd
+from worthit.rules.text import months, num, pct, saves, times, usd
 
 ID = "fleet_multiplication"
-
-HOURS_PER_YEAR = 8760.0
-"""A unit, not a threshold: freed capacity is counted around the clock."""
+STAGE = "worth"
 
 EXAMPLES = (
     Example(
@@ -50,52 +46,62 @@ EXAMPLES = (
 def check(ctx: Context) -> Finding | None:
     """Prices the capacity a saving frees across the fleet against the engineering it costs."""
     fleet = ctx.proposal.flags.fleet_gpus
-    if fleet is None:
+    money = ctx.worth.money
+    if fleet is None or money is None:
         return None
     policy = ctx.policy
     saving = ctx.run_saving
-    gpus = fleet * saving
-    annual = gpus * policy.gpu_hour_usd * HOURS_PER_YEAR
-    horizon_value = annual * policy.horizon_months / 12
-    build = ctx.proposal.cost_weeks or 0.0
-    engineering_weeks = build + ctx.maintenance_weeks
-    cost = engineering_weeks * policy.engineer_week_usd
-    payback = cost / (annual / 12) if annual > 0 else math.inf
+    gpus, cost = money.gpus, money.cost_usd
     figures: dict[str, Figure] = {
         "fleet_gpus": fleet,
         "saving_fraction": saving,
         "gpu_equivalents": gpus,
-        "annual_value_usd": annual,
+        "recurring": money.recurring,
+        "annual_value_usd": money.annual_usd,
         "horizon_months": policy.horizon_months,
-        "horizon_value_usd": horizon_value,
-        "engineering_weeks": engineering_weeks,
+        "horizon_value_usd": money.value_usd if money.recurring else None,
+        "job_days": money.job_days,
+        "job_value_usd": None if money.recurring else money.value_usd,
+        "engineering_weeks": ctx.worth.cost.weeks or 0.0,
         "maintenance_weeks": ctx.maintenance_weeks,
         "engineering_cost_usd": cost,
-        "payback_months": None if math.isinf(payback) else payback,
+        "payback_months": money.payback_months,
     }
     if saving > 0:
         freed = f"{pct(saving)} on {num(fleet)} GPUs frees {num(gpus, 2 if gpus < 10 else 0)} GPU-equivalents"
     else:
         freed = f"On {num(fleet)} GPUs this {saves(saving, ' of the run')} and frees no capacity"
-    if annual > 0 and payback <= policy.horizon_months:
-        against = (
-            f"against {usd(cost)} of engineering, paid back in {months(payback)}"
-            if cost > 0
-            else "for no stated engineering cost"
-        )
+    if money.recurring:
+        worth = f"worth {usd(money.annual_usd or 0.0)} a year and recurring"
+    else:
+        worth = f"for the {num(money.job_days or 0)}-day job only, worth {usd(money.value_usd)} once"
+    if money.clears:
+        if cost <= 0:
+            against = "for no stated engineering cost"
+        elif money.payback_months is not None:
+            against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
+        else:
+            against = f"against {usd(cost)} of engineering, {times_of(money.value_usd, cost)} its cost"
         return Finding(
             rule=ID,
             effect="supports",
             verdict="fund",
             figures=figures,
-            overrides=("rate_of_return",),
-            message=f"{freed}, worth {usd(annual)} a year and recurring, {against}.",
+            message=f"{freed}, {worth}, {against}.",
         )
-    if annual <= 0:
+    if gpus <= 0:
         head = freed
-    else:
+    elif money.recurring:
+        payback = money.payback_months
         head = (
-            f"{freed}, worth {usd(annual)} a year, which takes {months(payback)} to pay back {usd(cost)} of "
-            f"engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon"
+            f"{freed}, {worth}, which takes {months(payback) if payback is not None else 'forever'} to pay back "
+            f"{usd(cost)} of engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon"
         )
+    else:
+        head = f"{freed}, {worth}, less than the {usd(cost)} of engineering it costs"
     return opposition(ctx, ID, head, figures)
+
+
+def times_of(value: float, cost: float) -> str:
+    """`40×` — how many times its cost a one-off saving returns."""
+    return times(value / cost) if cost > 0 else "free"

@@ -17,6 +17,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import pct
 
 ID = "inclusive_percentages"
+STAGE = "trust"
 
 EXAMPLES = (
     Example(

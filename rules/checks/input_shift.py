@@ -16,6 +16,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, pct
 
 ID = "input_shift"
+STAGE = "trust"
 
 EXAMPLES = (
     Example(

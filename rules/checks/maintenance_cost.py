@@ -20,9 +20,10 @@ import math
 
 from worthit.rules.engine import Context, Example
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import num, pct, saves, weeks
+from worthit.rules.text import num, pct, saves, usd, weeks
 
 ID = "maintenance_cost"
+STAGE = "cost"
 
 EXAMPLES = (
     Example(
@@ -59,26 +60,28 @@ def check(ctx: Context) -> Finding | None:
     """Adds upkeep of unportable code over the horizon to the cost, and judges the rate on the total."""
     if not ctx.unportable:
         return None
-    flags, policy = ctx.proposal.flags, ctx.policy
-    upkeep = ctx.maintenance_weeks
-    build = ctx.proposal.cost_weeks
-    total = (build or 0.0) + upkeep
-    rate = ctx.run_saving / total if total > 0 else math.inf
+    flags, policy, worth = ctx.proposal.flags, ctx.policy, ctx.worth
+    cost = worth.cost
+    upkeep, build, total = cost.upkeep_weeks, cost.build_weeks, cost.weeks or 0.0
+    rate = worth.rate if worth.rate is not None else math.inf
     per_year = flags.maintenance_weeks_per_year
+    architectures = flags.architectures or 1
     figures: dict[str, Figure] = {
         "maintenance_weeks_per_year": policy.maintenance_weeks_per_year if per_year is None else per_year,
-        "architectures": flags.architectures or 1,
+        "architectures": architectures,
         "horizon_months": policy.horizon_months,
         "maintenance_weeks": upkeep,
         "build_weeks": build,
         "total_weeks": total,
         "rate_with_maintenance": None if math.isinf(rate) else rate,
         "min_rate": policy.min_rate,
+        "portable_fallback": flags.portable_fallback,
     }
     what = _WHAT[flags.portability or "hand_asm"]
     costs = f"{weeks(total)}, not {num(build)}," if build else f"{weeks(total)} of upkeep alone"
     horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months"
-    if rate < policy.min_rate:
+    kept = "one architecture" if architectures == 1 else f"{architectures} architectures"
+    if not worth.clears and rate < policy.min_rate:
         gain = (
             f"{pct(ctx.run_saving)} returns {pct(rate)} of the step per week"
             if ctx.run_saving > 0
@@ -95,22 +98,42 @@ def check(ctx: Context) -> Finding | None:
                 figures=figures,
                 message=f"{head}; {alternative.phrase()} is the better use of those weeks.",
             )
+        risk = (
+            "even behind a portable fallback, each new GPU is another port to verify"
+            if flags.portable_fallback
+            else "a silent risk on each new GPU and a file few can review"
+        )
         return Finding(
             rule=ID,
             effect="opposes",
             verdict="decline",
             figures=figures,
-            message=f"{head}, for one architecture, a silent risk on each new GPU and a file few can review.",
+            message=f"{head}, for {kept}, {risk}.",
+        )
+    if worth.basis == "product":
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            overridden_by=worth.carried_by,
+            message=f"The kernel is the product, so {horizon} is the cost of owning it, not a reason against it.",
         )
     if not flags.portable_fallback:
+        money = worth.money
+        pays = f"{pct(ctx.run_saving)} pays for"
+        if money is not None:
+            pays = (
+                f"on {num(flags.fleet_gpus or 0)} GPUs {pct(ctx.run_saving)} frees {num(money.gpus, 0)} "
+                f"GPU-equivalents, {usd(money.value_usd)}, against"
+            )
         return Finding(
             rule=ID,
             effect="condition",
             verdict="fund_if",
+            stage="condition",
             figures=figures,
-            message=f"Fund on the condition that a tested portable fallback ships with it: "
-            f"{pct(ctx.run_saving)} pays for {weeks(total)} including {horizon}, but the {what} "
-            f"runs on one architecture and can break silently on the next GPU.",
+            message=f"Fund on the condition that a tested portable fallback ships with it: {pays} "
+            f"{weeks(total)} including {horizon}, but {what} on {kept} can break silently on the next GPU.",
         )
     return Finding(
         rule=ID,

@@ -18,6 +18,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import join, label, pct
 
 ID = "measurement_scope"
+STAGE = "trust"
 
 _FIELDS = ("model", "input", "dtype", "device")
 

@@ -17,9 +17,10 @@ import math
 
 from worthit.rules.engine import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import pct, times
+from worthit.rules.text import count, num, pct, times, usd
 
 ID = "noise_floor"
+STAGE = "worth"
 
 EXAMPLES = (
     Example(
@@ -59,6 +60,34 @@ def check(ctx: Context) -> Finding | None:
     if saving >= floor:
         return None
     figures: dict[str, Figure] = {"end_to_end_saving": saving, "noise_floor": floor}
+    worth = ctx.worth
+    if worth.clears and worth.money is not None:
+        money = worth.money
+        figures |= {"gpu_equivalents": money.gpus, "value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}
+        span = f"over the {num(money.job_days)}-day job" if money.job_days is not None else "a year"
+        value = usd(money.value_usd if money.job_days is not None else money.annual_usd or 0.0)
+        return Finding(
+            rule=ID,
+            effect="condition",
+            verdict="fund_if",
+            stage="condition",
+            figures=figures,
+            message=(
+                f"Fund, and confirm the saving in a fleet A/B: {pct(saving)} per run is under the {pct(floor)} noise "
+                f"floor, too small for one run to show, but on {count(ctx.proposal.flags.fleet_gpus or 0, 'GPU')} it "
+                f"frees {num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {value} {span} against "
+                f"{usd(money.cost_usd)} of engineering"
+            ),
+        )
+    if worth.clears:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            overridden_by=worth.carried_by,
+            message=f"{pct(saving)} end to end is under the {pct(floor)} noise floor per run, which the value of the "
+            f"work carries",
+        )
     if saving < 0:
         head = (
             f"At {times(ctx.k)} {ctx.target} gets slower and the run {pct(-saving)} longer, so there is nothing to win"

@@ -19,6 +19,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 
 ID = "non_kernel_time"
+STAGE = "alternative"
 
 EXAMPLES = (
     Example(
@@ -28,7 +29,11 @@ EXAMPLES = (
             "k": 10,
             "baseline_ms": 100,
             "breakdown": [
-                {"name": "kernels", "ms": 77},
+                {"name": "gemm_qkv", "ms": 34},
+                {"name": "attention_softmax", "ms": 21},
+                {"name": "matmul_out", "ms": 12},
+                {"name": "layernorm", "ms": 6},
+                {"name": "elementwise_gelu", "ms": 4},
                 {"name": "H2D copy", "ms": 18, "kind": "copy"},
                 {"name": "host gaps", "ms": 5, "kind": "host"},
             ],
@@ -51,8 +56,10 @@ EXAMPLES = (
 
 _FIX = {
     "copy": "overlap the {} of copies with compute (streams, pinned memory, double buffering) or keep data resident",
-    "host": "graph-capture or fuse to close the {} of launch gaps",
+    "host": "graph-capture or fuse where the {} of host time is launch gaps",
     "alloc": "pool the {} of allocations",
+    "input": "feed the GPU the {} it waits on the input pipeline (more loader workers, prefetch, pinned memory, "
+    "decode on the GPU)",
 }
 
 
@@ -75,6 +82,17 @@ def check(ctx: Context) -> Finding | None:
     present = sorted((kind for kind in NON_KERNEL if by_kind[kind] > 0), key=lambda kind: -by_kind[kind])
     figures |= {f"fix_{kind}": _FIX[kind].format(ms(by_kind[kind])) for kind in present}
     fixes = "; ".join(_FIX[kind].format(ms(by_kind[kind])) for kind in present)
+    material = ctx.material_alternative
+    if ctx.worth.clears and material is not None and material.non_kernel:
+        figures |= material.figures() | {"alternative_ratio": ctx.policy.alternative_ratio}
+        return Finding(
+            rule=ID,
+            effect="condition",
+            verdict="fund_if",
+            figures=figures,
+            message=f"Fund, but the bigger win is elsewhere: {pct(share)} of the step ({ms(non_kernel)}) is not "
+            f"kernel time, against the {pct(ctx.run_saving)} this saves, so {fixes}.",
+        )
     return Finding(
         rule=ID,
         effect="info",

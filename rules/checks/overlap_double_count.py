@@ -17,6 +17,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 
 ID = "overlap_double_count"
+STAGE = "trust"
 
 EXAMPLES = (
     Example(

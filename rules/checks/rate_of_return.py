@@ -20,6 +20,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct, weeks
 
 ID = "rate_of_return"
+STAGE = "cost"
 
 EXAMPLES = (
     Example(
@@ -52,7 +53,8 @@ EXAMPLES = (
 
 def check(ctx: Context) -> Finding | None:
     """Opposes a proposal whose end-to-end saving per engineer-week is below the policy's `min_rate`."""
-    rate, cost = ctx.run_rate, ctx.proposal.cost_weeks
+    worth = ctx.worth
+    rate, cost = worth.rate, worth.cost.weeks
     floor = ctx.policy.min_rate
     if rate is None or cost is None or rate >= floor:
         return None
@@ -62,6 +64,15 @@ def check(ctx: Context) -> Finding | None:
         "cost_weeks": cost,
         "end_to_end_saving": ctx.run_saving,
     }
+    if worth.clears:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            overridden_by=worth.carried_by,
+            message=f"Per run, {weeks(cost)} for {pct(ctx.run_saving)} of the step is {pct(rate)} per engineer-week, "
+            f"under the {pct(floor)} bar, which the value of the work carries",
+        )
     base = ctx.baseline_ms
     if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
         figures |= {"rate_ms": rate * base, "min_rate_ms": floor * base}

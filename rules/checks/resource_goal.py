@@ -23,6 +23,7 @@ from worthit.rules.plans import plan
 from worthit.rules.text import count, join, label, ms, num, pct, times
 
 ID = "resource_goal"
+STAGE = "alternative"
 
 _SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10}]
 _BASE = {"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": _SEED}

@@ -18,6 +18,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, label, pct, saves
 
 ID = "roadmap_risk"
+STAGE = "worth"
 
 _B = {"model": "model B", "p": 0.4, "slips": 2, "launch_committed": False}
 
@@ -58,7 +59,7 @@ def check(ctx: Context) -> Finding | None:
     there = label(strategic.model)
     scope = ctx.proposal.scope
     here = label(scope.model or scope.workload or "the measured model")
-    rate = ctx.run_rate
+    rate = ctx.worth.rate
     figures: dict[str, Figure] = {
         "strategic_model": strategic.model,
         "slips": strategic.slips,
@@ -68,17 +69,15 @@ def check(ctx: Context) -> Finding | None:
         "measured_rate": rate,
     }
     slipped = f"{there} has slipped {count(strategic.slips, 'time')} with no committed launch"
-    weak = ctx.run_saving < ctx.policy.noise_floor or (rate is not None and rate < ctx.policy.min_rate)
-    if not weak:
+    if ctx.worth.clears:
         return Finding(
             rule=ID,
             effect="info",
             figures=figures,
-            overrides=("wrong_model",),
             message=f"{slipped}, so it is set aside; the case stands on {here} alone, where {ctx.target} "
             f"{saves(ctx.run_saving, ' of the step')}.",
         )
     per_week = f" at {pct(rate)} per engineer-week" if rate is not None and rate > 0 else ""
     gain = saves(ctx.run_saving, " of the step")
     head = f"{slipped}, so it cannot carry the work, and on {here} {ctx.target} {gain}{per_week}, too little on its own"
-    return opposition(ctx, ID, head, figures, overrides=("wrong_model",))
+    return opposition(ctx, ID, head, figures)

@@ -18,6 +18,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct, saves
 
 ID = "tail_latency"
+STAGE = "condition"
 
 EXAMPLES = (
     Example(

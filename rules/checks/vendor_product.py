@@ -19,6 +19,7 @@ from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct
 
 ID = "vendor_product"
+STAGE = "worth"
 
 _FLAGS = {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True}
 
@@ -40,7 +41,7 @@ EXAMPLES = (
 def check(ctx: Context) -> Finding | None:
     """Supports unportable code that is the product and sits behind a tested portable fallback."""
     flags = ctx.proposal.flags
-    if not (ctx.unportable and flags.kernel_is_product and flags.portable_fallback) or ctx.run_saving <= 0:
+    if not (ctx.unportable and ctx.worth.product):
         return None
     figures: dict[str, Figure] = {"maintenance_weeks": ctx.maintenance_weeks, "saving_fraction": ctx.run_saving}
     what = "assembly" if flags.portability == "hand_asm" else "vendor-specific path"
@@ -49,7 +50,6 @@ def check(ctx: Context) -> Finding | None:
         effect="supports",
         verdict="fund",
         figures=figures,
-        overrides=("maintenance_cost",),
         message=(
             f"The kernel is the product and the {what} sits behind a tested portable fallback, so "
             f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the "

@@ -19,8 +19,10 @@ from worthit.rules import amdahl
 from worthit.rules.engine import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, label, pct, saves, times
+from worthit.rules.worth import CREDIBILITY_RULE
 
 ID = "wrong_model"
+STAGE = "worth"
 
 EXAMPLES = (
     Example(
@@ -75,23 +77,49 @@ def check(ctx: Context) -> Finding | None:
             rule=ID,
             effect="remeasure",
             verdict="remeasure",
+            stage="trust",
             figures=figures,
             message=(
                 f"On {here} {ctx.target} is {pct(ctx.p_run)} of the step, but {there} is the workload that "
                 f"matters; measure the share there and re-run the arithmetic before deciding."
             ),
         )
+    worth = ctx.worth
     speedup = amdahl.speedup(strategic.p, ctx.k)
-    saving = amdahl.saving_fraction(strategic.p, ctx.k)
-    cost = ctx.proposal.cost_weeks
-    rate = None if cost is None else (saving / cost if cost > 0 else float("inf"))
+    saving = worth.strategic_saving if worth.strategic_saving is not None else 0.0
+    rate = worth.strategic_rate
     figures |= {
         "strategic_p": strategic.p,
         "strategic_speedup": speedup,
         "strategic_saving": saving,
         "strategic_rate": rate,
     }
-    if saving < ctx.policy.noise_floor or (rate is not None and rate < ctx.policy.min_rate):
+    if not worth.strategic_credible:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            overridden_by=CREDIBILITY_RULE,  # the value of the work leaves out a workload that may never ship
+            message=f"{there} would give {times(speedup)}, but with no committed launch it cannot carry the work.",
+        )
+    measured_speedup = times(amdahl.speedup(ctx.p_run, ctx.k))
+    if not worth.strategic_clears and worth.clears:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"On {there} {ctx.target} is {pct(strategic.p)} of the step ({times(speedup)}), less than on "
+            f"{here}, where the case stands on its own at {measured_speedup}.",
+        )
+    if worth.strategic_clears and worth.basis != "strategic":
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"{there} justifies it too: there {ctx.target} is {pct(strategic.p)} of the step, so "
+            f"{k_text(ctx.k)} gives {times(speedup)}, as well as the {measured_speedup} measured on {here}.",
+        )
+    if not worth.strategic_clears:
         if saving <= 0:
             why = f"nothing: it {saves(saving, ' of that step')}"
         elif rate is not None:
@@ -105,7 +133,6 @@ def check(ctx: Context) -> Finding | None:
         effect="supports",
         verdict="fund",
         figures=figures,
-        overrides=("noise_floor", "rate_of_return", "bigger_target", "device_vs_run"),
         message=(
             f"This is justified by {there}, not {here}: there {ctx.target} is {pct(strategic.p)} of the step, "
             f"so {k_text(ctx.k)} gives {times(speedup)} instead of the {times(amdahl.speedup(ctx.p_run, ctx.k))} "

@@ -1,4 +1,4 @@
-"""The engine: verdict precedence, overrides, and the form of every statement the examples produce."""
+"""The engine: verdict precedence, the stages, and the form of every statement the examples produce."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from worthit.rules.policy import default_policy
 from worthit.rules.text import sentence
 
 
-def _f(rule: str, verdict: str, overrides: tuple[str, ...] = ()) -> Finding:
+def _f(rule: str, verdict: str, stage: str = "worth") -> Finding:
     effect = {"fund": "supports", "fund_if": "condition", "remeasure": "remeasure"}.get(verdict, "opposes")
     return Finding(
         rule=rule,
         effect=effect,
         message=f"{rule} 1.",
         verdict=verdict,  # type: ignore[arg-type]
-        overrides=overrides,
+        stage=stage,  # type: ignore[arg-type]
     )
 
 
@@ -35,8 +35,8 @@ def test_precedence_remeasure_over_redirect_over_decline_over_fund_if_over_fund(
     assert decide(findings[:2])[0] == "fund_if"
 
 
-def test_overridden_findings_do_not_decide() -> None:
-    """A finding set aside by another (fleet economics over rate of return) does not count."""
+def test_a_per_run_bar_carried_by_the_fleet_does_not_decide() -> None:
+    """A poor per-run rate on a fleet that pays for the work is answered by the fleet's value, and says so."""
     evaluation = review(
         {"target": "g", "p": 0.01, "k": 2, "cost_weeks": 10, "flags": {"fleet_gpus": 20_000}}, noise_floor=0.001
     )
@@ -44,8 +44,9 @@ def test_overridden_findings_do_not_decide() -> None:
     assert evaluation.verdict == "fund"
 
 
-def test_an_overridden_finding_cannot_override_others() -> None:
-    """roadmap_risk drops wrong_model, so wrong_model's own overrides (of rate_of_return) do not apply."""
+def test_a_dropped_strategic_case_carries_nothing() -> None:
+    """roadmap_risk drops the strategic workload from the value, so the measured case's poor rate decides: decline,
+    spoken by the worth stage (roadmap_risk), with rate_of_return's objection superseded, not answered."""
     evaluation = review(
         {
             "target": "a",
@@ -55,8 +56,19 @@ def test_an_overridden_finding_cannot_override_others() -> None:
             "flags": {"strategic": {"model": "B", "p": 0.4, "slips": 3}},
         }
     )
-    assert finding(evaluation, "rate_of_return").overridden_by is None
     assert evaluation.verdict == "decline"
+    assert evaluation.deciding_rule == "roadmap_risk"
+    assert finding(evaluation, "rate_of_return").effect == "opposes"
+    assert finding(evaluation, "rate_of_return").overridden_by == "roadmap_risk"
+    assert finding(evaluation, "wrong_model").effect == "info"
+
+
+def test_the_earlier_stage_decides_between_equal_verdicts() -> None:
+    """Two objections: the worth stage's speaks before the cost stage's, whatever their order in the list."""
+    findings = [_f("late", "decline", "cost"), _f("early", "decline", "worth")]
+    verdict, deciding = decide(findings)
+    assert (verdict, deciding.rule) == ("decline", "early")
+    assert findings[0].overridden_by == "early"
 
 
 def test_statement_is_the_deciding_findings_message() -> None:

@@ -19,6 +19,8 @@ from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 
 RULES_DIR = Path(worthit.rules.__file__).parent
 PRODUCT_IDS = {
+    "consistency",  # PRODUCT §4: "consistency (one or more rules)"; estimate is the second of them
+    "estimate",
     "amdahl",
     "noise_floor",
     "ceiling",

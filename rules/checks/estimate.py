@@ -1,0 +1,64 @@
+"""estimate — a p that was estimated, not measured, funds only on the condition that a measurement confirms it.
+
+What it checks: `scope.method = estimate`. When the proposal passes at its estimated p, the condition is the
+break-even p: the smallest share at which the same proposal, measured, would still pass (found by bisection on the
+pure verdict function). When it fails even at the estimate, the estimate changes nothing and this stays silent.
+
+Why it matters: an estimate is the number most likely to be wrong and the one the whole decision rests on; the
+break-even p says how wrong it may be before the answer changes, which tells the proposer what to measure first.
+
+Example: sampler at an estimated 15% of a 40 ms step, 3× for 3 weeks, passes; it would still pass down to 4.5%
+(a 3% saving over 3 weeks is the 1%-per-week bar): fund if a timeline shows p ≥ 4.5%.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from worthit.rules.engine import PASSING, Context, Example, break_even, registry, verdict_at
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import pct
+
+ID = "estimate"
+STAGE = "condition"
+
+EXAMPLES = (
+    Example(
+        {"target": "sampler", "p": 0.15, "k": 3, "baseline_ms": 40, "cost_weeks": 3, "scope": {"method": "estimate"}},
+        fires=True,
+        verdict="fund_if",
+        figures={"p": 0.15, "break_even_p": 0.045},
+    ),
+    Example({"target": "sampler", "p": 0.15, "k": 3, "baseline_ms": 40, "cost_weeks": 3}, fires=False),
+    Example(
+        {"target": "tiny", "p": 0.001, "k": 3, "cost_weeks": 3, "scope": {"method": "estimate"}},
+        fires=False,
+    ),
+)
+
+_SMALLEST_P = 1e-9
+
+
+def check(ctx: Context) -> Finding | None:
+    """Conditions a passing proposal whose p is an estimate on a measurement of at least the break-even p."""
+    proposal = ctx.proposal
+    if proposal.scope.method != "estimate":
+        return None
+    measured = msgspec.structs.replace(proposal, scope=msgspec.structs.replace(proposal.scope, method="timeline"))
+    checks = registry()
+
+    def passes(p: float) -> bool:
+        return verdict_at(measured, ctx.policy, p, ctx.k, checks) in PASSING
+
+    if not passes(ctx.p):
+        return None
+    edge = _SMALLEST_P if passes(_SMALLEST_P) else break_even(passes, _SMALLEST_P, ctx.p)
+    figures: dict[str, Figure] = {"p": ctx.p, "break_even_p": edge}
+    return Finding(
+        rule=ID,
+        effect="condition",
+        verdict="fund_if",
+        figures=figures,
+        message=f"Fund if a timeline shows p ≥ {pct(edge)}: the {pct(ctx.p)} is an estimate, and below "
+        f"{pct(edge)} the same work no longer pays for itself.",
+    )

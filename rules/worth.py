@@ -1,0 +1,205 @@
+"""Stages 2 and 3 of a decision, computed once for every check: what the work is worth, and what it costs.
+
+A check never sets another check aside. Where the seeds say "a fleet carries a poor per-run rate" or "the kernel
+is the product", that is a statement about the *value* of the work, so it lives here, in one figure every check
+reads: `Worth.clears` says whether the proposal pays for itself, and `Worth.carried_by` names the finding whose
+figure carried it when a per-run bar alone would not have.
+
+The order of the argument (PRODUCT §3): the saving on the decision scope (end to end when known; a credible
+strategic workload *in addition to* the measured one; all ranks behind a barrier) times its volume — per run, a
+fleet as recurring GPU-equivalents over the horizon, or a fixed job over its length — priced with the policy,
+against build plus upkeep. Once money is known it decides; the per-run noise floor then becomes a condition
+(confirm the saving in a fleet A/B), not a veto.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from worthit.rules import amdahl
+from worthit.rules.model import Proposal
+from worthit.rules.policy import Policy
+
+HOURS_PER_DAY = 24.0
+HOURS_PER_YEAR = 8760.0
+"""Units, not thresholds: freed capacity is counted around the clock."""
+
+Basis = Literal["measured", "strategic", "fleet", "job", "product"]
+CARRIED_BY: dict[Basis, str] = {
+    "measured": "amdahl",
+    "strategic": "wrong_model",
+    "fleet": "fleet_multiplication",
+    "job": "fleet_multiplication",
+    "product": "vendor_product",
+}
+"""The rule whose finding states the figure each basis rests on (provenance for `Finding.overridden_by`)."""
+CREDIBILITY_RULE = "roadmap_risk"
+"""The rule whose finding says why a strategic workload does not count (`Worth.strategic_credible`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """Stage 3: build plus upkeep of unportable code over the horizon — one figure for decision, plan, portfolio."""
+
+    build_weeks: float | None
+    upkeep_weeks: float
+    weeks: float | None
+    """Build + upkeep; None when neither is known (no cost given and portable code)."""
+    usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    """The saving's volume priced with the policy: GPU-equivalents freed on a fleet, recurring or for one job."""
+
+    gpus: float
+    recurring: bool
+    value_usd: float
+    """Over the horizon (recurring) or over the job (one-off)."""
+    annual_usd: float | None
+    job_days: float | None
+    cost_usd: float
+    payback_months: float | None
+    clears: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Worth:
+    """Stage 2: the saving on the decision scope and whether it pays for its cost."""
+
+    saving: float
+    """End-to-end share of the measured workload's run removed."""
+    rate: float | None
+    """`saving` per engineer-week of build plus upkeep; None when the cost is unknown."""
+    per_run_clears: bool
+    """The measured saving clears the noise floor and the rate of return on its own."""
+    strategic_saving: float | None
+    strategic_rate: float | None
+    strategic_credible: bool
+    strategic_clears: bool
+    money: Money | None
+    product: bool
+    """The kernel is the product behind a tested portable fallback: no per-run bar applies."""
+    clears: bool
+    basis: Basis
+    cost: Cost
+
+    @property
+    def carried_by(self) -> str | None:
+        """The rule whose figure carries a proposal that a per-run bar alone would refuse; None when none does."""
+        if not self.clears or self.basis == "measured":
+            return None
+        return CARRIED_BY[self.basis]
+
+
+def cost_of(proposal: Proposal, policy: Policy) -> Cost:
+    """Build plus upkeep (maintenance weeks per year × architectures over the horizon for unportable code)."""
+    flags = proposal.flags
+    upkeep = 0.0
+    if flags.portability in ("vendor_specific", "hand_asm"):
+        per_year = flags.maintenance_weeks_per_year
+        if per_year is None:
+            per_year = policy.maintenance_weeks_per_year
+        upkeep = per_year * (flags.architectures or 1) * policy.horizon_months / 12
+    build = proposal.cost_weeks
+    weeks = None if build is None and upkeep == 0 else (build or 0.0) + upkeep
+    return Cost(
+        build_weeks=build,
+        upkeep_weeks=upkeep,
+        weeks=weeks,
+        usd=None if weeks is None else weeks * policy.engineer_week_usd,
+    )
+
+
+def _rate(saving: float, weeks: float | None) -> float | None:
+    if weeks is None:
+        return None
+    return saving / weeks if weeks > 0 else (math.inf if saving > 0 else 0.0)
+
+
+def _clears(saving: float, rate: float | None, policy: Policy) -> bool:
+    return saving >= policy.noise_floor and (rate is None or rate >= policy.min_rate)
+
+
+def strategic_credible(proposal: Proposal, policy: Policy) -> bool:
+    """A strategic workload counts unless it has no committed launch and slipped `max_slips` times (roadmap_risk)."""
+    strategic = proposal.flags.strategic
+    if strategic is None:
+        return False
+    return strategic.launch_committed is True or strategic.slips < policy.max_slips
+
+
+def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> Money | None:
+    """The fleet's GPU-equivalents freed, priced; None without `flags.fleet_gpus`."""
+    fleet = proposal.flags.fleet_gpus
+    if fleet is None:
+        return None
+    gpus = fleet * saving
+    days = proposal.flags.run_days
+    cost_usd = cost.usd or 0.0
+    if days is not None:
+        value = gpus * policy.gpu_hour_usd * HOURS_PER_DAY * days
+        annual = None
+        payback = None
+    else:
+        annual = gpus * policy.gpu_hour_usd * HOURS_PER_YEAR
+        value = annual * policy.horizon_months / 12
+        payback = cost_usd / (annual / 12) if annual > 0 else None
+    # Overflow guard: a fleet of 1e18 GPUs is a typo, but its arithmetic must still be finite to be printed.
+    clears = gpus > 0 and math.isfinite(value) and value >= cost_usd
+    return Money(
+        gpus=gpus,
+        recurring=days is None,
+        value_usd=value,
+        annual_usd=annual,
+        job_days=days,
+        cost_usd=cost_usd,
+        payback_months=payback,
+        clears=clears,
+    )
+
+
+def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Worth:
+    """Stage 2 against stage 3: the value of the work on its decision scope, and whether it pays for itself."""
+    cost = cost_of(proposal, policy)
+    rate = _rate(saving, cost.weeks)
+    per_run = _clears(saving, rate, policy)
+    strategic = proposal.flags.strategic
+    credible = strategic_credible(proposal, policy)
+    strategic_saving = strategic_rate = None
+    strategic_ok = False
+    if strategic is not None and strategic.p is not None:
+        strategic_saving = amdahl.saving_fraction(strategic.p, k)
+        strategic_rate = _rate(strategic_saving, cost.weeks)
+        strategic_ok = credible and _clears(strategic_saving, strategic_rate, policy)
+    money = money_of(proposal, policy, saving, cost)
+    flags = proposal.flags
+    unportable = flags.portability in ("vendor_specific", "hand_asm")
+    product = unportable and flags.kernel_is_product and flags.portable_fallback and saving > 0
+    basis: Basis
+    if money is not None:
+        clears, basis = money.clears, "job" if flags.run_days is not None else "fleet"
+    elif product:
+        clears, basis = True, "product"
+    elif per_run:
+        clears, basis = True, "measured"
+    elif strategic_ok:
+        clears, basis = True, "strategic"
+    else:
+        clears, basis = False, "measured"
+    return Worth(
+        saving=saving,
+        rate=rate,
+        per_run_clears=per_run,
+        strategic_saving=strategic_saving,
+        strategic_rate=strategic_rate,
+        strategic_credible=credible,
+        strategic_clears=strategic_ok,
+        money=money,
+        product=product,
+        clears=clears,
+        basis=basis,
+        cost=cost,
+    )
