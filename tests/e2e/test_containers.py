@@ -156,7 +156,7 @@ def _ready_replicas(compose: podman.Compose, revision: str) -> list[str]:
         container = compose.container("api", index)
         url = podman.published(container)
         assert url.startswith("http://127.0.0.1:")
-        podman.wait_for(f"{url}/readyz", container, timeout=90)
+        podman.wait_for(f"{url}/readyz", container, timeout=90, restarting=True)
         urls.append(url)
     return urls
 
