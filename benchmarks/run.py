@@ -12,7 +12,9 @@ Cases (each baseline is measured here, now, on this machine, so the ratios survi
   bare GET's server time per request, and a paragraph under the table that says where the time goes;
 - profiles: a 1,000,000-row rocprofv3 kernel trace and a 100 MB PyTorch trace against a plain parse of the same file
   (time and peak memory);
-- Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit.
+- Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit;
+- the image (bench_image.py, when podman is installed): its size against its base image's, and `podman run` to a
+  ready `/readyz` against `worthit serve` started the same way on the host.
 No assertions: this reports, it does not gate (nothing in `make test` depends on timing).
 """
 
@@ -37,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec
 
-from benchmarks import bench_inprocess, bench_profiles, bench_slack
+from benchmarks import bench_image, bench_inprocess, bench_profiles, bench_slack
 from tests.conftest import POSTGRES_URL, _admin, postgres_answers, start_server
 from worthit.rules.engine import evaluate
 from worthit.rules.model import Proposal
@@ -258,6 +260,37 @@ def bench_slack_latency(quick: bool, workdir: Path) -> list[Row]:
     ]
 
 
+def bench_container_image() -> list[Row]:
+    figures = bench_image.measure()
+    if figures is None:
+        missing = ", ".join(bench_image.podman.missing_tools())
+        print(
+            f"{missing} not found (apt-get install podman runc mmdebstrap podman-compose): image case skipped",
+            file=sys.stderr,
+        )
+        return []
+    ready, host = bench_image.median(figures.ready_seconds), bench_image.median(figures.host_ready_seconds)
+    runs = len(figures.ready_seconds)
+    return [
+        Row(
+            "image: deploy/Dockerfile on Debian's Python 3.11 (podman)",
+            f"{figures.size_bytes / 1e6:.0f} MB",
+            f"its base image {figures.base_bytes / 1e6:.0f} MB",
+            figures.size_bytes / figures.base_bytes,
+            "-",
+            None,
+        ),
+        Row(
+            f"image: podman run to /readyz 200 (new volume, SQLite, 2 workers; median of {runs})",
+            f"{ready:.2f} s",
+            f"worthit serve on the host {host:.2f} s",
+            ready / host,
+            "-",
+            None,
+        ),
+    ]
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     with open("/proc/cpuinfo") as info:
@@ -331,6 +364,7 @@ def main() -> None:
                 asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         rows += bench_profile_readers(args.quick, workdir)
         rows += bench_slack_latency(args.quick, workdir)
+        rows += bench_container_image()
     table = render(rows, header) + where_the_time_goes(rates, cpu)
     print(table)
     print(f"({time.monotonic() - started:.0f} s)")

@@ -209,6 +209,7 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     async def run() -> str | None:
         engine = create_engine(settings)
         try:
+            await _wait_for_database(engine, settings.database_wait_seconds)
             await migrate.upgrade(engine)
             return await migrate.current_revision(engine)
         finally:
@@ -216,6 +217,27 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
 
     out.write(f"database at revision {asyncio.run(run())}\n")
     return EXIT_PASS
+
+
+async def _wait_for_database(engine: Any, seconds: float) -> None:
+    """Return once the database accepts a connection, trying for up to `seconds`; then let the error through.
+
+    A migration started beside its database (compose tools that ignore `depends_on` conditions, a Job scheduled
+    before the server is up) would otherwise fail on its first try and, being one-shot, never run again.
+    """
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            async with engine.connect():
+                return
+        # Refused, a name not resolved yet, "the database system is starting up": drivers raise each differently.
+        except Exception as exc:
+            if time.monotonic() >= deadline:
+                raise
+            print(f"worthit: waiting for the database ({type(exc).__name__})", file=sys.stderr)
+            await asyncio.sleep(1)
 
 
 def _log_migrations(level: str) -> None:

@@ -28,6 +28,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     public_url: str | None = None
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True
+    database_wait_seconds: Annotated[float, Meta(ge=0)] = 0.0
+    """How long a migration waits for the database to accept connections (a server still starting beside it)."""
     log_level: str = "info"
 
     def __post_init__(self) -> None:
