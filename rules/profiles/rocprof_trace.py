@@ -14,7 +14,7 @@ from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, row_
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
-from worthit.rules.profiles.naming import api_kind, copy_name
+from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
 
 KERNEL_TRACE: Final = "rocprofv3_kernel_trace"
 MEMORY_COPY_TRACE: Final = "rocprofv3_memory_copy_trace"
@@ -112,7 +112,7 @@ def collect(data: bytes, fmt: TraceFormat, collector: Collector) -> None:
 
 def _classifier(fmt: TraceFormat) -> Callable[[str], tuple[str, Kind]]:
     if fmt == KERNEL_TRACE:
-        return lambda label: (label, "kernel")
+        return lambda label: (label, kernel_kind(label))
     if fmt == MEMORY_COPY_TRACE:
         return lambda label: (copy_name(label), "copy")
     return lambda label: (label, api_kind(label))
