@@ -27,8 +27,8 @@ Name = Annotated[str, Meta(min_length=1, max_length=NAME_MAX, pattern=TEXT_PATTE
 # A phase a profile holds may be named in full: kernel names are C++ signatures of thousands of characters.
 LONG_NAME_MAX = 16384
 LongName = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=TEXT_PATTERN)]
-# Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5".
-Steps = Annotated[str, Meta(min_length=1, max_length=41, pattern=r"^\s*\d{0,19}\s*(:\s*\d{0,19}\s*)?$")]
+# Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5", "all".
+Steps = Annotated[str, Meta(min_length=1, max_length=41, pattern=r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$")]
 Title = Annotated[str, Meta(max_length=300, pattern=TEXT_PATTERN)]
 Infinite = Literal["inf"]
 """`k = "inf"`: the target's work disappears (a copy removed by keeping data resident)."""
