@@ -30,6 +30,8 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/property -q
 
 bench: $(STAMP)
+	@# The peers the profile readers are measured against (pandas, HolisticTraceAnalysis): bench-time only.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	@command -v wrk >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq wrk >/dev/null 2>&1 || \
 		{ apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }; } || \
 		echo "wrk is missing (apt-get install wrk): the HTTP cases will be skipped"

@@ -22,7 +22,13 @@ NonNegativeFloat = Annotated[float, Meta(ge=0)]
 Milliseconds = Annotated[float, Meta(gt=0, description="A time in milliseconds.")]
 # No NUL characters: PostgreSQL text cannot hold them, and no name or title of ours means one.
 TEXT_PATTERN = "^[^\x00]*$"
-Name = Annotated[str, Meta(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
+NAME_MAX = 200
+Name = Annotated[str, Meta(min_length=1, max_length=NAME_MAX, pattern=TEXT_PATTERN)]
+# A phase a profile holds may be named in full: kernel names are C++ signatures of thousands of characters.
+LONG_NAME_MAX = 16384
+LongName = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=TEXT_PATTERN)]
+# Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5", "all".
+Steps = Annotated[str, Meta(min_length=1, max_length=41, pattern=r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$")]
 Title = Annotated[str, Meta(max_length=300, pattern=TEXT_PATTERN)]
 Infinite = Literal["inf"]
 """`k = "inf"`: the target's work disappears (a copy removed by keeping data resident)."""
@@ -136,6 +142,14 @@ class Barrier(Base):
     ranks: Annotated[int, Meta(ge=2)]
     critical_path: bool = True
     wait_fraction: OpenFraction | None = None
+    straggler: Annotated[int, Meta(ge=0)] | None = None
+    """The rank whose compute sets the step (measured from a distributed profile)."""
+    step_ms: Milliseconds | None = None
+    """The step's time as the straggler sets it, which every rank waits for."""
+    target_ms: NonNegativeFloat | None = None
+    """The target's time per step on the straggler's critical path."""
+    rank_p: Fraction | None = None
+    """The target's share of one rank's device activity: the p a single-GPU profile would give."""
 
 
 class Strategic(Base):
@@ -180,12 +194,15 @@ class Proposal(Base, kw_only=True):
     title: Title | None = None
     team: Name | None = None
     """The team proposing the work: outcomes are calibrated per team (and workload)."""
-    target: Name | None = None
+    target: LongName | None = None
+    """The phase the work speeds up; longer than 200 characters only when it names a phase of `profile_id`."""
     p: Fraction | Range | None = None
     k: PositiveFloat | Infinite | Range
     baseline_ms: Milliseconds | None = None
     cost_weeks: NonNegativeFloat | None = None
     profile_id: Name | None = None
+    steps: Steps | None = None
+    """With `profile_id`: measure `p` over these steps of the profile (``"2:5"``: ProfilerStep#2 to #5)."""
     p_end_to_end: Fraction | None = None
     scope: Scope = msgspec.field(default_factory=Scope)
     breakdown: list[Phase] | None = None
@@ -204,6 +221,13 @@ class Proposal(Base, kw_only=True):
             raise ValueError("Expected `p` (a share 0 < p <= 1) or `profile_id` with `target`, got neither")
         if self.profile_id is not None and self.target is None:
             raise ValueError("Expected `target` naming a phase of the profile when `profile_id` is given")
+        if self.profile_id is None and self.target is not None and len(self.target) > NAME_MAX:
+            raise ValueError(
+                f"Expected `target` of length <= {NAME_MAX}, got {len(self.target)} (a longer name may name a phase "
+                "of the profile given by `profile_id`)"
+            )
+        if self.steps is not None and self.profile_id is None:
+            raise ValueError("Expected `steps` only with `profile_id`: steps are those of a profile")
         if isinstance(self.p, Range) and not (self.p.low > 0 and self.p.high <= 1):
             raise ValueError(f"Expected 0 < `p.low` <= `p.high` <= 1, got {self.p.low}..{self.p.high}")
         if isinstance(self.k, Range) and self.k.low <= 0:

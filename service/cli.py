@@ -90,7 +90,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         if args.profile:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
-            proposal = proposal_from_profile(proposal, load_profile(args.profile, None))
+            proposal = proposal_from_profile(proposal, load_profile(args.profile, None, args.steps))
         evaluation = evaluate(proposal, policy)
     except (InvalidInput, PolicyError, ProfileError) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
@@ -116,13 +116,14 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
 
 
-def load_profile(paths: list[str], format: str | None) -> Breakdown:
+def load_profile(paths: list[str], format: str | None, steps: str | None = None) -> Breakdown:
     """One breakdown from profiler files of one run (progress shown for large files)."""
     from worthit.service.present.terminal import read_with_progress, timed
     from worthit.service.profiles import parse
 
     files = [read_with_progress(Path(path)) for path in paths]
-    return timed("parsing", sum(map(len, files)), lambda: parse(files, format))
+    names = [Path(path).name for path in paths]
+    return timed("parsing", sum(map(len, files)), lambda: parse(files, format, steps, names))
 
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
@@ -130,7 +131,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.profiles import render_table
 
     try:
-        breakdown = load_profile(args.files, args.format)
+        breakdown = load_profile(args.files, args.format, args.steps)
     except ProfileError as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -420,6 +421,7 @@ def parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--profile", action="append", metavar="FILE", help="measure p for `target` from profiler output (repeatable)"
     )
+    review.add_argument("--steps", help="with --profile: the ProfilerStep#N range to measure, e.g. 2:5 (or all)")
     review.set_defaults(func=cmd_review)
 
     migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision")
@@ -448,9 +450,16 @@ def parser() -> argparse.ArgumentParser:
     gate.set_defaults(func=run_gate)
 
     profile = sub.add_parser("profile", help="the time breakdown of profiler output (files of one run)")
-    profile.add_argument("files", nargs="+", help="rocprofv3 / nsys stats CSV, rocprofv3 summary, PyTorch trace")
+    profile.add_argument(
+        "files", nargs="+", help="rocprofv3 / nsys stats CSV, rocprofv3 summary, PyTorch trace (one per rank of a run)"
+    )
     profile.add_argument("--format", help="force a format instead of detecting it")
     profile.add_argument("--json", action="store_true", help="print the breakdown as JSON")
+    profile.add_argument(
+        "--steps",
+        help="PyTorch traces: ProfilerStep#N numbers FIRST:LAST, N, FIRST:, :LAST or all (default: all but "
+        "the last, incomplete step)",
+    )
     profile.set_defaults(func=cmd_profile)
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")

@@ -12,26 +12,43 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.proposal import proposal_from_profile
+from worthit.rules.profiles.torch_trace import parse_steps
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
 from worthit.service.records import ProfileDoc
 
 
-def parse(files: Sequence[bytes], format: str | None = None) -> Breakdown:
-    """One breakdown from one file, or from several files of one run combined (a trace, its copies, its stats)."""
+def parse(
+    files: Sequence[bytes],
+    format: str | None = None,
+    steps: str | None = None,
+    names: Sequence[str] | None = None,
+) -> Breakdown:
+    """One breakdown from one file, or from several files of one run combined (a trace, its copies, its stats; the
+    PyTorch traces of a distributed run's ranks). `steps` ("2:5") chooses ProfilerStep#2..#5 of a PyTorch trace;
+    `names` label the files in errors and per-rank figures."""
+    chosen = parse_steps(steps) if steps is not None else None
     if len(files) == 1:
-        return read_any(files[0], format)
-    return combine(list(files), [format] * len(files) if format else None)
+        return read_any(files[0], format, chosen)
+    return combine(list(files), [format] * len(files) if format else None, names=names, steps=chosen)
 
 
 class ProfileService:
     def __init__(self, store: ProfileStore) -> None:
         self._store = store
 
-    async def create(self, files: Sequence[bytes], *, format: str | None, name: str | None) -> ProfileDoc:
+    async def create(
+        self,
+        files: Sequence[bytes],
+        *,
+        format: str | None,
+        name: str | None,
+        steps: str | None = None,
+        names: Sequence[str] | None = None,
+    ) -> ProfileDoc:
         """Parse (in a worker thread: a large trace takes seconds) and store the breakdown."""
-        breakdown = await asyncio.to_thread(parse, files, format)
+        breakdown = await asyncio.to_thread(parse, files, format, steps, names)
         doc = ProfileDoc(
             id=new_id(),
             created_at=datetime.now(UTC),

@@ -8,6 +8,11 @@ work: it is 2% times every rank waiting. A single-GPU profile computed p against
 the collective, not the rank: trace all ranks (rocprofv3 --rccl-trace, or nsys with NCCL tracing) and measure how
 long they wait inside the barrier.
 
+When the barrier was measured from a distributed profile (`target_ms`, `step_ms`: the target's time on the
+straggler and the step every rank waits for), the check computes the distributed p itself — the target's share of
+the step all ranks are held to, against the share of one rank's device activity (`rank_p`) a single-GPU profile
+gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done.
+
 Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profile: remeasure across all ranks.
 """
 
@@ -33,6 +38,17 @@ EXAMPLES = (
         verdict="fund",
         figures={"wait_fraction": 0.3},
     ),
+    Example(
+        {
+            "target": "straggler",
+            "p": 0.05,
+            "k": 2,
+            "baseline_ms": 100,
+            "flags": {"barrier": {"ranks": 4, "wait_fraction": 0.3, "step_ms": 100, "target_ms": 5, "rank_p": 0.02}},
+        },
+        fires=True,
+        figures={"p_distributed": 0.05, "rank_p": 0.02, "rank_time_paid_ms": 20.0},
+    ),
     Example({"p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8, "critical_path": False}}}, fires=False),
 )
 
@@ -48,6 +64,29 @@ def check(ctx: Context) -> Finding | None:
         "rank_time_paid": ctx.p * barrier.ranks,
         "wait_fraction": barrier.wait_fraction,
     }
+    if barrier.wait_fraction is not None and barrier.step_ms and barrier.target_ms is not None:
+        p_distributed = min(barrier.target_ms / barrier.step_ms, 1.0)
+        figures |= {
+            "p_distributed": p_distributed,
+            "rank_p": barrier.rank_p,
+            "straggler": barrier.straggler,
+            "step_ms": barrier.step_ms,
+            "target_ms": barrier.target_ms,
+            "rank_time_paid_ms": barrier.target_ms * barrier.ranks,
+            "rank_time_paid": p_distributed * barrier.ranks,
+        }
+        on_rank = f"{pct(barrier.rank_p)} of one rank's device activity but " if barrier.rank_p else ""
+        who = f"rank {barrier.straggler}" if barrier.straggler is not None else "the straggler"
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=(
+                f"Measured across {num(barrier.ranks)} ranks: {ctx.target} on {who}, the straggler, is {on_rank}"
+                f"{pct(p_distributed)} of the {num(barrier.step_ms)} ms step every rank waits for (ranks wait "
+                f"{pct(barrier.wait_fraction)} of their step inside collectives), so p is taken against the step."
+            ),
+        )
     if barrier.wait_fraction is not None:
         return Finding(
             rule=ID,

@@ -61,7 +61,15 @@ _SCOPE = {
     "step": "the step",
     "end_to_end": "the measured run",
 }
-_NOUN = {"kernel": "kernel", "copy": "copy", "alloc": "allocation", "host": "host work", "other": "phase"}
+_NOUN = {
+    "kernel": "kernel",
+    "copy": "copy",
+    "alloc": "allocation",
+    "host": "host work",
+    "comm": "communication kernel",
+    "input": "input wait",
+    "other": "phase",
+}
 
 
 def check(ctx: Context) -> Finding | None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from worthit.rules.profiles.intervals import union_length_arrays
-from worthit.rules.profiles.model import Breakdown, Kind, Phase, largest_first, share
+from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share
 
 #: Kinds of work that run on a device. Memsets are device work of kind "other".
 DEVICE_KINDS: frozenset[Kind] = frozenset({"kernel", "copy", "other"})
@@ -51,6 +51,22 @@ class Collector:
         slot.starts.append(start)
         slot.ends.append(end)
 
+    def bounds(self) -> dict[tuple[str, Kind], int]:
+        """A mark of what has been collected so far (intervals per phase), for `bounds_since`."""
+        return {key: len(slot.starts) for key, slot in self.phases.items()}
+
+    def bounds_since(self, mark: dict[tuple[str, Kind], int]) -> tuple[int, int]:
+        """First start and last end of the intervals added after `mark` (one file's time range)."""
+        lo: int | None = None
+        hi: int | None = None
+        for key, slot in self.phases.items():
+            at = mark.get(key, 0)
+            if len(slot.starts) > at:
+                first, last = min(slot.starts[at:]), max(slot.ends[at:])
+                lo = first if lo is None else min(lo, first)
+                hi = last if hi is None else max(hi, last)
+        return (lo or 0, hi or 0)
+
     def note(self, text: str) -> None:
         """Add a note once."""
         if text not in self.notes:
@@ -63,6 +79,7 @@ class Collector:
         device_starts = array("q")
         device_ends = array("q")
         interval_phases: list[tuple[str, Kind, int, int, bool]] = []
+        by_kind: dict[Kind, tuple[array[int], array[int]]] = {}
         for (name, kind), slot in self.phases.items():
             if not slot.starts:
                 continue
@@ -72,10 +89,15 @@ class Collector:
             if slot.device:
                 device_starts.extend(slot.starts)
                 device_ends.extend(slot.ends)
+                pair = by_kind.setdefault(kind, (array("q"), array("q")))
+                pair[0].extend(slot.starts)
+                pair[1].extend(slot.ends)
             total = union_length_arrays(slot.starts, slot.ends)
             interval_phases.append((name, kind, total, len(slot.starts), slot.device))
         wall = None if lo is None or hi is None else hi - lo
         busy = union_length_arrays(device_starts, device_ends) if device_starts else None
+        act = _activity(by_kind, busy, device_starts, device_ends) if busy is not None else None
+        compute = act.compute_ns if act is not None else None
         phases = [
             Phase(
                 name=name,
@@ -84,6 +106,7 @@ class Collector:
                 calls=calls,
                 share_of_device=share(total, busy) if on_device else None,
                 share_of_wall=share(total, wall),
+                share_of_compute=share(total, compute) if kind == "kernel" and on_device else None,
             )
             for name, kind, total, calls, on_device in interval_phases
         ]
@@ -103,7 +126,38 @@ class Collector:
             inclusive=only_summed,
             notes=notes,
             steps=self.steps,
+            activity=act,
         )
+
+
+def _activity(
+    by_kind: dict[Kind, tuple[array[int], array[int]]], busy: int, starts: array[int], ends: array[int]
+) -> Activity:
+    """Compute, communication, their overlap, copies and idle time of the pooled device intervals."""
+    empty: tuple[array[int], array[int]] = (array("q"), array("q"))
+    compute_s, compute_e = by_kind.get("kernel", empty)
+    comm_s, comm_e = by_kind.get("comm", empty)
+    compute = union_length_arrays(compute_s, compute_e) if comm_s else None
+    comm = union_length_arrays(comm_s, comm_e) if comm_s else 0
+    overlap = 0
+    if comm_s and compute_s and compute is not None:
+        overlap = compute + comm - union_length_arrays(compute_s + comm_s, compute_e + comm_e)
+    copy_s, copy_e = by_kind.get("copy", empty)
+    span = max(ends) - min(starts)
+    if compute is None:
+        # No communication: compute time is the kernels' union, computed once more only when other work exists.
+        others = sum(len(s) for kind, (s, _) in by_kind.items() if kind != "kernel")
+        compute = busy if not others else union_length_arrays(compute_s, compute_e) if compute_s else 0
+    return Activity(
+        span_ns=span,
+        busy_ns=busy,
+        compute_ns=compute,
+        comm_ns=comm,
+        overlap_ns=overlap,
+        copy_ns=union_length_arrays(copy_s, copy_e) if copy_s else 0,
+        idle_ns=span - busy,
+        kernels=len(compute_s) + len(comm_s),
+    )
 
 
 def _rebase(phase: Phase, wall: int | None) -> Phase:

@@ -18,6 +18,7 @@ from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown
+from worthit.rules.profiles.torch_trace import StepRange
 
 Reader = Callable[[bytes], Breakdown]
 
@@ -66,42 +67,73 @@ def detect(data: bytes) -> str:
     raise ProfileError(f"unknown format; expected {_EXPECTED}; the file starts with {first!r}", line=1)
 
 
-def read_any(data: bytes, format: str | None = None) -> Breakdown:
-    """Read `data` in the given format, or in the detected one; gzip is inflated transparently."""
+def read_any(data: bytes, format: str | None = None, steps: StepRange | None = None) -> Breakdown:
+    """Read `data` in the given format, or in the detected one; gzip is inflated transparently.
+
+    `steps` chooses a range of ``ProfilerStep#N`` of a PyTorch trace; other formats mark no steps.
+    """
     if format is not None and format not in READERS:
         raise ProfileError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     fmt = format or detect(data)
-    if is_gzip(data) and fmt != torch_trace.FORMAT:
+    if fmt == torch_trace.FORMAT:
+        return torch_trace.read(data, steps)
+    _no_steps(fmt, steps)
+    if is_gzip(data):
         data = gunzip(data, fmt)
     return READERS[fmt](data)
 
 
-def combine(files: Sequence[bytes], formats: Sequence[str | None] | None = None) -> Breakdown:
+def _no_steps(fmt: str, steps: StepRange | None) -> None:
+    if steps is not None:
+        raise ProfileError(
+            f"steps {steps} were asked for, but {fmt} marks no steps; expected a PyTorch trace with ProfilerStep#N",
+            format_expected=fmt,
+        )
+
+
+def combine(
+    files: Sequence[bytes],
+    formats: Sequence[str | None] | None = None,
+    names: Sequence[str] | None = None,
+    steps: StepRange | None = None,
+) -> Breakdown:
     """One breakdown of one run recorded in several files (kernel trace + copy trace + API stats, …).
 
     Traced intervals of all files are pooled, so `device_busy_ns` is the union over kernels *and* copies
     of every file and `wall_ns` spans them all. Summed tables (stats, summaries) add their phases as
-    inclusive totals, with shares of that wall and no device share.
+    inclusive totals, with shares of that wall and no device share. PyTorch traces are the ranks of one distributed
+    run (`torch_trace.read_run`). Traced files whose time ranges do not overlap are refused, naming the files
+    (`names`, else their order) and their ranges: they are not one run.
     """
     if not files:
         raise ProfileError("no files given")
     forced = list(formats) if formats is not None else [None] * len(files)
     if len(forced) != len(files):
         raise ProfileError(f"got {len(files)} files but {len(forced)} formats")
-    collector = Collector()
-    names: list[str] = []
-    for data, wanted in zip(files, forced, strict=True):
-        fmt = wanted or detect(data)
+    labels = list(names) if names is not None else [f"file {i + 1}" for i in range(len(files))]
+    detected = [wanted or detect(data) for data, wanted in zip(files, forced, strict=True)]
+    for fmt in detected:
         if fmt not in READERS:
             raise ProfileError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if all(fmt == torch_trace.FORMAT for fmt in detected):
+        return torch_trace.read_run(list(zip(labels, files, strict=True)), steps)
+    collector = Collector()
+    fmts: list[str] = []
+    ranges: list[tuple[str, int, int]] = []
+    for data, fmt, label in zip(files, detected, labels, strict=True):
+        if fmt != torch_trace.FORMAT:
+            _no_steps(fmt, steps)
         if is_gzip(data) and fmt != torch_trace.FORMAT:
             data = gunzip(data, fmt)
-        names.append(fmt)
+        fmts.append(fmt)
+        before = collector.bounds()
         trace = rocprof_trace.trace_format_of_name(fmt)
         if trace is not None:
             rocprof_trace.collect(data, trace, collector)
+            ranges.append((label, *collector.bounds_since(before)))
         elif fmt == nsys_trace.FORMAT:
             nsys_trace.collect(data, collector)
+            ranges.append((label, *collector.bounds_since(before)))
         else:
             part = READERS[fmt](data)
             if part.inclusive:
@@ -112,7 +144,8 @@ def combine(files: Sequence[bytes], formats: Sequence[str | None] | None = None)
                 raise ProfileError(
                     f"{fmt} cannot be combined with other files; read it on its own", format_expected=fmt
                 )
-    result = collector.finish("+".join(names))
+    torch_trace.check_same_run(ranges)
+    result = collector.finish("+".join(fmts))
     if collector.summed and result.wall_ns is None:
         result.notes.append("No file had timestamps: there is no wall time to share against.")
     return result

@@ -6,6 +6,7 @@ import fnmatch
 
 from worthit.rules.profiles.errors import PhaseNotFoundError
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
+from worthit.rules.profiles.naming import short_name
 
 MAX_CANDIDATES = 10
 _GLOB = frozenset("*?[")
@@ -14,21 +15,28 @@ _GLOB = frozenset("*?[")
 def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     """The phase named `pattern`.
 
-    An exact name wins. Otherwise `pattern` is matched case-insensitively — as a glob when it contains
-    ``*``, ``?`` or ``[``, else as a substring — and must match exactly one phase (kernel names are long
-    C++ signatures; "softmax" should find ``void softmax_warp_forward<…>(…)`` when it is the only one).
-    Raises PhaseNotFoundError listing up to ten candidates: the matches when several match, else the
-    largest phases.
+    An exact name wins, or the exact display name (`short_name`, what reports and proposals show for a name of
+    hundreds of characters). Otherwise `pattern` is matched case-insensitively — as a glob when it contains
+    ``*``, ``?`` or ``[``, else as a unique prefix, then as a substring — and must match exactly one phase
+    (kernel names are long C++ signatures; "softmax" should find ``void softmax_warp_forward<…>(…)`` when it
+    is the only one). Raises PhaseNotFoundError listing up to ten candidates (display names): the matches when
+    several match, else the largest phases.
     """
     for phase in breakdown.phases:
         if phase.name == pattern:
             return phase
+    shown = [p for p in breakdown.phases if short_name(p.name) == pattern]
+    if len(shown) == 1:
+        return shown[0]
     needle = pattern.strip().lower()
     if not needle:
         raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False)
     if _GLOB & set(needle):
         matches = [p for p in breakdown.phases if fnmatch.fnmatchcase(p.name.lower(), needle)]
     else:
+        prefixed = [p for p in breakdown.phases if p.name.lower().startswith(needle)]
+        if len(prefixed) == 1:
+            return prefixed[0]
         matches = [p for p in breakdown.phases if needle in p.name.lower()]
     exact_ci = [p for p in matches if p.name.lower() == needle]
     if len(exact_ci) == 1:
@@ -41,4 +49,4 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
 
 
 def _names(phases: list[Phase]) -> list[str]:
-    return [p.name for p in phases[:MAX_CANDIDATES]]
+    return [short_name(p.name) for p in phases[:MAX_CANDIDATES]]

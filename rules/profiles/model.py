@@ -11,8 +11,10 @@ from typing import Literal
 
 import msgspec
 
-Kind = Literal["kernel", "copy", "alloc", "api", "cpu_op", "other"]
-KINDS: tuple[Kind, ...] = ("kernel", "copy", "alloc", "api", "cpu_op", "other")
+# "comm": collective/point-to-point communication kernels (NCCL, RCCL), kept apart from compute as HTA does;
+# "annotation": a user range on the device timeline (gpu_user_annotation) that contains other device work.
+Kind = Literal["kernel", "comm", "copy", "alloc", "api", "cpu_op", "annotation", "other"]
+KINDS: tuple[Kind, ...] = ("kernel", "comm", "copy", "alloc", "api", "cpu_op", "annotation", "other")
 
 
 class Phase(msgspec.Struct, kw_only=True, frozen=True):
@@ -33,6 +35,73 @@ class Phase(msgspec.Struct, kw_only=True, frozen=True):
     share_of_wall: float | None
     inclusive: bool = False
     share_of_sum: float | None = None
+    share_of_compute: float | None = None
+    """A compute kernel's total over compute-only device time (communication and copies left out)."""
+
+
+class Activity(msgspec.Struct, kw_only=True, frozen=True):
+    """How one device timeline (a run, a rank, a step) splits, each figure a union of intervals in ns.
+
+    `span_ns`: first device start to last device end. `busy_ns`: union of all device work. `compute_ns`: union
+    of compute kernels; `comm_ns`: union of communication kernels; `overlap_ns`: time both ran at once (so
+    compute + comm - overlap is their union); `copy_ns`: union of memory copies; `idle_ns`: span - busy.
+    `kernels`: how many kernels (compute and communication) ran.
+    """
+
+    span_ns: int
+    busy_ns: int
+    compute_ns: int
+    comm_ns: int
+    overlap_ns: int
+    copy_ns: int
+    idle_ns: int
+    kernels: int
+
+
+class StepFigures(msgspec.Struct, kw_only=True):
+    """One ``ProfilerStep#N`` (of one rank): its host duration, the device work launched in it, its phases.
+
+    `phases` maps a device phase's full name to its union in ns within the step, so a range of steps can be
+    re-read from a stored profile without the raw file. `wait_ns` is the time the rank waited inside
+    collectives for the step's straggler (distributed runs only).
+    """
+
+    name: str
+    number: int
+    rank: int | None
+    wall_ns: int
+    activity: Activity
+    phases: dict[str, int] = msgspec.field(default_factory=dict)
+    wait_ns: int | None = None
+    straggler: bool | None = None
+
+
+class RankFigures(msgspec.Struct, kw_only=True):
+    """One rank of a distributed run: its file, its device activity and device phases over the selected steps."""
+
+    rank: int
+    file: str | None
+    wall_ns: int
+    activity: Activity | None
+    phases: list[Phase]
+    wait_ns: int = 0
+
+
+class BarrierFigures(msgspec.Struct, kw_only=True, frozen=True):
+    """A distributed run's barrier, measured: what `flags.barrier` of a proposal gets from the profile.
+
+    `straggler`: the rank whose compute sets the steps (the one slowest in most selected steps).
+    `wait_fraction`: of all ranks' step time, the share spent waiting inside collectives for the straggler.
+    `step_ns`: the selected steps' total duration on the straggler.
+    """
+
+    ranks: int
+    world_size: int | None
+    straggler: int
+    wait_fraction: float
+    wait_ns: int
+    step_ns: int
+    steps: int
 
 
 class Breakdown(msgspec.Struct, kw_only=True):
@@ -44,7 +113,9 @@ class Breakdown(msgspec.Struct, kw_only=True):
     percentages overlap and do not sum to 100. `steps`: the number of training/inference steps marked in
     the recording, when the format marks them. `scope` names a part of the recording the breakdown is
     limited to (a step such as "ProfilerStep#3"), None for the whole file. `notes` say which denominators
-    are approximations and why.
+    are approximations and why. `activity` splits the device timeline into compute, communication, their
+    overlap, copies and idle time; `step_figures` gives that per step (and per rank); `ranks` and `barrier`
+    describe a distributed run read as one.
     """
 
     format: str
@@ -55,6 +126,12 @@ class Breakdown(msgspec.Struct, kw_only=True):
     notes: list[str] = msgspec.field(default_factory=list)
     steps: int | None = None
     scope: str | None = None
+    device_timeline: bool = True
+    """False when the recording holds no device intervals (a CUPTI range-profiler run, a CPU-only run)."""
+    activity: Activity | None = None
+    step_figures: list[StepFigures] = msgspec.field(default_factory=list)
+    ranks: list[RankFigures] = msgspec.field(default_factory=list)
+    barrier: BarrierFigures | None = None
 
 
 def share(part: int, whole: int | None) -> float | None:

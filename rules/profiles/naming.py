@@ -6,6 +6,7 @@ measured it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from worthit.rules.profiles.model import Kind
@@ -52,3 +53,32 @@ def api_kind(name: str) -> Kind:
     if _COPY_RE.search(name):
         return "copy"
     return "api"
+
+
+# NCCL/RCCL kernels (ncclKernel_…, ncclDevKernel_…, rccl_main_kernel) and collectives named by what they do. HTA
+# classifies by `^nccl.*Kernel`; the wider net also catches RCCL and kernels that carry the collective's name.
+_COMM_RE = re.compile(
+    r"nccl|rccl|\b(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|send_?recv)\w*kernel", re.IGNORECASE
+)
+
+
+def kernel_kind(name: str) -> Kind:
+    """Kind of a device kernel from its name: communication (NCCL, RCCL, collectives) → comm, the rest → kernel."""
+    return "comm" if _COMM_RE.search(name) else "kernel"
+
+
+#: Longest name a proposal's breakdown or display keeps (rules/model.py's Name limit).
+DISPLAY_MAX = 200
+_HASH_LEN = 8
+
+
+def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
+    """`name` cut for display to at most `limit` characters, with a digest of the whole so two never collide.
+
+    Kernel names are C++ signatures hundreds of characters long that often differ only near the end (template
+    arguments); cutting them alone would make ``void gemm<…, 128>`` and ``void gemm<…, 256>`` one name.
+    """
+    if len(name) <= limit:
+        return name
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
+    return f"{name[: limit - _HASH_LEN - 4]}… [{digest}]"

@@ -14,7 +14,7 @@ from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, to_i
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
-from worthit.rules.profiles.naming import api_kind, copy_name
+from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
 
 KERN_SUM: Final = "nsys_cuda_gpu_kern_sum"
 MEM_TIME_SUM: Final = "nsys_cuda_gpu_mem_time_sum"
@@ -84,7 +84,7 @@ def _read(data: bytes, fmt: SumFormat) -> Breakdown:
 
 def _classify(name: str, fmt: SumFormat) -> tuple[str, Kind]:
     if fmt == KERN_SUM:
-        return name, "kernel"
+        return name, kernel_kind(name)
     if fmt == MEM_TIME_SUM:
         return device_op(name)
     return name, api_kind(name)

@@ -14,6 +14,7 @@ from worthit.rules.profiles._text import CsvRows, check_bytes, to_int
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
+from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.profiles.nsys_stats import device_op
 
 FORMAT = "nsys_cuda_gpu_trace"
@@ -71,4 +72,4 @@ def _classify(label: str) -> tuple[str, Kind]:
     stripped = label.strip()
     if stripped.startswith("[") and stripped.endswith("]"):
         return device_op(stripped)
-    return label, "kernel"
+    return label, kernel_kind(label)

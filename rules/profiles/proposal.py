@@ -11,17 +11,21 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Barrier, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
-from worthit.rules.model import PhaseKind, Proposal
-from worthit.rules.profiles.errors import PhaseNotFoundError
+from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.lookup import find_phase
-from worthit.rules.profiles.model import Breakdown, Phase
+from worthit.rules.profiles.model import BarrierFigures, Breakdown, Phase, RankFigures
+from worthit.rules.profiles.naming import DISPLAY_MAX, short_name
+from worthit.rules.profiles.steps import select_steps
+from worthit.rules.profiles.torch_trace import parse_steps
 
-MAX_NAME = 200
+MAX_NAME = DISPLAY_MAX
 # API calls other than copies and allocations (device queries, synchronisation) are time the host spends in the
 # runtime, not the launch gaps between kernels that `host` means; they count as `other`.
 KIND: dict[str, PhaseKind] = {
     "kernel": "kernel",
+    "comm": "comm",
     "copy": "copy",
     "alloc": "alloc",
     "api": "other",
@@ -32,7 +36,20 @@ UNACCOUNTED = "rest of the recording"
 
 
 def _name(phase: Phase) -> str:
-    return phase.name if len(phase.name) <= MAX_NAME else phase.name[: MAX_NAME - 1] + "…"
+    return short_name(phase.name, MAX_NAME)
+
+
+def _unique(parts: list[Phase]) -> list[tuple[str, Phase]]:
+    """Display names that never collide: a name held by phases of two kinds gets its kind added."""
+    seen: set[str] = set()
+    out = []
+    for phase in parts:
+        name = _name(phase)
+        if name in seen:
+            name = short_name(f"{phase.name} ({phase.kind})", MAX_NAME)
+        seen.add(name)
+        out.append((name, phase))
+    return out
 
 
 def top_level(breakdown: Breakdown) -> list[Phase]:
@@ -43,13 +60,18 @@ def top_level(breakdown: Breakdown) -> list[Phase]:
     returns before its kernel runs).
     """
     inclusive_copies = any(p.inclusive and p.kind == "copy" for p in breakdown.phases)
-    return [p for p in breakdown.phases if not (inclusive_copies and p.kind == "copy" and not p.inclusive)]
+    return [
+        p
+        for p in breakdown.phases
+        # A device annotation (gpu_user_annotation) contains kernels: it is not a part beside them.
+        if p.kind != "annotation" and not (inclusive_copies and p.kind == "copy" and not p.inclusive)
+    ]
 
 
 def breakdown_of(breakdown: Breakdown) -> list[ProposalPhase]:
     """The recording's top-level parts in ms, with what no part accounts for as one more phase."""
     parts = top_level(breakdown)
-    phases = [ProposalPhase(name=_name(p), ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other")) for p in parts]
+    phases = [ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other")) for n, p in _unique(parts)]
     if breakdown.wall_ns is not None:
         rest = (breakdown.wall_ns - sum(p.total_ns for p in parts)) / 1e6
         if rest > 0:
@@ -60,14 +82,30 @@ def breakdown_of(breakdown: Breakdown) -> list[ProposalPhase]:
 def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown`.
 
-    Raises InvalidInput at `/target` when the target names no phase, or several (listing candidates).
+    With `proposal.steps`, only those steps of the profile are measured. A distributed profile measures `p` on
+    the rank the target runs on (the straggler first) against the step every rank waits for, and sets
+    `flags.barrier` from the measured barrier. Raises InvalidInput at `/target` when the target names no phase, or
+    several (listing candidates).
     """
     if proposal.target is None:
         raise InvalidInput("Expected `target` naming a phase of the profile", "/target")
+    if proposal.steps is not None:
+        try:
+            breakdown = select_steps(breakdown, parse_steps(proposal.steps))
+        except ProfileError as exc:
+            raise InvalidInput(f"Expected `steps` the profile holds: {exc.detail}", "/steps") from exc
+    if breakdown.barrier is not None and breakdown.ranks:
+        return _distributed(proposal, proposal.target, breakdown, breakdown.barrier)
     try:
         phase = find_phase(breakdown, proposal.target)
     except PhaseNotFoundError as exc:
-        raise InvalidInput(exc.detail, "/target") from exc
+        raise InvalidInput(_not_found(exc, breakdown), "/target") from exc
+    if phase.share_of_device is None and not breakdown.device_timeline:
+        raise InvalidInput(
+            f"Expected a device share for `{_name(phase)}`, but the profile holds no device timeline "
+            f"({breakdown.notes[0] if breakdown.notes else 'no device intervals'})",
+            "/profile_id",
+        )
     on_device = phase.share_of_device is not None and breakdown.device_busy_ns
     if on_device:
         p, measured = phase.share_of_device, "device_activity"
@@ -99,4 +137,81 @@ def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
         scope=scope,
         breakdown=proposal.breakdown or breakdown_of(breakdown),
         breakdown_scope="end_to_end" if on_device and proposal.breakdown is None else proposal.breakdown_scope,
+    )
+
+
+def _not_found(exc: PhaseNotFoundError, breakdown: Breakdown) -> str:
+    if breakdown.device_timeline:
+        return exc.detail
+    return f"{exc.detail}. The profile holds no device timeline, so no kernel has a device share"
+
+
+def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: BarrierFigures) -> Proposal:
+    """p of a target in a distributed run: its time on its rank over the step all ranks wait for."""
+    ordered = sorted(b.ranks, key=lambda r: r.rank != barrier.straggler)
+    found: tuple[RankFigures, Phase] | None = None
+    first_error: PhaseNotFoundError | None = None
+    for rank in ordered:
+        view = Breakdown(
+            format=b.format, wall_ns=rank.wall_ns, device_busy_ns=None, phases=rank.phases, inclusive=False
+        )
+        try:
+            found = (rank, find_phase(view, target))
+            break
+        except PhaseNotFoundError as exc:
+            if first_error is None or exc.ambiguous:
+                first_error = exc
+            if exc.ambiguous:
+                break
+    if found is None:
+        detail = first_error.detail if first_error is not None else f"Expected `{target}` to name a phase"
+        raise InvalidInput(detail, "/target") from first_error
+    rank, phase = found
+    steps = [s for s in b.step_figures if s.rank == rank.rank]
+    if steps:
+        target_ns = sum(s.phases.get(phase.name, 0) for s in steps)
+        step_ns = sum(s.wall_ns for s in steps)
+        count = len(steps)
+    else:
+        target_ns, step_ns, count = phase.total_ns, rank.wall_ns, 1
+    if target_ns <= 0 or step_ns <= 0:
+        raise InvalidInput(f"Expected `{_name(phase)}` to run in the chosen steps on rank {rank.rank}", "/target")
+    p = min(target_ns / step_ns, 1.0)
+    busy = rank.activity.busy_ns if rank.activity is not None else 0
+    measured_barrier = Barrier(
+        ranks=barrier.ranks,
+        critical_path=rank.rank == barrier.straggler and phase.kind == "kernel",
+        wait_fraction=min(barrier.wait_fraction, 1.0),
+        straggler=barrier.straggler,
+        step_ms=step_ns / count / 1e6,
+        target_ms=target_ns / count / 1e6,
+        rank_p=min(phase.total_ns / busy, 1.0) if busy and phase.total_ns else None,
+    )
+    parts = [p_ for p_ in rank.phases if p_.kind != "annotation"]
+    shares = {x.name: x.total_ns / rank.wall_ns for x in parts} if rank.wall_ns else {}
+    phases = [
+        ProposalPhase(name=n, ms=shares[x.name] * step_ns / count / 1e6, kind=KIND.get(x.kind, "other"))
+        for n, x in _unique(parts)
+        if shares.get(x.name)
+    ]
+    rest = step_ns / count / 1e6 - sum(x.ms for x in phases)
+    if rest > 0:
+        phases.append(ProposalPhase(name=UNACCOUNTED, ms=rest, kind="other"))
+    scope = msgspec.structs.replace(
+        proposal.scope,
+        measured="step",
+        method=proposal.scope.method or "timeline",
+        timing=proposal.scope.timing or "device_events",
+    )
+    flags = msgspec.structs.replace(proposal.flags, barrier=proposal.flags.barrier or measured_barrier)
+    return msgspec.structs.replace(
+        proposal,
+        target=_name(phase),
+        p=p,
+        p_end_to_end=proposal.p_end_to_end or p,
+        baseline_ms=step_ns / count / 1e6,
+        scope=scope,
+        flags=flags,
+        breakdown=proposal.breakdown or phases,
+        breakdown_scope="measured",
     )

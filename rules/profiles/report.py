@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from worthit.rules.profiles.model import Breakdown, largest_first
+from worthit.rules.profiles.model import Activity, Breakdown, StepFigures, largest_first
+from worthit.rules.profiles.naming import short_name
 
 _NUMERIC = (("kind", 6), ("total ms", 12), ("calls", 9), ("% device", 9), ("% wall", 9))
 _MIN_NAME = 16
@@ -28,6 +29,37 @@ def render_table(b: Breakdown, width: int = 100) -> str:
         + " ms"
         + (f" · {b.steps} step{'s' if b.steps != 1 else ''}" if b.steps else "")
     )
+    if not b.device_timeline:
+        lines.append("no device timeline: the recording holds no device intervals (see the note below)")
+    if b.activity is not None:
+        lines.append(_activity_line("device", b.activity))
+    if b.barrier is not None:
+        bar = b.barrier
+        world = f" of {bar.world_size}" if bar.world_size else ""
+        lines.append(
+            f"distributed: {bar.ranks} ranks{world} · straggler rank {bar.straggler} · wait inside collectives "
+            f"{_ms(bar.wait_ns)} ms = {_pct(bar.wait_fraction)} of the ranks' step time over {bar.steps} step"
+            + ("s" if bar.steps != 1 else "")
+        )
+    if b.ranks:
+        lines.append("")
+        lines.append(_row(("rank", "compute ms", "comm ms", "overlap ms", "copy ms", "idle ms", "wait ms", "file")))
+        for r in b.ranks:
+            a = r.activity
+            cells = (
+                (_ms(a.compute_ns), _ms(a.comm_ns), _ms(a.overlap_ns), _ms(a.copy_ns), _ms(a.idle_ns))
+                if a
+                else ("-",) * 5
+            )
+            mark = "*" if b.barrier is not None and r.rank == b.barrier.straggler else ""
+            lines.append(_row((f"{r.rank}{mark}", *cells, _ms(r.wait_ns), r.file or "")))
+    if b.step_figures:
+        lines.append("")
+        lines.append(_row(("step", "rank", "step ms", "compute ms", "comm ms", "idle ms", "wait ms", "kernels")))
+        for step in b.step_figures:
+            lines.append(_step_row(step))
+        if b.barrier is not None:
+            lines.append("* = the step's straggler: the rank whose compute sets the step")
     if b.inclusive:
         lines.append("inclusive — do not sum: totals are summed durations and the percentages overlap")
     header = "name".ljust(name_width) + "".join(" " + label.rjust(w) for label, w in _NUMERIC)
@@ -51,6 +83,27 @@ def render_table(b: Breakdown, width: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _activity_line(label: str, a: Activity) -> str:
+    return (
+        f"{label}: compute {_ms(a.compute_ns)} ms · communication {_ms(a.comm_ns)} ms · overlap "
+        f"{_ms(a.overlap_ns)} ms · copies {_ms(a.copy_ns)} ms · idle {_ms(a.idle_ns)} ms of span "
+        f"{_ms(a.span_ns)} ms · {a.kernels} kernels"
+    )
+
+
+def _row(cells: tuple[str, ...]) -> str:
+    return " ".join(c.rjust(11) if i else c.ljust(18) for i, c in enumerate(cells)).rstrip()
+
+
+def _step_row(step: StepFigures) -> str:
+    a = step.activity
+    rank = "-" if step.rank is None else f"{step.rank}{'*' if step.straggler else ''}"
+    wait = "-" if step.wait_ns is None else _ms(step.wait_ns)
+    return _row(
+        (step.name, rank, _ms(step.wall_ns), _ms(a.compute_ns), _ms(a.comm_ns), _ms(a.idle_ns), wait, str(a.kernels))
+    )
+
+
 def _ms(ns: int | None) -> str:
     if ns is None:
         return "-"
@@ -66,6 +119,5 @@ def _pct(value: float | None) -> str:
 
 
 def _cut(text: str, width: int) -> str:
-    if len(text) <= width:
-        return text.ljust(width)
-    return text[: width - 1] + "…"
+    # Cut names carry a digest of the whole, so two kernels that differ only at the end stay apart.
+    return short_name(text, width).ljust(width)

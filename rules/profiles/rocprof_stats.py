@@ -11,7 +11,7 @@ from worthit.rules.profiles._text import CsvRows, check_bytes, to_int
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
-from worthit.rules.profiles.naming import api_kind, copy_name
+from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
 
 FORMAT = "rocprofv3_stats"
 _REQUIRED = ("name", "calls", "totaldurationns")
@@ -79,4 +79,4 @@ def _classify(name: str, domain: str) -> tuple[str, Kind]:
         return name, "alloc"
     if domain == "api":
         return name, api_kind(name)
-    return name, "kernel"
+    return name, kernel_kind(name)

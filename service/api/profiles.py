@@ -42,22 +42,34 @@ class ProfileController(Controller):
         name: Annotated[
             str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN, description="A label, e.g. the file name.")
         ] = None,
+        steps: Annotated[
+            str | None,
+            QueryParameter(
+                max_length=41,
+                pattern=r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$",
+                description="Steps of a PyTorch trace by ProfilerStep#N number: `2:5`, `3`, `2:`, `:5` or `all` "
+                "(default: all but the last, incomplete step).",
+            ),
+        ] = None,
     ) -> Response[ProfileDoc]:
         """Upload profiler output: one file as the raw body (any content type but multipart), or several files of
-        one run (a kernel trace, its memory-copy trace, its API stats) as `multipart/form-data`. Answers 201 with
-        the breakdown; a proposal can then name `profile_id` and `target` instead of `p`."""
+        one run (a kernel trace, its memory-copy trace, its API stats; the PyTorch traces of a distributed run's ranks)
+        as `multipart/form-data`. Answers 201 with the breakdown; a proposal can then name `profile_id` and
+        `target` instead of `p`."""
         media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         files: list[bytes] = []
+        names: list[str] = []
         if media == "multipart/form-data":
             form = await request.form()
-            for value in form.values():
+            for key, value in form.multi_items():
                 if isinstance(value, UploadFile):
                     files.append(await value.read())
+                    names.append(value.filename or key)
         else:
             files.append(await request.body())
         if not files or not any(files):
             raise ClientException("Expected profiler output in the request body, got an empty body")
-        doc = await profiles.create(files, format=format, name=name)
+        doc = await profiles.create(files, format=format, name=name, steps=steps, names=names or None)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
     @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))

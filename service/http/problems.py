@@ -123,6 +123,10 @@ def validation_problem(message: str, body: bytes | None = None) -> tuple[str, st
         return message, ""
     text, path = match.group("message"), match.group("path") or "$"
     pointer = path_to_pointer(path)
+    named = re.match(r"Expected `(\w+)` of length", text)
+    if named and not pointer:
+        # A cross-field check (`__post_init__`) reports at the root; its message names the field it is about.
+        pointer = f"/{named.group(1)}"
     parts = pointer.split("/")[1:]
     field = parts[-1] if parts else ""
     if field.isdigit() and len(parts) > 1:

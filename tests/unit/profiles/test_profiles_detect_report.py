@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 from collections.abc import Callable
 
 import pytest
 
-from worthit.rules.profiles import FORMATS, combine, detect, read_any, render_table
+from worthit.rules.profiles import FORMATS, ProfileError, combine, detect, read_any, render_table
 from worthit.rules.profiles.model import Breakdown, Phase
 
 EXPECTED = {
@@ -38,16 +40,20 @@ def test_gzipped_csv(fixture_bytes: Callable[[str], bytes]) -> None:
     assert read_any(gzip.compress(data)) == read_any(data)
 
 
-def test_combine_pools_device_time(fixture_bytes: Callable[[str], bytes]) -> None:
-    """Combining a kernel trace and a copy trace: device busy is the union over both."""
-    kernels = read_any(fixture_bytes("rocprofv3_kernel_trace_v0.csv"))
-    copies = read_any(fixture_bytes("rocprofv3_memory_copy_trace.csv"))
-    both = combine([fixture_bytes("rocprofv3_kernel_trace_v0.csv"), fixture_bytes("rocprofv3_memory_copy_trace.csv")])
-    assert kernels.device_busy_ns is not None
-    assert copies.device_busy_ns is not None
-    # The two samples come from different runs, far apart in time: their unions add up.
-    assert both.device_busy_ns == kernels.device_busy_ns + copies.device_busy_ns
-    assert {p.name for p in both.phases} == {p.name for p in kernels.phases} | {p.name for p in copies.phases}
+def test_combine_refuses_files_of_different_runs(fixture_bytes: Callable[[str], bytes]) -> None:
+    """A kernel trace and a copy trace whose clocks do not overlap are not one run: refused, naming both ranges."""
+    kernels = fixture_bytes("rocprofv3_kernel_trace_v0.csv")
+    copies = fixture_bytes("rocprofv3_memory_copy_trace.csv")
+    with pytest.raises(ProfileError) as err:
+        combine([kernels, copies], names=["kernel_trace.csv", "memory_copy_trace.csv"])
+    text = str(err.value)
+    assert "do not overlap in time" in text
+    # The ranges are the files' own first start and last end, read here from the CSV columns.
+    for name, data in (("kernel_trace.csv", kernels), ("memory_copy_trace.csv", copies)):
+        rows = list(csv.DictReader(io.StringIO(data.decode())))
+        lo = min(int(r["Start_Timestamp"]) for r in rows)
+        hi = max(int(r["End_Timestamp"]) for r in rows)
+        assert f"{name}: {lo} to {hi} ns" in text
 
 
 def phase(name: str, total: int) -> Phase:

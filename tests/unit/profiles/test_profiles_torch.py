@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from worthit.rules.profiles import detect, find_phase, read_any, read_steps
+from worthit.rules.profiles.torch_trace import parse_steps
+
+WHOLE = parse_steps("all")
 
 FIXTURES = ("torch_trace_a100_simple_add.json.gz", "torch_trace_mi250_kineto.json.gz")
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -47,7 +50,7 @@ def test_device_work_is_a_union(fixture_bytes: Callable[[str], bytes], name: str
     device = [e for e in events if e.get("cat") in DEVICE_CATS]
     pairs = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in device]
     assert detect(data) == "pytorch_trace"
-    b = read_any(data)
+    b = read_any(data, steps=WHOLE)
     assert b.device_busy_ns == covered(pairs)
     kernels: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for e, pair in zip(device, pairs, strict=True):
@@ -65,8 +68,9 @@ def test_device_work_is_a_union(fixture_bytes: Callable[[str], bytes], name: str
 def test_mi250_steps_not_the_recording_span(fixture_bytes: Callable[[str], bytes]) -> None:
     """Two ProfilerStep#N annotations are the steps; the whole-recording 'PyTorch Profiler (0)' span is not."""
     data = fixture_bytes("torch_trace_mi250_kineto.json.gz")
-    b = read_any(data)
+    b = read_any(data, steps=WHOLE)
     assert b.steps == 2
+    assert read_any(data).steps == 1  # by default the last, incomplete step is left out
     steps = read_steps(data)
     assert [s.scope for s in steps] == ["ProfilerStep#1", "ProfilerStep#2"]
     assert steps[0].wall_ns == ns(9288.291)
@@ -141,7 +145,7 @@ def test_cpu_trace_per_step_table(data_dir: Path) -> None:
 
 def test_cpu_trace_whole_recording(data_dir: Path) -> None:
     """Nested ops never count: the whole-trace cpu_op total equals the union of top-level ops."""
-    b = read_any((data_dir / "torch_cpu_trace.json").read_bytes())
+    b = read_any((data_dir / "torch_cpu_trace.json").read_bytes(), steps=WHOLE)
     assert b.steps == 3
     assert b.device_busy_ns is None
     names = {p.name for p in b.phases}

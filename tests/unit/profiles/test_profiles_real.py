@@ -1,0 +1,279 @@
+"""Every real profiler file in ../shared/fixtures/real: read without a traceback, figures recomputed here.
+
+The figures are computed independently in the test (a sweep-line interval union over the raw JSON/CSV), and the
+two-rank set's per-rank compute, communication and idle time are pinned to HolisticTraceAnalysis's temporal
+breakdown of the same files (HTA 0.5.0, `TraceAnalysis(...).get_temporal_breakdown()`, last step dropped:
+rank 0 compute 106,252 µs, idle 321,378 µs, kernel span 600,058 µs; rank 1 135,548 / 328,671 / 600,674 µs;
+with `include_last_profiler_step=True`: 210,320 / 675,191 and 271,973 / 651,136 µs).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from worthit.rules.engine import evaluate
+from worthit.rules.model import Proposal
+from worthit.rules.policy import default_policy
+from worthit.rules.profiles import ProfileError, combine, read_any, render_table
+from worthit.rules.profiles.proposal import proposal_from_profile
+from worthit.rules.profiles.torch_trace import parse_steps
+from worthit.service.cli import main
+
+from .conftest import fixtures_dir
+
+REAL = fixtures_dir() / "real"
+FILES = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix != ".md") if REAL.is_dir() else []
+RANKS = [REAL / "pytorch" / f"trace_filter_sampled_rank-{i}.json.gz" for i in (0, 1)]
+NCCL = re.compile(r"^nccl.*Kernel")  # HTA's own test for a communication kernel
+HTA = {  # rank: (compute µs, idle µs, kernel span µs), last step dropped / included
+    "default": {0: (106_252, 321_378, 600_058), 1: (135_548, 328_671, 600_674)},
+    "all": {0: (210_320, 675_191, 1_222_847), 1: (271_973, 651_136, 1_231_186)},
+}
+
+pytestmark = pytest.mark.skipif(not FILES, reason="the shared real fixtures are not checked out")
+
+
+def events(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    return doc, [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+
+
+def ns(us: float) -> int:
+    """µs to ns; integers stay exact (epoch µs times 1000 is past a double's 53 bits)."""
+    return us * 1000 if isinstance(us, int) else round(us * 1000)
+
+
+def pair(e: dict[str, Any]) -> tuple[int, int]:
+    return ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+
+
+def covered(pairs: list[tuple[int, int]]) -> int:
+    """Independent union: a sweep over sorted pairs, extending the current run or starting a new one."""
+    total, run_start, run_end = 0, None, None
+    for s, e in sorted(pairs):
+        if run_end is None or s > run_end:
+            if run_end is not None and run_start is not None:
+                total += run_end - run_start
+            run_start, run_end = s, e
+        else:
+            run_end = max(run_end, e)
+    if run_end is not None and run_start is not None:
+        total += run_end - run_start
+    return total
+
+
+def hta_view(path: Path, include_last: bool) -> dict[str, int]:
+    """HTA's filter, redone here: GPU work launched (by correlation) before the last ProfilerStep starts."""
+    _, evs = events(path)
+    steps = sorted(e["ts"] for e in evs if e["name"].startswith("ProfilerStep#") and e["cat"] == "user_annotation")
+    launch = {e["args"]["correlation"]: e["ts"] for e in evs if e["cat"] == "cuda_runtime" and "args" in e}
+    cut = float("inf") if include_last else steps[-1]
+    gpu = [e for e in evs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
+    kept = [e for e in gpu if launch.get(e["args"]["correlation"], e["ts"]) < cut]
+    pairs = [pair(e) for e in kept]
+    compute = [p for e, p in zip(kept, pairs, strict=True) if e["cat"] == "kernel" and not NCCL.match(e["name"])]
+    comm = [p for e, p in zip(kept, pairs, strict=True) if e["cat"] == "kernel" and NCCL.match(e["name"])]
+    span = max(e for _, e in pairs) - min(s for s, _ in pairs)
+    busy = covered(pairs)
+    return {
+        "compute": covered(compute),
+        "comm": covered(comm),
+        "either": covered(compute + comm),
+        "busy": busy,
+        "idle": span - busy,
+        "span": span,
+    }
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_real_file_is_read_and_reviewed(path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`worthit profile` reads each file; `worthit review --profile` with its top device phase never tracebacks."""
+    assert main(["profile", str(path)]) == 0
+    report = capsys.readouterr().out
+    b = read_any(path.read_bytes())
+    assert b.format in report
+    top = next((p for p in b.phases if p.share_of_device is not None), b.phases[0])
+    proposal = tmp_path / "p.json"
+    proposal.write_text(json.dumps({"target": top.name, "k": 2, "cost_weeks": 2}))
+    code = main(["review", str(proposal), "--profile", str(path)])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    if b.device_timeline and top.share_of_device is not None:
+        assert code in (0, 1), out.err  # a verdict, pass or fail
+        assert out.out.startswith("verdict: ")
+    else:
+        assert code == 2
+        assert out.err.startswith("worthit: Expected")
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+@pytest.mark.parametrize("which", ["default", "all"])
+def test_rank_figures_match_hta_and_an_independent_union(rank: int, which: str) -> None:
+    """Per rank: compute, communication, busy and idle equal the union redone here and HTA's temporal breakdown."""
+    path = RANKS[rank]
+    b = read_any(path.read_bytes(), steps=parse_steps("all") if which == "all" else None)
+    mine = hta_view(path, include_last=which == "all")
+    assert b.activity is not None
+    a = b.activity
+    assert (a.compute_ns, a.comm_ns, a.busy_ns, a.idle_ns, a.span_ns) == (
+        mine["compute"],
+        mine["comm"],
+        mine["busy"],
+        mine["idle"],
+        mine["span"],
+    )
+    compute_us, idle_us, span_us = HTA[which][rank]
+    assert (a.compute_ns, a.idle_ns, a.span_ns) == (compute_us * 1000, idle_us * 1000, span_us * 1000)
+    assert a.overlap_ns == mine["compute"] + mine["comm"] - mine["either"]
+
+
+def test_two_ranks_read_as_one_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """Both ranks, per step compute/communication/idle, the straggler and the waits; --json carries the same."""
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS], steps=parse_steps("551:552"))
+    assert b.barrier is not None
+    assert [r.rank for r in b.ranks] == [0, 1]
+    figures = {(s.rank, s.number): s for s in b.step_figures}
+    assert set(figures) == {(0, 551), (0, 552), (1, 551), (1, 552)}
+    # Per step, per rank: the union of compute and of NCCL kernels launched in the step, recomputed here.
+    for rank, path in enumerate(RANKS):
+        _, evs = events(path)
+        launch = {e["args"]["correlation"]: e["ts"] for e in evs if e["cat"] == "cuda_runtime" and "args" in e}
+        for step in (e for e in evs if e["name"].startswith("ProfilerStep#") and e["cat"] == "user_annotation"):
+            inside = [
+                e
+                for e in evs
+                if e["cat"] == "kernel"
+                and step["ts"] <= launch.get(e["args"]["correlation"], e["ts"]) < step["ts"] + step["dur"]
+            ]
+            pairs = {
+                kind: [pair(e) for e in inside if bool(NCCL.match(e["name"])) == (kind == "comm")]
+                for kind in ("compute", "comm")
+            }
+            got = figures[(rank, int(step["name"].split("#")[1]))]
+            assert got.activity.compute_ns == covered(pairs["compute"])
+            assert got.activity.comm_ns == covered(pairs["comm"])
+            assert got.wall_ns == int(step["dur"] * 1000)
+    # Pinned: rank 1 has more compute in both steps, so it is the straggler; rank 0 waits for it in collectives.
+    assert b.barrier.straggler == 1
+    assert (figures[(0, 551)].activity.compute_ns, figures[(1, 551)].activity.compute_ns) == (106_252_000, 135_548_000)
+    assert (figures[(0, 552)].activity.compute_ns, figures[(1, 552)].activity.compute_ns) == (104_068_000, 136_425_000)
+    assert (figures[(0, 551)].activity.comm_ns, figures[(1, 551)].activity.comm_ns) == (195_327_000, 168_027_000)
+    assert figures[(0, 551)].wait_ns == 135_548_000 - 106_252_000
+    assert figures[(0, 552)].wait_ns == 136_425_000 - 104_068_000
+    assert figures[(1, 551)].wait_ns == figures[(1, 552)].wait_ns == 0
+    walls = sum(s.wall_ns for s in b.step_figures)
+    assert b.barrier.wait_fraction == pytest.approx((29_296_000 + 32_357_000) / walls)
+    assert b.barrier.world_size == 128
+    assert main(["profile", *map(str, RANKS), "--steps", "551:552"]) == 0
+    text = capsys.readouterr().out
+    assert "straggler rank 1" in text
+    assert "ProfilerStep#552" in text
+    assert main(["profile", *map(str, RANKS), "--steps", "551:552", "--json"]) == 0
+    doc = msgspec.json.decode(capsys.readouterr().out)
+    assert doc["barrier"]["straggler"] == 1
+    assert len(doc["step_figures"]) == 4
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1]
+
+
+def test_proposal_on_the_straggler_gets_the_measured_barrier() -> None:
+    """A compute kernel on the straggler: p over the step all ranks wait for, flags.barrier measured, a verdict."""
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS])
+    rank1 = next(r for r in b.ranks if r.rank == 1)
+    kernel = next(p for p in rank1.phases if p.kind == "kernel")
+    assert len(kernel.name) > 200  # a signature longer than the Name limit, named in full
+    proposal = msgspec.convert({"target": kernel.name, "k": 2, "profile_id": "run", "cost_weeks": 2}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    barrier = resolved.flags.barrier
+    assert barrier is not None
+    assert (barrier.ranks, barrier.straggler, barrier.critical_path) == (2, 1, True)
+    step = next(s for s in b.step_figures if s.rank == 1)
+    assert resolved.p == pytest.approx(step.phases[kernel.name] / step.wall_ns)
+    assert barrier.wait_fraction == pytest.approx(b.barrier.wait_fraction if b.barrier else 0)
+    evaluation = evaluate(resolved, default_policy())
+    finding = next(f for f in evaluation.findings if f.rule == "barrier_denominator")
+    assert finding.effect == "info"
+    assert finding.figures["p_distributed"] == pytest.approx(resolved.p)
+    assert finding.figures["rank_time_paid"] == pytest.approx(2 * resolved.p)
+    assert evaluation.verdict != "remeasure"
+
+
+def test_long_names_never_collide_in_a_proposal() -> None:
+    """Kernel names that differ only past 200 characters stay distinct phases of the proposal's breakdown."""
+    b = read_any(RANKS[0].read_bytes())
+    long = [p.name for p in b.phases if len(p.name) > 200]
+    assert len({n[:199] for n in long}) < len(long)  # cut alone, some would collide
+    proposal = msgspec.convert({"target": long[0], "k": 2, "profile_id": "x"}, Proposal)
+    # Without the profile no such name fits the API's 200 characters.
+    with pytest.raises(msgspec.ValidationError, match="length <= 200"):
+        msgspec.convert({"target": long[0], "k": 2, "p": 0.1}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    names = [p.name for p in resolved.breakdown or []]
+    assert len(names) == len(set(names))
+    assert all(len(n) <= 200 for n in names)
+
+
+def test_old_schema_reads_like_a_current_one() -> None:
+    """PyTorch 1.8-era categories (Kernel, Memcpy, Memset, Operator): device busy and top kernel as recomputed."""
+    path = REAL / "pytorch" / "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
+    _, evs = events(path)
+    b = read_any(path.read_bytes(), steps=parse_steps("all"))
+    device = [e for e in evs if e["cat"] in ("Kernel", "Memcpy", "Memset")]
+    assert b.device_busy_ns == covered([pair(e) for e in device])
+    per_kernel: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for e in device:
+        if e["cat"] == "Kernel":
+            per_kernel[e["name"]].append(pair(e))
+    top_name = max(per_kernel, key=lambda n: covered(per_kernel[n]))
+    top = next(p for p in b.phases if p.kind == "kernel")
+    assert (top.name, top.total_ns) == (top_name, covered(per_kernel[top_name]))
+    assert b.steps == len({e["name"] for e in evs if e["name"].startswith("ProfilerStep#")})
+    assert b.device_timeline
+
+
+def test_cupti_range_profile_has_no_device_timeline() -> None:
+    """cuda_profiler_range spans are counters, not a timeline: said in the report and in the 422's detail."""
+    path = REAL / "pytorch" / "cupti_profiler_benchmark_result_924719_1679055439_trace.json.gz"
+    b = read_any(path.read_bytes())
+    assert not b.device_timeline
+    assert b.device_busy_ns is None
+    assert "no device timeline" in render_table(b)
+    kernel = next(e["name"] for e in events(path)[1] if e["cat"] == "cuda_profiler_range")
+    from worthit.rules.errors import InvalidInput
+
+    proposal = msgspec.convert({"target": kernel[:40], "k": 2, "profile_id": "x"}, Proposal)
+    with pytest.raises(InvalidInput, match="no device timeline"):
+        proposal_from_profile(proposal, b)
+
+
+def test_kernel_trace_union_and_top_phase() -> None:
+    """rocprofv3 kernel trace over four queues: busy time is the union of the rows, recomputed from the CSV."""
+    path = REAL / "rocprofv3" / "sdk_481f7ff_kernel_trace.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    pairs = [(int(r["Start_Timestamp"]), int(r["End_Timestamp"])) for r in rows]
+    b = read_any(path.read_bytes())
+    assert b.device_busy_ns == covered(pairs)
+    per: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for r, p in zip(rows, pairs, strict=True):
+        per[r["Kernel_Name"]].append(p)
+    top = max(per, key=lambda n: covered(per[n]))
+    assert (b.phases[0].name, b.phases[0].total_ns) == (top, covered(per[top]))
+
+
+def test_steps_range_errors_name_what_exists() -> None:
+    """Asking for steps the trace lacks names the steps it has; a CSV has no steps at all."""
+    with pytest.raises(ProfileError, match="the trace has steps 551, 552"):
+        read_any(RANKS[0].read_bytes(), steps=parse_steps("3:5"))
+    with pytest.raises(ProfileError, match="marks no steps"):
+        read_any((REAL / "rocprofv3" / "sdk_481f7ff_kernel_trace.csv").read_bytes(), steps=parse_steps("1"))
+    with pytest.raises(ProfileError, match="expected steps"):
+        parse_steps("two")
