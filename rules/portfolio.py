@@ -20,6 +20,7 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
 from worthit.rules.text import label, ms, num, pct, sentence, times, weeks
+from worthit.rules.worth import cost_of
 
 FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
 
@@ -37,6 +38,7 @@ class PortfolioEntry(msgspec.Struct, kw_only=True):
     saving_fraction: float
     saving_ms: float | None
     cost_weeks: float | None
+    """Build plus upkeep of unportable code over the policy's horizon, as in the proposal's own decision."""
     rate: float | None
     """Saving per engineer-week, in `Portfolio.rate_unit`; `None` without a cost (ranked last)."""
     funded: bool
@@ -91,7 +93,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     entries: list[PortfolioEntry] = []
     for index, (proposal, evaluation) in enumerate(zip(proposals, evaluations, strict=True)):
         figures = evaluation.amdahl
-        cost = proposal.cost_weeks
+        cost = cost_of(proposal, policy).weeks  # build plus upkeep: the same cost the decision weighs
         saving = figures.saving_ms if in_ms and figures.saving_ms is not None else figures.saving_fraction
         rate = None if cost is None else (saving / cost if cost > 0 else math.inf)
         entries.append(

@@ -126,6 +126,8 @@ def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Findin
         "min_rate": ctx.policy.min_rate,
     }
     base = ctx.baseline_ms
+    if base is not None:
+        figures["follow_up_headroom_ms"] = base * ctx.p
     what = f"the last {ms(base * ctx.p)} ({pct(left)} of the step)" if base is not None else f"the last {pct(left)}"
     earlier = "removal" if math.isinf(prior) else times(prior)
     further = "removing the rest" if math.isinf(ctx.k) else f"a further {times(ctx.k)}"

@@ -2,8 +2,9 @@
 
 What it checks: both a share of a narrower scope (`p`, e.g. of device activity or of one rank) and the target's
 share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known. The verdict uses the
-end-to-end share: when its saving is under the noise floor it declines, or redirects to the largest thing in the
-run, and speaks for noise_floor (which it overrides) with both shares in one sentence; otherwise it is info.
+end-to-end share: when its saving is under the noise floor and the value of the work (rules.worth) does not carry
+it, it declines, or redirects to the largest thing in the run, with both shares in one sentence (it comes before
+noise_floor in the worth stage, so it speaks first); otherwise it is info.
 
 Why it matters: a kernel can be a visible slice of device activity and nothing at all of the run, when the run is
 dominated by allocation and host↔device copies the device-activity view leaves out. The honest review sentence

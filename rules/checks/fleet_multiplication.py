@@ -2,8 +2,10 @@
 
 What it checks: `flags.fleet_gpus`. GPU-equivalents freed = fleet × end-to-end saving fraction, recurring; valued at
 the policy's `gpu_hour_usd` around the clock (8,760 hours a year) over `horizon_months`, against the engineering
-cost: (`cost_weeks` + upkeep of unportable code over the horizon) × `engineer_week_usd`. When it pays back within
-the horizon it supports funding and overrides rate_of_return; when it does not, it opposes.
+cost: (`cost_weeks` + upkeep of unportable code over the horizon) × `engineer_week_usd`. With `flags.run_days` the
+fleet is a fixed job: the capacity is valued over those days once, not as recurring capacity. When the value covers
+the cost it supports funding — and, being the value of the work (rules.worth), it is what per-run bars are then
+judged against; when it does not, it opposes.
 
 Why it matters: a percentage that looks trivial per run is enormous in aggregate, and it recurs, while the
 engineering cost is paid once. Per-run rate-of-return thresholds are the wrong test at fleet scale.

@@ -3,8 +3,9 @@
 What it checks: `flags.portability` is `vendor_specific` or `hand_asm`. It adds upkeep to the cost: the proposal's
 `maintenance_weeks_per_year` (else the policy's) per architecture (`flags.architectures`, 1 when absent) over the
 policy's `horizon_months`. Declines when the end-to-end saving per engineer-week, upkeep included, is under
-`min_rate`; otherwise funds on the condition of a tested portable fallback, or is info when one exists.
-vendor_product lifts it.
+`min_rate` and nothing else (a fleet) carries the work; otherwise funds on the condition of a tested portable
+fallback, or is info when one exists or the kernel is the product. The upkeep is part of the one cost every
+check, the plan and the portfolio use (rules.worth).
 
 Why it matters: the cost side of hand-tuned assembly is not the weeks to write it: one architecture supported, a
 silent correctness risk on every new GPU generation, and a file most of the team cannot review. Include the

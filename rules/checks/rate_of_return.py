@@ -1,8 +1,9 @@
 """rate_of_return — the saving per engineer-week, the comparison that survives review.
 
 What it checks: the end-to-end saving per engineer-week (`cost_weeks`) against the policy's `min_rate`, a share
-of the step per week (0.01: 1 ms per week on a 100 ms step). Fires only below it. Fleet economics
-(fleet_multiplication) override it: a small share of a large fleet is paid back many times over.
+of the step per week (0.01: 1 ms per week on a 100 ms step), with upkeep of unportable code counted in the weeks.
+Fires only below it, and opposes only when the value of the work does not carry it (a fleet paid back many times
+over, a credible strategic workload, a kernel that is the product: rules.worth).
 
 Why it matters: "it's only two weeks" is not an argument. The cheaper project is often the worse one; what a week
 buys is. Where the breakdown shows a larger phase, the statement names it.

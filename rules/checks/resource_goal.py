@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.engine import NON_KERNEL, Context, Example, kinds_label
 from worthit.rules.model import Figure, Finding, Phase
 from worthit.rules.plans import plan
 from worthit.rules.text import count, join, label, ms, num, pct, times
@@ -156,6 +156,21 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
             "plan_phases": len(result.steps) if result.reachable else None,
             "plan_k": k,
         }
+        non_kernel = sum(phase.ms for phase in breakdown if phase.kind in NON_KERNEL)
+        if not result.reachable and non_kernel >= goal:
+            kinds = kinds_label([phase.kind for phase in breakdown if phase.kind in NON_KERNEL and phase.ms > 0])
+            figures |= {"non_kernel_ms": non_kernel, "alternative": kinds}
+            return Finding(
+                rule=ID,
+                effect="opposes",
+                verdict="redirect",
+                figures=figures,
+                message=(
+                    f"The {ms(non_kernel)} of {kinds} alone is above the {ms(goal)} latency goal, so neither faster "
+                    f"kernels nor more GPUs reach it until that time is overlapped or removed (keep data resident, "
+                    f"overlap copies with compute, capture the step in a graph)."
+                ),
+            )
         if not result.reachable:
             figures["alternative"] = "more GPUs"
             return Finding(

@@ -1,7 +1,7 @@
 """roadmap_risk — a workload that may never ship justifies nothing.
 
 What it checks: the strategic workload (`flags.strategic`) has no committed launch and has slipped at least the
-policy's `max_slips` times. It overrides wrong_model's justification. When the measured workload cannot carry the
+policy's `max_slips` times: the value of the work leaves that workload out. When the measured workload cannot carry the
 work on its own (a saving under the noise floor, or under `min_rate` per engineer-week), it declines; otherwise it
 is info and the measured case stands.
 

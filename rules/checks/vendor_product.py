@@ -2,8 +2,8 @@
 
 What it checks: unportable code (`flags.portability` of `vendor_specific` or `hand_asm`) where the kernel is the
 product (`flags.kernel_is_product`: a vendor library kernel, a published FlashAttention-class primitive) and a
-tested portable fallback exists (`flags.portable_fallback`), for a change that saves time. It supports funding
-and lifts maintenance_cost.
+tested portable fallback exists (`flags.portable_fallback`), for a change that saves time. It supports funding:
+the value of such work is not judged by per-run bars (noise floor, rate of return, upkeep) at all.
 
 Why it matters: owning hand-tuned paths behind a tested fallback is precisely what vendor library teams do: the
 upkeep is their job, the fallback removes the silent-correctness risk, and 3% of a primitive everyone calls is

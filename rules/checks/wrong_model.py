@@ -1,9 +1,10 @@
 """wrong_model — re-run the arithmetic on the workload that matters.
 
 What it checks: `flags.strategic` names the workload the work is for. With its share (`strategic.p`) the
-arithmetic is re-run there: when it clears the noise floor and `min_rate`, it supports funding and overrides the
-findings computed on the measured workload (noise_floor, rate_of_return, bigger_target, device_vs_run); when it
-does not, it opposes. Without that share: remeasure on the strategic workload.
+arithmetic is re-run there, in addition to the measured workload, never instead of it: when it clears the noise
+floor and `min_rate` and the measured workload does not, it supports funding and carries the value of the work
+(rules.worth); when neither clears, it opposes; a strategic workload with a smaller share never vetoes what the
+measured one justifies. Without that share: remeasure on the strategic workload.
 
 Why it matters: when Amdahl's law disagrees with a strong instinct, p was usually measured on the wrong scope. The
 answer is not to override the arithmetic but to run it on the configuration that matters, and say so ("justified

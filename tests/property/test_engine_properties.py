@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import re
 
+import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import breakdowns, finite_speedups, proposals
+from worthit.rules import amdahl
 from worthit.rules.engine import Context, evaluate
-from worthit.rules.model import Phase, Proposal, Range
+from worthit.rules.model import Evaluation, Phase, Proposal, Range
 from worthit.rules.plans import plan
 from worthit.rules.policy import default_policy
+from worthit.rules.text import k_text, ms, num, pct, times, usd
 
 SECOND_SENTENCE = re.compile(r"[.!?]\s+[A-Z]")
 POLICY = default_policy()
@@ -86,3 +91,135 @@ def test_plan_is_minimal_and_consistent(phases: list[dict[str, object]], target:
         best = sorted((o.saving_ms for o in result.steps), reverse=True)
         assert result.baseline_ms - sum(best[:-1]) > result.target_ms
     assert result.all_at_zero.new_ms <= result.all_at_k.new_ms + 1e-9
+
+
+# --- statements true by construction ---------------------------------------------------------------------------------
+
+NUMBER = re.compile(r"(?<![A-Za-z_#\d.])\d[\d,]*(?:\.\d+)?")
+
+
+def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
+    """Every way a figure of the decision (or a number the proposal itself states) can be printed."""
+    values: list[float] = []
+
+    def collect(value: object) -> None:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int | float) and math.isfinite(value):
+            values.append(float(value))
+
+    for name in evaluation.amdahl.__struct_fields__:
+        collect(getattr(evaluation.amdahl, name))
+    for f in evaluation.findings:
+        for value in f.figures.values():
+            collect(value)
+    for stage in evaluation.reasoning or ():
+        for value in stage.figures.values():
+            collect(value)
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for item in node.values():
+                walk(item)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        else:
+            collect(node)
+
+    walk(msgspec.to_builtins(proposal))
+    for phase in proposal.breakdown or ():
+        collect(phase.ms)
+    policy = POLICY
+    for name in ("noise_floor", "min_rate", "horizon_months", "max_slips", "alternative_ratio", "non_kernel_share"):
+        collect(getattr(policy, name))
+    shown: set[str] = set()
+    for value in values:
+        for text in (
+            pct(value),
+            ms(value),
+            times(value),
+            k_text(value),
+            num(value),
+            num(value, 0),
+            num(value, 2),
+            usd(value),
+        ):
+            shown |= set(NUMBER.findall(text))
+        if value > 0:
+            shown |= set(NUMBER.findall(times(1 / value)))  # a speedup shown from its fraction
+    return shown
+
+
+@SETTINGS
+@given(proposal=proposals())
+def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: Proposal) -> None:
+    """No statement prints a number that no figure of the decision (or the proposal itself) holds, as printed."""
+    evaluation = evaluate(proposal, POLICY)
+    shown = _shown_values(evaluation, proposal)
+    printed = NUMBER.findall(evaluation.statement)
+    missing = [number for number in printed if number not in shown]
+    assert not missing, (missing, evaluation.deciding_rule, evaluation.statement)
+
+
+@SETTINGS
+@given(proposal=proposals())
+def test_no_statement_contradicts_the_proposal(proposal: Proposal) -> None:
+    """Architectures, fallback and the kind of a phase are said as the proposal gives them."""
+    statement = evaluate(proposal, POLICY).statement
+    flags = proposal.flags
+    if (flags.architectures or 1) > 1:
+        assert "one architecture" not in statement, statement
+    if flags.portable_fallback:
+        assert "ships with it" not in statement, statement
+    kinds = {phase.kind for phase in proposal.breakdown or ()}
+    if "host" not in kinds:
+        assert "host time" not in statement, statement
+    if "input" not in kinds:
+        assert "input pipeline" not in statement, statement
+
+
+# --- ranges against brute force ---------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    p_low=st.floats(min_value=1e-6, max_value=1.0),
+    p_width=st.floats(min_value=0.0, max_value=1.0),
+    k_low=st.floats(min_value=1e-3, max_value=1e6),
+    k_factor=st.floats(min_value=1.0, max_value=1e3),
+    baseline=st.floats(min_value=1e-3, max_value=1e6),
+)
+def test_range_bounds_are_the_extremes_over_a_grid(
+    p_low: float, p_width: float, k_low: float, k_factor: float, baseline: float
+) -> None:
+    """Every figure's interval holds every grid point of the box, and its ends are reached on the grid."""
+    p_high = min(1.0, p_low + p_width)
+    k_high = k_low * k_factor
+    proposal = msgspec.convert(
+        {
+            "p": {"low": p_low, "high": p_high},
+            "k": {"low": k_low, "high": k_high},
+            "baseline_ms": baseline,
+            "cost_weeks": 2,
+        },
+        Proposal,
+    )
+    evaluation = evaluate(proposal, POLICY)
+    assert evaluation.ranges is not None
+    grid = [
+        amdahl.figures(
+            p_low + (p_high - p_low) * i / 6, k_low * (k_high / k_low) ** (j / 6), baseline_ms=baseline, cost_weeks=2
+        )
+        for i in range(7)
+        for j in range(7)
+    ]
+    for name, interval in evaluation.ranges.items():
+        values = [getattr(f, name) for f in grid]
+        assert interval.low is not None
+        assert interval.high is not None
+        tolerance = 1e-7 * max(1.0, *(abs(v) for v in values))
+        assert min(values) >= interval.low - tolerance, name
+        assert max(values) <= interval.high + tolerance, name
+        assert min(values) == pytest.approx(interval.low, rel=1e-7, abs=tolerance), name
+        assert max(values) == pytest.approx(interval.high, rel=1e-7, abs=tolerance), name

@@ -1,0 +1,293 @@
+"""Decisions a senior reviewer would sign: value against cost, inputs checked against each other, honest ranges.
+
+Each case is one that the ladder of vetoes got wrong (issue #18), with its corrected verdict and statement; figures
+are re-derived here from the policy's prices, not read back from the engine.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from tests.unit.rules.helpers import assert_one_sentence, finding, review
+from worthit.rules.engine import STAGES
+from worthit.rules.model import Proposal
+from worthit.rules.policy import default_policy
+from worthit.rules.portfolio import portfolio
+
+GPU_YEAR_USD = 2.0 * 8760  # the default policy's $2 per GPU-hour, around the clock
+WEEK_USD = 5000.0
+
+
+# --- money is computed, and then it decides ------------------------------------------------------------------------
+
+
+def test_a_fleet_win_below_the_per_run_noise_floor_is_funded_on_the_condition_of_a_fleet_ab() -> None:
+    """0.4% of a step on 80,000 GPUs frees 320 GPU-equivalents ($5.6M a year) for $15k: not a rounding error."""
+    evaluation = review({"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80_000}})
+    gpus = 80_000 * 0.008 * (1 - 1 / 2)
+    assert gpus == pytest.approx(320)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "noise_floor"
+    fleet = finding(evaluation, "fleet_multiplication")
+    assert fleet.figures["gpu_equivalents"] == pytest.approx(gpus)
+    assert fleet.figures["annual_value_usd"] == pytest.approx(gpus * GPU_YEAR_USD)
+    assert fleet.figures["engineering_cost_usd"] == pytest.approx(3 * WEEK_USD)
+    for words in ("fleet A/B", "80,000 GPUs", "320 GPU-equivalents", "$5.6M a year", "$15k"):
+        assert words in evaluation.statement
+    assert "rounding error" not in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_dropped_strategic_model_leaves_the_measured_fleet_case_standing() -> None:
+    """The strategic model slipped three times; 1.8% on 10,000 GPUs still pays ($3.15M a year for $15k): fund."""
+    evaluation = review(
+        {
+            "target": "attn",
+            "p": 0.02,
+            "k": 10,
+            "cost_weeks": 3,
+            "flags": {"fleet_gpus": 10_000, "strategic": {"model": "B", "p": 0.4, "slips": 3}},
+        }
+    )
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "fleet_multiplication"
+    assert finding(evaluation, "roadmap_risk").effect == "info"
+    assert finding(evaluation, "fleet_multiplication").figures["annual_value_usd"] == pytest.approx(
+        10_000 * 0.018 * GPU_YEAR_USD
+    )
+    assert "180 GPU-equivalents" in evaluation.statement
+
+
+@pytest.mark.parametrize(("fallback", "verdict"), [(False, "fund_if"), (True, "fund")])
+def test_hand_written_assembly_on_a_large_fleet_is_not_declined_for_its_upkeep(fallback: bool, verdict: str) -> None:
+    """1.875% on 30,000 GPUs is 562.5 GPU-equivalents ($9.9M a year) against 8 weeks (4 build + 2/yr × 2 arch)."""
+    flags = {"fleet_gpus": 30_000, "portability": "hand_asm", "architectures": 2, "portable_fallback": fallback}
+    evaluation = review({"target": "softmax", "p": 0.05, "k": 1.6, "cost_weeks": 4, "flags": flags})
+    assert evaluation.verdict == verdict
+    upkeep = finding(evaluation, "maintenance_cost")
+    assert upkeep.figures["total_weeks"] == pytest.approx(4 + 2.0 * 2 * 12 / 12)
+    assert finding(evaluation, "fleet_multiplication").figures["engineering_cost_usd"] == pytest.approx(8 * WEEK_USD)
+    if not fallback:
+        assert "2 architectures" in evaluation.statement
+        assert "one architecture" not in evaluation.statement
+        assert "563 GPU-equivalents" in evaluation.statement
+
+
+def test_the_kernel_is_the_product_lifts_every_per_run_bar_including_the_rate() -> None:
+    """A kernel-library 3% for 6 weeks is 0.5%/week, under the 1% bar, but the kernel is the product: fund."""
+    flags = {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True}
+    evaluation = review({"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 6, "flags": flags})
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "vendor_product"
+    assert finding(evaluation, "rate_of_return").overridden_by == "vendor_product"
+    assert finding(evaluation, "rate_of_return").figures["rate"] == pytest.approx(0.03 / (6 + 2))
+
+
+def test_a_smaller_secondary_model_does_not_veto_what_the_shipping_model_justifies() -> None:
+    """30% at 3× on the shipping model saves 20% (4 ms of 20): fund; 5% on a secondary model changes nothing."""
+    evaluation = review(
+        {
+            "target": "decode",
+            "p": 0.3,
+            "k": 3,
+            "baseline_ms": 20,
+            "cost_weeks": 3,
+            "scope": {"model": "chat-8b"},
+            "flags": {"strategic": {"model": "vision-2b", "p": 0.05}},
+        }
+    )
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "amdahl"
+    assert finding(evaluation, "wrong_model").effect == "info"
+    assert "justified by vision-2b" not in evaluation.statement
+
+
+def test_a_fixed_job_is_valued_over_the_job_not_as_a_year_of_capacity() -> None:
+    """4,096 GPUs for 45 days: 18% at 1.3× frees 170 GPU-equivalents for the job only, $368k once, not $3M a year."""
+    evaluation = review(
+        {"target": "attn", "p": 0.18, "k": 1.3, "cost_weeks": 6, "flags": {"fleet_gpus": 4096, "run_days": 45}}
+    )
+    gpus = 4096 * 0.18 * (1 - 1 / 1.3)
+    value = gpus * 2.0 * 24 * 45
+    fleet = finding(evaluation, "fleet_multiplication")
+    assert fleet.figures["recurring"] is False
+    assert fleet.figures["job_value_usd"] == pytest.approx(value)
+    assert fleet.figures["annual_value_usd"] is None
+    assert evaluation.verdict == "fund"
+    assert "45-day job" in evaluation.statement
+    assert "a year" not in evaluation.statement
+    short = review({"target": "attn", "p": 0.18, "k": 1.3, "cost_weeks": 6, "flags": {"fleet_gpus": 64, "run_days": 2}})
+    assert 6 * WEEK_USD > 64 * 0.18 * (1 - 1 / 1.3) * 2.0 * 24 * 2
+    assert short.verdict == "decline"
+
+
+# --- inputs checked against each other ----------------------------------------------------------------------------
+
+STEP = [{"name": "gemm", "ms": 60}, {"name": "gelu", "ms": 12}, {"name": "h2d", "ms": 28, "kind": "copy"}]
+
+
+def test_p_that_its_own_breakdown_contradicts_is_remeasured_naming_both() -> None:
+    evaluation = review({"target": "gelu", "p": 0.25, "k": 4, "baseline_ms": 100, "cost_weeks": 2, "breakdown": STEP})
+    assert evaluation.verdict == "remeasure"
+    assert evaluation.deciding_rule == "consistency"
+    assert "25%" in evaluation.statement
+    assert "12%" in evaluation.statement
+
+
+def test_a_target_missing_from_a_breakdown_of_the_whole_step_is_remeasured() -> None:
+    evaluation = review({"target": "softmax", "p": 0.1, "k": 4, "baseline_ms": 100, "breakdown": STEP})
+    assert evaluation.verdict == "remeasure"
+    assert "no softmax" in evaluation.statement
+
+
+def test_a_breakdown_that_leaves_half_the_step_out_is_remeasured() -> None:
+    evaluation = review({"target": "gelu", "p": 0.06, "k": 4, "baseline_ms": 200, "breakdown": STEP})
+    assert evaluation.verdict == "remeasure"
+    assert finding(evaluation, "consistency").figures["unaccounted_share"] == pytest.approx(0.5)
+
+
+def test_p_end_to_end_above_a_device_activity_p_is_remeasured() -> None:
+    evaluation = review(
+        {"target": "ln", "p": 0.02, "p_end_to_end": 0.05, "k": 5, "scope": {"measured": "device_activity"}}
+    )
+    assert evaluation.verdict == "remeasure"
+    assert "5%" in evaluation.statement
+    assert "2%" in evaluation.statement
+
+
+def test_an_estimated_p_funds_only_on_the_break_even_measurement() -> None:
+    """15% estimated, 3× for 3 weeks on 40 ms: the bar is 1%/week, so p ≥ 0.03 / (2/3) = 4.5% still passes."""
+    evaluation = review(
+        {"target": "sampler", "p": 0.15, "k": 3, "baseline_ms": 40, "cost_weeks": 3, "scope": {"method": "estimate"}}
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "estimate"
+    assert finding(evaluation, "estimate").figures["break_even_p"] == pytest.approx(0.03 / (2 / 3), rel=2e-3)
+    assert "p ≥ 4.5%" in evaluation.statement
+
+
+# --- the biggest target named even when the proposal passes --------------------------------------------------------
+
+
+def test_a_step_waiting_on_its_input_pipeline_names_the_pipeline() -> None:
+    """The GPU waits 110 of 200 ms on the data loader; a 1.5× conv speedup saves 6.7%: fund, but feed the GPU."""
+    breakdown = [
+        {"name": "conv_fwd", "ms": 40},
+        {"name": "other_kernels", "ms": 50},
+        {"name": "dataloader wait", "ms": 110, "kind": "input"},
+    ]
+    evaluation = review(
+        {"target": "conv_fwd", "p": 0.2, "k": 1.5, "baseline_ms": 200, "cost_weeks": 2, "breakdown": breakdown}
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "non_kernel_time"
+    assert "loader workers" in evaluation.statement
+    assert "55%" in evaluation.statement
+
+
+def test_pageable_copies_holding_40_percent_are_named_with_their_fix() -> None:
+    breakdown = [
+        {"name": "gemm", "ms": 20},
+        {"name": "rest", "ms": 35},
+        {"name": "misc", "ms": 5},
+        {"name": "h2d", "ms": 40, "kind": "copy"},
+    ]
+    evaluation = review(
+        {"target": "gemm", "p": 0.2, "k": 2, "baseline_ms": 100, "cost_weeks": 1, "breakdown": breakdown}
+    )
+    assert evaluation.verdict == "fund_if"
+    assert "overlap the 40 ms of copies" in evaluation.statement
+
+
+def test_a_host_phase_is_not_called_launch_gaps_as_a_fact() -> None:
+    breakdown = [
+        {"name": "attn", "ms": 30},
+        {"name": "optimizer on CPU", "ms": 50, "kind": "host"},
+        {"name": "gemm", "ms": 20},
+    ]
+    nk = finding(
+        review({"target": "attn", "p": 0.3, "k": 2, "baseline_ms": 100, "breakdown": breakdown}), "non_kernel_time"
+    )
+    assert "50 ms of host time" in nk.message
+    assert "of launch gaps" not in nk.message
+
+
+def test_a_latency_goal_that_copies_alone_put_out_of_reach_does_not_ask_for_more_gpus() -> None:
+    breakdown = [{"name": "attn", "ms": 30}, {"name": "gemm", "ms": 20}, {"name": "h2d", "ms": 50, "kind": "copy"}]
+    evaluation = review(
+        {"target": "attn", "p": 0.3, "k": 10, "baseline_ms": 100, "breakdown": breakdown, "goal": {"latency_ms": 40}}
+    )
+    assert evaluation.verdict == "redirect"
+    assert evaluation.deciding_rule == "resource_goal"
+    assert "more GPUs" not in evaluation.statement.replace("nor more GPUs", "")
+    assert "50 ms of host↔device copy" in evaluation.statement
+
+
+# --- ranges ----------------------------------------------------------------------------------------------------------
+
+
+def test_a_k_range_that_admits_a_slowdown_is_conditional_on_the_break_even_k() -> None:
+    """p = 0.3 on 50 ms for 2 weeks passes when 0.3 (1 − 1/k) ≥ 2% (the rate bar): k ≥ 1 / (1 − 0.02/0.3) = 1.071."""
+    evaluation = review(
+        {"target": "attn", "p": 0.3, "k": {"low": 0.9, "high": 1.5}, "baseline_ms": 50, "cost_weeks": 2}
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.holds_across_range is False
+    edge = finding(evaluation, "uncertainty").figures["break_even_k"]
+    assert edge == pytest.approx(1 / (1 - 0.02 / 0.3), rel=2e-3)
+    assert "k ≥ 1.07" in evaluation.statement
+    assert "slowdown" in evaluation.statement
+
+
+def test_range_bounds_come_from_all_four_corners() -> None:
+    """remaining_ms = 100·p/k over p 0.1–0.3, k 2–10: 1 ms (low p, high k) to 15 ms (high p, low k)."""
+    evaluation = review({"p": {"low": 0.1, "high": 0.3}, "k": {"low": 2, "high": 10}, "baseline_ms": 100})
+    assert evaluation.ranges is not None
+    remaining = evaluation.ranges["remaining_ms"]
+    assert (remaining.low, remaining.high) == (pytest.approx(1.0), pytest.approx(15.0))
+    new = evaluation.ranges["new_ms"]
+    assert (new.low, new.high) == (pytest.approx(100 - 30 + 3), pytest.approx(100 - 10 + 5))
+
+
+# --- statements true by construction; portfolio and decision agree on the cost ---------------------------------------
+
+
+def test_the_headline_names_the_scope_p_is_measured_on() -> None:
+    statement = review({"target": "k", "p": 0.3, "k": 2, "scope": {"measured": "device_activity"}}).statement
+    assert "of device activity" in statement
+    assert "the step" not in statement
+
+
+def test_the_portfolio_rates_count_upkeep_as_the_decision_does() -> None:
+    asm = {"target": "asm", "p": 0.2, "k": 2, "baseline_ms": 100, "cost_weeks": 2, "flags": {"portability": "hand_asm"}}
+    plain = {"target": "plain", "p": 0.1, "k": 2, "baseline_ms": 100, "cost_weeks": 2}
+    result = portfolio([msgspec.convert(asm, Proposal), msgspec.convert(plain, Proposal)], default_policy())
+    by_target = {entry.target: entry for entry in result.entries}
+    assert by_target["asm"].cost_weeks == pytest.approx(2 + 2)
+    assert by_target["asm"].rate == pytest.approx(10 / 4)
+    assert finding(review(asm), "maintenance_cost").figures["total_weeks"] == pytest.approx(4)
+
+
+# --- reasoning -------------------------------------------------------------------------------------------------------
+
+
+def test_every_decision_carries_its_stages_in_order() -> None:
+    evaluation = review({"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80_000}})
+    assert evaluation.reasoning is not None
+    assert [stage.stage for stage in evaluation.reasoning] == list(STAGES)
+    worth = evaluation.reasoning[1]
+    assert worth.figures["gpu_equivalents"] == pytest.approx(320)
+    assert worth.figures["basis"] == "fleet"
+    assert "fleet_multiplication" in worth.rules
+    cost = evaluation.reasoning[2]
+    assert cost.figures["cost_usd"] == pytest.approx(15_000)
+    assert evaluation.reasoning[4].answer.startswith("Fund, and confirm the saving in a fleet A/B")
+
+
+def test_the_trust_stage_answers_no_with_the_doubt() -> None:
+    evaluation = review({"target": "x", "p": 0.2, "k": 2, "scope": {"method": "counters"}})
+    assert evaluation.reasoning is not None
+    trust = evaluation.reasoning[0]
+    assert trust.answer.startswith("No: ")
+    assert "counters_blind_spot" in trust.rules
