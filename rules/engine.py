@@ -36,8 +36,8 @@ from worthit.rules.model import (
     Verdict,
 )
 from worthit.rules.policy import Policy
-from worthit.rules.text import label, ms, num, pct, sentence, times, usd
-from worthit.rules.worth import Worth, worth_of
+from worthit.rules.text import STATEMENT_CHARS, label, ms, pct, sentence, times
+from worthit.rules.worth import CARRIED_BY, Worth, worth_of
 
 T = TypeVar("T")
 
@@ -327,16 +327,25 @@ def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: S
 
 def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding]:
     findings: list[Finding] = []
-    for module in checks:
-        finding = module.check(ctx)
+    for check, stage in _compiled(tuple(checks)):
+        finding = check(ctx)
         if finding is None:
             continue
+        message = finding.message
         # A safety net: rules write short sentences, each ending in a period.
-        finding.message = sentence(finding.message if finding.message.endswith(".") else finding.message + ".")
+        if not message.endswith("."):
+            message += "."
+        finding.message = message if len(message) <= STATEMENT_CHARS else sentence(message)
         if finding.stage is None:
-            finding.stage = module.STAGE
+            finding.stage = stage
         findings.append(finding)
     return findings
+
+
+@cache
+def _compiled(checks: tuple[ModuleType, ...]) -> tuple[tuple[Check, Stage], ...]:
+    """Each check's function and stage, read off its module once (the loop runs for every proposal)."""
+    return tuple((module.check, module.STAGE) for module in checks)
 
 
 def _argued(finding: Finding) -> Verdict | None:
@@ -540,54 +549,61 @@ def _plain(value: float) -> str:
 
 
 def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, deciding: Finding) -> list[StageAnswer]:
-    """The argument in order: each stage's question, its answer, the checks that spoke and their figures."""
+    """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
+
+    Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
+    finding carries), or a short fixed answer when no check spoke to it.
+    """
     worth = ctx.worth
     by_stage: dict[Stage, list[Finding]] = {stage: [] for stage in STAGES}
     for finding in findings:
         by_stage[finding.stage or "condition"].append(finding)
+    conditions = [f for f in findings if f.effect == "condition"]
+    cost = worth.cost
     answers: list[StageAnswer] = []
     for stage in STAGES:
         spoke = by_stage[stage]
         figures: dict[str, Figure] = {}
+        answer: str | None = None
         if stage == "trust":
-            doubts = [f for f in spoke if f.effect == "remeasure"]
-            answer = f"No: {doubts[0].message}" if doubts else "Yes: no check doubts the scope, method or inputs."
+            answer = next((f"No: {f.message}" for f in spoke if f.effect == "remeasure"), None)
+            answer = answer or "Yes: no check doubts the scope, the method or the inputs."
         elif stage == "worth":
             figures = _worth_figures(ctx)
-            answer = _worth_answer(ctx)
+            carrier = CARRIED_BY[worth.basis]
+            answer = _first(spoke, lambda f: f.effect == "opposes") or next(
+                (f.message for f in findings if f.rule == carrier), None
+            )
         elif stage == "cost":
-            cost = worth.cost
             figures = {
                 "build_weeks": cost.build_weeks,
                 "upkeep_weeks": cost.upkeep_weeks,
                 "cost_weeks": cost.weeks,
                 "cost_usd": cost.usd,
             }
-            if cost.weeks is None:
-                answer = "Unknown: no cost was given."
-            elif cost.upkeep_weeks:
-                answer = (
-                    f"{num(cost.weeks)} engineer-weeks: {num(cost.build_weeks or 0)} to build and "
-                    f"{num(cost.upkeep_weeks)} of upkeep over the horizon."
-                )
-            else:
-                answer = f"{num(cost.weeks)} engineer-weeks to build."
+            answer = _first(spoke, lambda f: f.effect != "info") or (
+                "Unknown: no cost was given." if cost.weeks is None else None
+            )
         elif stage == "alternative":
             alternative = ctx.material_alternative or ctx.alternative
-            if alternative is None:
-                answer = "None known: nothing in the breakdown is larger than the target."
-            else:
+            if alternative is not None:
                 figures = alternative.figures()
-                bigger = "materially larger than this saving" if ctx.material_alternative else "larger than the target"
-                answer = f"{alternative.phrase()[0].upper()}{alternative.phrase()[1:]}, {bigger}."
+            answer = _first(spoke, lambda f: f.effect != "info") or _first(spoke, lambda f: True)
+            answer = answer or "None known: nothing in the breakdown is larger than the target."
         else:
-            conditions = [f for f in spoke if f.effect == "condition"] + [
-                f for f in findings if f.effect == "condition" and f.stage != "condition"
-            ]
-            answer = f"{conditions[0].message}" if conditions else "None."
-        rules = [f.rule for f in spoke]
-        answers.append(StageAnswer(stage=stage, question=QUESTIONS[stage], answer=answer, rules=rules, figures=figures))
+            answer = conditions[0].message if conditions else "None."
+        if answer is None:  # the stage passed; its figures say by how much
+            answer = _first(spoke, lambda f: True) or "No objection."
+        answers.append(
+            StageAnswer(
+                stage=stage, question=QUESTIONS[stage], answer=answer, rules=[f.rule for f in spoke], figures=figures
+            )
+        )
     return answers
+
+
+def _first(findings: Sequence[Finding], keep: Callable[[Finding], bool]) -> str | None:
+    return next((f.message for f in findings if keep(f)), None)
 
 
 def _worth_figures(ctx: Context) -> dict[str, Figure]:
@@ -607,26 +623,3 @@ def _worth_figures(ctx: Context) -> dict[str, Figure]:
             "engineering_cost_usd": worth.money.cost_usd,
         }
     return figures
-
-
-def _worth_answer(ctx: Context) -> str:
-    worth, policy = ctx.worth, ctx.policy
-    saving = f"{pct(worth.saving)} of the run"
-    if ctx.amdahl.saving_ms is not None and ctx.p_run == ctx.p:
-        saving = f"{ms(ctx.amdahl.saving_ms)} ({pct(worth.saving)}) per step"
-    money = worth.money
-    if money is not None:
-        span = f"over the {num(money.job_days)}-day job" if money.job_days is not None else "over the horizon"
-        against = f"against {usd(money.cost_usd)} of engineering"
-        verdict = "it pays" if money.clears else "it does not pay"
-        return (
-            f"{saving} on {num(ctx.proposal.flags.fleet_gpus or 0)} GPUs frees "
-            f"{num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {usd(money.value_usd)} {span} "
-            f"{against}: {verdict}."
-        )
-    if worth.basis == "product":
-        return f"{saving}; the kernel is the product, so no per-run bar applies."
-    if worth.basis == "strategic":
-        return f"{saving} here, but {pct(worth.strategic_saving or 0)} on the strategic workload, which carries it."
-    bar = f"the {pct(policy.noise_floor)} noise floor and {pct(policy.min_rate)} of the step per engineer-week"
-    return f"{saving}: {'clears' if worth.clears else 'does not clear'} {bar}."
