@@ -25,6 +25,7 @@ from worthit.rules.policy import Policy, default_policy, parse_policy
 from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
+from worthit.service.present.render import terminal as render
 from worthit.service.settings import Settings
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -40,37 +41,9 @@ def load_policy(path: str | None) -> Policy:
 
 def decode_proposal(data: bytes) -> Proposal:
     """A proposal from JSON, validated as strictly as the API does."""
-    from worthit.service.http.codec import decode_strict
+    from worthit.service.validation import decode_strict
 
     return decode_strict(data, Proposal)  # type: ignore[no-any-return]
-
-
-def render(evaluation: Evaluation) -> str:
-    """The evaluation as a reviewer reads it in a terminal."""
-    from worthit.rules.text import ms, pct, times
-
-    a = evaluation.amdahl
-    lines = [f"verdict: {evaluation.verdict}", "", evaluation.statement, ""]
-    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
-    lines.append(f"  speedup      {times(a.speedup)}   (ceiling {ceiling})")
-    lines.append(
-        f"  saving       {pct(a.saving_fraction)} of the step"
-        + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")
-    )
-    if a.new_ms is not None and a.baseline_ms is not None:
-        lines.append(f"  step         {ms(a.baseline_ms)} -> {ms(a.new_ms)}")
-    lines.append(
-        f"  headroom     {pct(a.headroom_captured)} of the target's own time captured"
-        + (f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else "")
-    )
-    if a.rate is not None:
-        lines.append(f"  return       {ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week")
-    lines += ["", "findings:"]
-    for finding in evaluation.findings:
-        mark = " (set aside by " + finding.overridden_by + ")" if finding.overridden_by else ""
-        lines.append(f"  [{finding.effect}] {finding.rule}{mark}: {finding.message}")
-    lines += ["", f"policy: {evaluation.policy.name} v{evaluation.policy.version}"]
-    return "\n".join(lines)
 
 
 def passes(evaluation: Evaluation, policy: Policy) -> bool:
@@ -142,7 +115,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _request(path: str, type_: Any) -> Any:
-    from worthit.service.http.codec import decode_strict
+    from worthit.service.validation import decode_strict
 
     return decode_strict(_read(path), type_)
 
@@ -344,7 +317,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     # program's own handler: ours makes that stop an exit 0 rather than death by signal (143).
     signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(
-        "service.app:create_app",
+        "worthit.service.app:create_app",
         factory=True,
         host=settings.host,
         port=settings.port,

@@ -42,6 +42,7 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.model import Evaluation, Proposal, Verdict
 from worthit.rules.policy import Gate, Policy, default_policy, parse_policy
+from worthit.service.present.render import terminal as render
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 LANGUAGE = "worthit"
@@ -318,7 +319,7 @@ def parse_block(block: Block) -> Parsed:
 
 def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
     """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
-    from worthit.service.http.codec import decode_strict
+    from worthit.service.validation import decode_strict
 
     try:
         proposal: Proposal = decode_strict(body, Proposal)
@@ -672,8 +673,6 @@ def _gate(
         return _malformed(report, BlockError(exc.detail, block.line, exc.pointer.strip("/").replace("/", ".")))
 
     outcome = judge(evaluation.verdict, policy.gate)
-    from worthit.service.cli import render
-
     report.log(render(evaluation))
     source = f"by {url}" if url else "offline"
     report.summary(
