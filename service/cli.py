@@ -20,9 +20,10 @@ import msgspec
 
 from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput, PolicyError
-from worthit.rules.model import Evaluation, Proposal
+from worthit.rules.model import Evaluation
 from worthit.rules.policy import Policy, default_policy, parse_policy
 from worthit.rules.profiles import Breakdown, ProfileError
+from worthit.service.gate import BlockError, read_proposal
 from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
 from worthit.service.present.render import terminal as render
@@ -39,27 +40,18 @@ def load_policy(path: str | None) -> Policy:
     return default_policy() if path is None else parse_policy(Path(path).read_bytes())
 
 
-def decode_proposal(data: bytes) -> Proposal:
-    """A proposal from JSON, validated as strictly as the API does."""
-    from worthit.service.validation import decode_strict
-
-    return decode_strict(data, Proposal)  # type: ignore[no-any-return]
-
-
 def passes(evaluation: Evaluation, policy: Policy) -> bool:
     return evaluation.verdict not in policy.gate.fail_on
 
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
+    """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
     try:
         policy = load_policy(args.policy_file)
-        data = _read(args.file)
-        if args.profile:
-            # The profile given on the command line stands for a stored one: name it so `p` may be left out.
-            raw = msgspec.json.decode(data)
-            if isinstance(raw, dict) and "profile_id" not in raw:
-                data = msgspec.json.encode(raw | {"profile_id": Path(args.profile[0]).name[:200]})
-        proposal = decode_proposal(data)
+        text = _read(args.file).decode("utf-8", errors="replace")
+        # The profile given on the command line stands for a stored one: name it so `p` may be left out.
+        defaults = {"profile_id": Path(args.profile[0]).name[:200]} if args.profile else None
+        proposal = read_proposal(text, defaults)
         if args.profile:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
@@ -68,8 +60,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     except (InvalidInput, PolicyError, ProfileError) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except msgspec.DecodeError as exc:
-        print(f"worthit: expected a JSON proposal: {exc}", file=sys.stderr)
+    except BlockError as exc:
+        print(f"worthit: {args.file} {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
@@ -364,7 +356,7 @@ def parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     review = sub.add_parser("review", help="evaluate a proposal offline, no server needed")
-    review.add_argument("file", help="a JSON proposal, or - for standard input")
+    review.add_argument("file", help="a JSON or YAML proposal (`p: 21%%`, `cost_weeks: 10d`), or - for standard input")
     review.add_argument("--json", action="store_true", help="print the evaluation as JSON")
     review.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     review.add_argument("--chart", metavar="FILE", help="also write the before/after chart as SVG to FILE")

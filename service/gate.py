@@ -22,7 +22,6 @@ Choices made here, so a reader need not reverse-engineer them:
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import secrets
@@ -30,8 +29,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date
-from decimal import Decimal
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -42,7 +39,9 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.model import Evaluation, Proposal, Verdict
 from worthit.rules.policy import Gate, Policy, default_policy, parse_policy
+from worthit.service import units
 from worthit.service.present.render import terminal as render
+from worthit.service.validation import decode_strict
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 LANGUAGE = "worthit"
@@ -160,123 +159,25 @@ def find_blocks(body: str) -> list[Block]:
     return blocks
 
 
+def bare_proposal(body: str) -> Block | None:
+    """A file of proposal fields without the fence (`gate --body proposal.yaml`) as one block, else None.
+
+    Only a YAML mapping whose keys are all a proposal's fields counts, so a description that happens to read as
+    YAML (`Title: …`) is still a description without a block.
+    """
+    text = normalise_newlines(body)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict) or not data or not set(map(str, data)) <= set(Proposal.__struct_fields__):
+        return None
+    return Block(text=text, line=0)
+
+
 def _dedent(line: str, indent: int) -> str:
     spaces = len(line) - len(line.lstrip(" "))
     return line[min(spaces, indent) :]
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Forgiving values: what authors type, turned into what the API expects (then validated strictly)
-
-_NUMBER = r"[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_INFINITE = {"inf", ".inf", "infinity", "infinite", "∞"}
-
-
-def _number(text: str, units: Mapping[str, str]) -> float | None:
-    """`text` as a number in one of `units` (unit → how many of the field's unit one of it holds)."""
-    match = re.fullmatch(rf"\s*({_NUMBER})\s*([^\d\s].*?)?\s*", text)
-    if match is None:
-        return None
-    unit = (match.group(2) or "").lower()
-    if unit not in units:
-        return None
-    # Decimal arithmetic, so that `0.014%` is the same double as the API's 0.00014 (0.014 * 0.01 is not).
-    return float(Decimal(match.group(1)) * Decimal(units[unit]))
-
-
-def percent(value: object) -> object:
-    """`21%` → 0.21; `"0.21"` → 0.21; anything else unchanged (strict validation reports it)."""
-    if isinstance(value, str) and (number := _number(value, {"%": "0.01", "": "1"})) is not None:
-        return number
-    return value
-
-
-def speedup(value: object) -> object:
-    """`10x`, `10×`, `"10"` → 10.0; `inf`, `.inf`, `∞` → `"inf"` (the target's work disappears)."""
-    if isinstance(value, float) and math.isinf(value) and value > 0:
-        return "inf"
-    if isinstance(value, str):
-        if value.strip().lower() in _INFINITE:
-            return "inf"
-        if (number := _number(value, {"": "1", "x": "1", "×": "1"})) is not None:
-            return number
-    return value
-
-
-def factor(value: object) -> object:
-    """A speedup that must be a number (a range's ends): `10x` → 10.0."""
-    result = speedup(value)
-    return value if result == "inf" else result
-
-
-_WEEKS = dict.fromkeys(("", "w", "wk", "wks", "week", "weeks"), "1")
-_WEEKS |= dict.fromkeys(("engineer-week", "engineer-weeks", "engineer weeks"), "1")
-_MILLIS = {"": "1", "ms": "1", "msec": "1", "s": "1000", "sec": "1000", "us": "0.001", "µs": "0.001"}
-_MILLIS |= {"μs": "0.001", "ns": "0.000001"}
-_GIGABYTES = {"": "1", "gb": "1", "g": "1"}
-
-
-def weeks(value: object) -> object:
-    """`3w`, `3 weeks`, `3 engineer-weeks`, `"3"` → 3.0."""
-    if isinstance(value, str) and (number := _number(value, _WEEKS)) is not None:
-        return number
-    return value
-
-
-def millis(value: object) -> object:
-    """`100ms`, `100 ms`, `0.1s`, `500us` → milliseconds."""
-    if isinstance(value, str) and (number := _number(value, _MILLIS)) is not None:
-        return number
-    return value
-
-
-def gigabytes(value: object) -> object:
-    """`80GB`, `80 GB` → 80.0."""
-    if isinstance(value, str) and (number := _number(value, _GIGABYTES)) is not None:
-        return number
-    return value
-
-
-PERCENT_FIELDS = {("p",), ("p_end_to_end",), ("flags", "strategic", "p"), ("flags", "barrier", "wait_fraction")}
-FORGIVING: dict[tuple[str, ...], Callable[[object], object]] = {
-    **dict.fromkeys(PERCENT_FIELDS, percent),
-    ("p", "low"): percent,
-    ("p", "high"): percent,
-    ("k",): speedup,
-    ("k", "low"): factor,
-    ("k", "high"): factor,
-    ("prior_k",): speedup,
-    ("breakdown", "*", "k"): speedup,
-    ("cost_weeks",): weeks,
-    ("flags", "maintenance_weeks_per_year"): weeks,
-    ("baseline_ms",): millis,
-    ("breakdown", "*", "ms"): millis,
-    ("flags", "latency_slo", "p99_ms"): millis,
-    ("goal", "latency_ms"): millis,
-    ("goal", "memory_required_gb"): gigabytes,
-    ("goal", "device_memory_gb"): gigabytes,
-}
-
-
-def forgive(
-    value: object, pattern: tuple[str, ...] = (), pointer: str = "", written: dict[str, str] | None = None
-) -> object:
-    """The block's data with forgiving values converted; `written` collects what was typed, by JSON pointer."""
-    if isinstance(value, dict):
-        return {
-            str(key): forgive(item, (*pattern, str(key)), f"{pointer}/{key}", written) for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [forgive(item, (*pattern, "*"), f"{pointer}/{i}", written) for i, item in enumerate(value)]
-    if isinstance(value, date):  # YAML reads 2025-01-31 as a date; every field of ours wants the text
-        return value.isoformat()
-    convert = FORGIVING.get(pattern)
-    if convert is None:
-        return value
-    result = convert(value)
-    if written is not None and isinstance(value, str) and result != value:
-        written[pointer] = value
-    return result
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -293,8 +194,10 @@ class Parsed:
     tree: yaml.Node = field(repr=False)
 
 
-def parse_block(block: Block) -> Parsed:
-    """Parse the block's YAML safely and validate it as a Proposal; a `BlockError` names the line and field."""
+def parse_block(block: Block, defaults: Mapping[str, object] | None = None) -> Parsed:
+    """Parse the block's YAML safely and validate it as a Proposal; a `BlockError` names the line and field.
+
+    `defaults` fill fields the block leaves out (`worthit review --profile` names the profile it reads)."""
     try:
         tree = yaml.compose(block.text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(block.text)
@@ -308,8 +211,10 @@ def parse_block(block: Block) -> Parsed:
             block.body_line(tree.start_mark.line),
         )
     _reject_duplicates(block, tree)
+    if defaults:
+        data = {**defaults, **data}
     written: dict[str, str] = {}
-    document = forgive(data, written=written)
+    document = units.forgive(data, written)
     try:
         body = msgspec.json.encode(document)
     except (TypeError, msgspec.EncodeError) as exc:
@@ -317,10 +222,32 @@ def parse_block(block: Block) -> Parsed:
     return Parsed(proposal=validate(body, block, tree, written), json=body, block=block, tree=tree)
 
 
+def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Proposal:
+    """A proposal from a whole JSON or YAML document (`worthit review`), values read as every surface reads them.
+
+    JSON is decoded as JSON (so its errors say so); anything else is read as the YAML of a worthit block whose
+    lines are the document's. Raises `InvalidInput` (JSON) or `BlockError` (YAML), each naming the field.
+    """
+    text = normalise_newlines(text)
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            data = msgspec.json.decode(text.encode())
+        except msgspec.DecodeError as exc:
+            try:  # YAML's flow style looks like JSON: `{p: 21%, k: 10}`
+                return parse_block(Block(text=text, line=0), defaults).proposal
+            except BlockError as yaml_exc:
+                if not yaml_exc.detail.startswith("not valid YAML"):
+                    raise
+            raise InvalidInput(f"expected a JSON or YAML proposal: {exc}") from exc
+        if isinstance(data, dict) and defaults:
+            data = {**defaults, **data}
+        proposal: Proposal = decode_strict(msgspec.json.encode(units.forgive(data)), Proposal)
+        return proposal
+    return parse_block(Block(text=text, line=0), defaults).proposal
+
+
 def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
     """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
-    from worthit.service.validation import decode_strict
-
     try:
         proposal: Proposal = decode_strict(body, Proposal)
     except InvalidInput as exc:
@@ -339,7 +266,7 @@ def invalid_block(block: Block, tree: yaml.Node, detail: str, pointer: str, writ
     if pointer in written:
         message += f" (written `{written[pointer]}`)"
     parts = tuple(pointer.strip("/").split("/"))
-    if parts in PERCENT_FIELDS and isinstance(node, yaml.ScalarNode):
+    if parts in units.SHARE_FIELDS and isinstance(node, yaml.ScalarNode):
         try:
             number = float(node.value)
         except ValueError:
@@ -643,6 +570,8 @@ def _gate(
 
     body = body_from_event(args.event) if args.event else body_from_file(args.body)
     blocks = find_blocks(body)
+    if not blocks and args.body and (whole := bare_proposal(body)) is not None:
+        blocks = [whole]
     if not blocks:
         return _missing(report, missing)
     block = blocks[0]

@@ -1,0 +1,86 @@
+"""The command line in process: what `worthit review` reads, the exit codes of every command, --version and --help."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from worthit.service.cli import main, parser
+from worthit.service.gate import run
+
+SEED = (
+    "Making attention_softmax (21% of the step) 10× faster takes the step from 100 ms to 81.1 ms (1.233×), "
+    "saving 18.9 ms, 6.3 ms per engineer-week."
+)
+
+
+def _review(tmp_path: Path, name: str, text: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    code = main(["review", "--json", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("proposal.json", '{"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}'),
+        (
+            "proposal.json",
+            '{"target": "attention_softmax", "p": "21%", "k": "10x", "baseline_ms": "100ms", "cost_weeks": "3w"}',
+        ),
+        ("proposal.yaml", "target: attention_softmax\np: 21%\nk: 10\nbaseline_ms: 100ms\ncost_weeks: 15d\n"),
+        ("proposal.yml", "{target: attention_softmax, p: 0.21, k: 10x, baseline_ms: 0.1s, cost_weeks: 3}\n"),
+    ],
+)
+def test_review_reads_json_or_yaml_with_shorthand(
+    tmp_path: Path, name: str, text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _review(tmp_path, name, text, capsys)
+    assert (code, err) == (0, "")
+    evaluation = msgspec.json.decode(out)
+    assert evaluation["statement"] == SEED
+    assert evaluation["amdahl"]["new_ms"] == pytest.approx(81.1)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("bad.json", '{"p": 0.21, "k": 10', "expected a JSON or YAML proposal"),
+        ("bad.json", '{"p": "21 parsecs", "k": 10}', "`p`"),
+        ("bad.yaml", "p: 21%\nk: ten\n", "line 2, field `k`"),
+        ("bad.yaml", "p: 21%\np: 22%\nk: 10\n", "`p` is given twice"),
+    ],
+)
+def test_review_of_bad_input_exits_2_naming_the_field(
+    tmp_path: Path, name: str, text: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _review(tmp_path, name, text, capsys)
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_gate_body_with_bare_yaml_is_evaluated(tmp_path: Path) -> None:
+    """A proposal file without the fence given to `gate --body` is the block, not a "skipped" pass."""
+    path = tmp_path / "proposal.yaml"
+    path.write_text("target: attention_softmax\np: 21%\nk: 10\nbaseline_ms: 100\ncost_weeks: 3\n", encoding="utf-8")
+    out = io.StringIO()
+    assert run(parser().parse_args(["gate", "--body", str(path)]), out, {}) == 0
+    assert SEED in out.getvalue()
+    path.write_text("target: attention_softmax\np: 0.001\nk: 2\ncost_weeks: 3\n", encoding="utf-8")
+    out = io.StringIO()
+    assert run(parser().parse_args(["gate", "--body", str(path)]), out, {}) == 1
+    assert "skipped" not in out.getvalue()
+
+
+def test_gate_body_that_is_prose_has_no_block(tmp_path: Path) -> None:
+    """A description that happens to read as YAML (`Title: …`) is still a description without a block."""
+    path = tmp_path / "pr.md"
+    path.write_text("Title: fuse the softmax\n", encoding="utf-8")
+    out = io.StringIO()
+    assert run(parser().parse_args(["gate", "--body", str(path), "--missing", "skip"]), out, {}) == 0
+    assert "skipped" in out.getvalue()
