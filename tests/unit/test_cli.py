@@ -84,3 +84,11 @@ def test_gate_body_that_is_prose_has_no_block(tmp_path: Path) -> None:
     out = io.StringIO()
     assert run(parser().parse_args(["gate", "--body", str(path), "--missing", "skip"]), out, {}) == 0
     assert "skipped" in out.getvalue()
+
+
+def test_gate_event_with_the_variable_unset_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """`worthit gate --event "$GITHUB_EVENT_PATH"` outside a workflow is exit 2 (cannot run), not a failing verdict."""
+    out = io.StringIO()
+    assert run(parser().parse_args(["gate", "--event", ""]), out, {}) == 2
+    assert "$GITHUB_EVENT_PATH is empty" in capsys.readouterr().err
+    assert out.getvalue().startswith("::error title=worthit::the gate could not run")
