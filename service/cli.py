@@ -26,7 +26,7 @@ from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.service.gate import BlockError, read_proposal
 from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
-from worthit.service.present.render import terminal as render
+from worthit.service.present import render
 from worthit.service.settings import Settings
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -77,7 +77,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(msgspec.json.encode(evaluation).decode() + "\n")
     else:
-        out.write(render(evaluation) + "\n")
+        out.write(render.terminal(evaluation, measured=proposal.scope.measured) + "\n")
     return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
 
 

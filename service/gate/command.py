@@ -17,7 +17,7 @@ from worthit.service.gate.fences import bare_proposal, find_blocks
 from worthit.service.gate.remote import evaluate_remote
 from worthit.service.gate.report import Report, judge, message_markdown, summary_markdown
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, load_policy
-from worthit.service.present.render import terminal as render
+from worthit.service.present import render
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -114,7 +114,8 @@ def _gate(
         return _malformed(report, BlockError(exc.detail, block.line, exc.pointer.strip("/").replace("/", ".")))
 
     outcome = judge(evaluation.verdict, policy.gate)
-    report.log(render(evaluation))
+    measured = parsed.proposal.scope.measured
+    report.log(render.terminal(evaluation, measured=measured))
     source = f"by {url}" if url else "offline"
     report.summary(
         summary_markdown(
@@ -125,6 +126,7 @@ def _gate(
             blocks=len(blocks),
             title=parsed.proposal.title,
             source=source,
+            measured=measured,
         )
     )
     report.annotate(outcome.level, evaluation.statement, f"worthit: {evaluation.verdict}")

@@ -12,6 +12,7 @@ from worthit.rules.policy import Gate
 from worthit.service.gate.errors import Level
 from worthit.service.gate.fences import Block
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS
+from worthit.service.present import render
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,34 +60,31 @@ MARK: dict[Level, str] = {"notice": "✅", "warning": "⚠️", "error": "❌"}
 
 
 def summary_markdown(
-    evaluation: Evaluation, outcome: Outcome, gate: Gate, *, block: Block, blocks: int, title: str | None, source: str
+    evaluation: Evaluation,
+    outcome: Outcome,
+    gate: Gate,
+    *,
+    block: Block,
+    blocks: int,
+    title: str | None,
+    source: str,
+    measured: str | None = None,
 ) -> str:
-    """The job summary: the verdict, the statement, a table of figures and the findings."""
-    from worthit.rules.text import ms, pct, times, weeks
-
-    a = evaluation.amdahl
+    """The job summary: the verdict, the statement, a table of figures, the reasoning (when given) and the findings."""
     state = "passes" if outcome.level == "notice" else "passes with a warning" if outcome.passed else "fails the gate"
     lines = [f"## {MARK[outcome.level]} worthit: `{evaluation.verdict}` — {state}", ""]
     if title:
         lines += [f"**{_md(title)}**", ""]
     lines += [f"> {_md(evaluation.statement)}", "", "| figure | value |", "|---|---|"]
-    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
-    rows = [("speedup", f"{times(a.speedup)} (ceiling {ceiling})")]
-    saving = f"{pct(a.saving_fraction)} of the measured scope"
-    rows.append(("saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
-    if a.baseline_ms is not None and a.new_ms is not None:
-        rows.append(("time", f"{ms(a.baseline_ms)} → {ms(a.new_ms)}"))
-    remaining = f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else ""
-    rows.append(("headroom captured", f"{pct(a.headroom_captured)} of the target's own time{remaining}"))
-    if a.cost_weeks is not None:
-        rows.append(("cost", weeks(a.cost_weeks)))
-    if a.rate is not None:
-        rows.append(("return", f"{ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week"))
-    lines += [f"| {name} | {value} |" for name, value in rows]
+    lines += [f"| {row.label} | {_md(row.value)} |" for row in render.figures(evaluation, measured=measured)]
+    stages = render.reasoning(evaluation)
+    if stages:
+        lines += ["", "**Reasoning**", ""]
+        lines += [f"- {_md(row.label)}: {_md(row.value)}" for row in stages]
     lines += ["", "**Findings**", ""]
-    for finding in evaluation.findings:
-        aside = f" — set aside by `{finding.overridden_by}`" if finding.overridden_by else ""
-        lines.append(f"- `{finding.rule}` ({finding.effect}{aside}): {_md(finding.message)}")
+    for line in render.findings(evaluation):
+        aside = f" — set aside by `{line.set_aside_by}`" if line.set_aside_by else ""
+        lines.append(f"- `{line.rule}` ({line.effect}{aside}): {_md(line.message)}")
     fails = ", ".join(gate.fail_on) or "nothing"
     warns = ", ".join(gate.warn_on) or "nothing"
     lines += [
