@@ -21,23 +21,18 @@ import msgspec
 from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.model import Evaluation
-from worthit.rules.policy import Policy, default_policy, parse_policy
+from worthit.rules.policy import Policy
 from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.service.gate import BlockError, read_proposal
 from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
+from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
 from worthit.service.present import render
 from worthit.service.settings import Settings
-
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _read(path: str) -> bytes:
     return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-
-
-def load_policy(path: str | None) -> Policy:
-    return default_policy() if path is None else parse_policy(Path(path).read_bytes())
 
 
 def passes(evaluation: Evaluation, policy: Policy) -> bool:
@@ -57,7 +52,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
             proposal = proposal_from_profile(proposal, load_profile(args.profile, None))
         evaluation = evaluate(proposal, policy)
-    except (InvalidInput, PolicyError, ProfileError) as exc:
+    except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BlockError as exc:
@@ -118,13 +113,14 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.text import ms, times
 
     try:
-        result = plan_for(_request(args.file, PlanRequest), load_policy(args.policy_file))
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError) as exc:
+        policy = load_policy(args.policy_file)
+        result = plan_for(_request(args.file, PlanRequest), policy)
+    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(result).decode() + "\n")
-        return EXIT_PASS
+        return EXIT_PASS if result.reachable else EXIT_FAIL
     lines = [result.message, "", f"  {'step':<5} {'phase':<32} {'saving':>10} {'running':>10} {'speedup':>9}"]
     for step in result.steps:
         lines.append(
@@ -148,9 +144,10 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.portfolio import PortfolioRequest, portfolio
 
     try:
+        policy = load_policy(args.policy_file)
         request = _request(args.file, PortfolioRequest)
-        result = portfolio(request.proposals, load_policy(args.policy_file), request.budget_weeks)
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError) as exc:
+        result = portfolio(request.proposals, policy, request.budget_weeks)
+    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
@@ -267,9 +264,13 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.service.api.rules import rule_docs
 
-    for doc in rule_docs():
-        if args.rule in (None, doc.id):
-            out.write(doc.explanation + "\n\n")
+    docs = [doc for doc in rule_docs() if args.rule in (None, doc.id)]
+    if not docs:
+        known = ", ".join(doc.id for doc in rule_docs())
+        print(f"worthit: no rule `{args.rule}`; the rules are {known}", file=sys.stderr)
+        return EXIT_USAGE
+    for doc in docs:
+        out.write(doc.explanation + "\n\n")
     return EXIT_PASS
 
 
@@ -339,9 +340,32 @@ def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(EXIT_PASS)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("worthit")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+class _Commands:
+    """Subcommands whose one-line `help` (the list in `worthit --help`) is also their own `--help` description."""
+
+    def __init__(self, actions: Any) -> None:
+        self._actions = actions
+
+    def add_parser(self, name: str, *, help: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self._actions.add_parser(
+            name, help=help, description=help[0].upper() + help[1:] + "."
+        )
+        return parser
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="worthit", description=__doc__.split("\n")[0])
-    sub = root.add_subparsers(dest="command", required=True)
+    root.add_argument("--version", action="version", version=f"worthit {_version()}")
+    sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND"))
 
     serve = sub.add_parser("serve", help="serve the HTTP API (migrations applied first)")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1, or WORTHIT_HOST)")
@@ -374,7 +398,7 @@ def parser() -> argparse.ArgumentParser:
     openapi.set_defaults(func=cmd_openapi)
 
     token = sub.add_parser("token", help="create, revoke or list bearer tokens")
-    token_actions = token.add_subparsers(dest="action", required=True)
+    token_actions = _Commands(token.add_subparsers(dest="action", required=True, metavar="ACTION"))
     create = token_actions.add_parser("create", help="create a token; prints it once, alone on stdout")
     create.add_argument("--name", required=True, help="who or what uses it, e.g. planning-tool")
     create.add_argument("--scope", required=True, choices=["read", "write", "admin"])

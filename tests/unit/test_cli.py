@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 from pathlib import Path
 
@@ -92,3 +93,74 @@ def test_gate_event_with_the_variable_unset_cannot_run(capsys: pytest.CaptureFix
     assert run(parser().parse_args(["gate", "--event", ""]), out, {}) == 2
     assert "$GITHUB_EVENT_PATH is empty" in capsys.readouterr().err
     assert out.getvalue().startswith("::error title=worthit::the gate could not run")
+
+
+def _subcommands() -> list[list[str]]:
+    found: list[list[str]] = []
+
+    def walk(p: argparse.ArgumentParser, prefix: list[str]) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    found.append([*prefix, name])
+                    walk(child, [*prefix, name])
+
+    walk(parser(), [])
+    return found
+
+
+def test_every_subcommand_has_a_one_line_description() -> None:
+    commands = _subcommands()
+    assert ["review"] in commands
+    assert ["token", "create"] in commands
+    for argv in commands:
+        child = parser()
+        for name in argv:
+            child = next(a.choices[name] for a in child._actions if isinstance(a, argparse._SubParsersAction))
+        description = child.description or ""
+        assert description, argv
+        assert "\n" not in description, argv
+        assert description.endswith("."), argv
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == "worthit 0.1.0\n"
+
+
+def test_an_unknown_rule_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """`worthit rules nosuch` is exit 2 naming the known rules, as the API answers 404 (it printed nothing, exit 0)."""
+    assert main(["rules", "nosuch"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "no rule `nosuch`; the rules are measurement_scope," in captured.err
+    assert main(["rules", "ceiling"]) == 0
+    assert capsys.readouterr().out.startswith("ceiling — ")
+
+
+PLAN = (
+    '{"target_speedup": 5, "k": 10, "breakdown": [{"name": "gemm_qkv", "ms": 34}, {"name": "attention_softmax", '
+    '"ms": 21}, {"name": "H2D copy", "ms": 18, "kind": "copy"}, {"name": "host gaps", "ms": 27, "kind": "host"}]}'
+)
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_plan_out_of_reach_exits_1_in_either_mode(
+    tmp_path: Path, json_flag: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(PLAN, encoding="utf-8")
+    assert main(["plan", *json_flag, str(path)]) == 1
+    path.write_text(PLAN.replace('"target_speedup": 5', '"target_speedup": 1.2'), encoding="utf-8")
+    assert main(["plan", *json_flag, str(path)]) == 0
+
+
+@pytest.mark.parametrize("command", ["review", "plan", "portfolio"])
+def test_a_bad_policy_file_cannot_run(tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """One policy loader for every command: a missing policy file is exit 2 naming the file."""
+    path = tmp_path / "in.json"
+    path.write_text("{}", encoding="utf-8")
+    assert main([command, "--policy-file", str(tmp_path / "none.toml"), str(path)]) == 2
+    assert f"cannot read the policy file {tmp_path / 'none.toml'}" in capsys.readouterr().err
