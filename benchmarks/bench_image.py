@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests import podman
-from tests.conftest import start_server
+from tests.harness import start_server
 
 TAG = "localhost/worthit-test:current"
 

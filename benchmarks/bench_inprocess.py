@@ -22,13 +22,14 @@ import uvloop
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import migrated
+from benchmarks.proposals import PROPOSALS
+from tests.harness import migrated
 from worthit.rules.model import Proposal
 from worthit.service.db.decisions import DecisionStore
 from worthit.service.db.policies import PolicyStore
 from worthit.service.decisions import DecisionService
-from worthit.service.http.codec import decode_strict
 from worthit.service.policies import PolicyService
+from worthit.service.validation import decode_strict
 
 CALLERS = 32
 
@@ -72,8 +73,6 @@ def measure(database_url: str, body: bytes, seconds: float, *, store: bool = Tru
 
 
 def main() -> None:
-    from benchmarks.run import PROPOSALS
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", help="a database URL (default: a fresh SQLite file)")
     parser.add_argument("--seconds", type=float, default=4.0)

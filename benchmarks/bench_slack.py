@@ -26,7 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import start_server
+from tests.harness import start_server
 
 SECRET = "bench-signing-secret"
 LIMIT_S = 3.0

@@ -41,21 +41,13 @@ sys.path.insert(0, str(ROOT))
 import msgspec
 
 from benchmarks import bench_image, bench_inprocess, bench_profiles, bench_slack
-from tests.conftest import POSTGRES_URL, _admin, postgres_answers, start_server
+from benchmarks.proposals import PROPOSALS
+from tests.harness import POSTGRES_URL, admin, postgres_answers, start_server
 from worthit.rules.engine import evaluate
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 
 CONNECTIONS = 32
-PROPOSALS = [
-    b'{"target":"attention_softmax","p":0.21,"k":10,"baseline_ms":100,"cost_weeks":3}',
-    b'{"target":"gemm_qkv","p":0.34,"k":10,"baseline_ms":100,"cost_weeks":4,"scope":{"workload":"inference",'
-    b'"measured":"step","method":"timeline"},"breakdown":[{"name":"gemm_qkv","ms":34},{"name":"attention_softmax",'
-    b'"ms":21},{"name":"matmul_out","ms":12},{"name":"layernorm","ms":6},{"name":"elementwise_gelu","ms":4},'
-    b'{"name":"H2D copy","ms":18,"kind":"copy"},{"name":"host gaps","ms":5,"kind":"host"}]}',
-    b'{"target":"x","p":0.05,"k":2,"cost_weeks":3,"flags":{"fleet_gpus":20000,"latency_slo":{"tail_risk":true}}}',
-    b'{"target":"asm_kernel","p":0.03,"k":1.5,"cost_weeks":3,"flags":{"portability":"hand_asm"}}',
-]
 
 
 @dataclass
@@ -341,7 +333,7 @@ def main() -> None:
         postgres = not args.no_postgres and postgres_answers()
         if postgres:
             name = f"worthit_bench_{os.getpid()}"
-            asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+            asyncio.run(admin(f'CREATE DATABASE "{name}"'))
             databases["PostgreSQL"] = POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
         rates: dict[str, float] = {}
         try:
@@ -362,7 +354,7 @@ def main() -> None:
             rows += in_process
         finally:
             if postgres:
-                asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+                asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         rows += bench_profile_readers(args.quick, workdir)
         rows += bench_slack_latency(args.quick, workdir)
         rows += bench_container_image()

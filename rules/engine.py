@@ -13,21 +13,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
-from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
+from worthit.rules.checks import CHECKS
+from worthit.rules.context import (  # re-exported: `rules.engine` stays where callers and tests find them
+    KIND_LABEL,
+    NON_KERNEL,
+    PASSING,
+    SCOPE_NOUN,
+    Alternative,
+    Check,
+    Context,
+    Example,
+    break_even,
+    kinds_label,
+    lazy,
+    opposition,
+)
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import (
-    AmdahlFigures,
     Evaluation,
     Figure,
     Finding,
     Interval,
-    Phase,
-    PhaseKind,
     PolicyRef,
     Proposal,
     Range,
@@ -36,17 +46,29 @@ from worthit.rules.model import (
     Verdict,
 )
 from worthit.rules.policy import Policy
-from worthit.rules.text import STATEMENT_CHARS, label, ms, pct, sentence, times
-from worthit.rules.worth import CARRIED_BY, Worth, worth_of
+from worthit.rules.text import STATEMENT_CHARS, pct, sentence, times
+from worthit.rules.worth import CARRIED_BY
 
-T = TypeVar("T")
-
-SCOPE_NOUN: dict[str, str] = {
-    "step": "the step",
-    "device_activity": "device activity",
-    "end_to_end": "the run",
-    "rank": "the rank's step",
-}
+__all__ = [
+    "EFFECT_VERDICT",
+    "KIND_LABEL",
+    "NON_KERNEL",
+    "PASSING",
+    "RANK",
+    "SCOPE_NOUN",
+    "Alternative",
+    "Check",
+    "Context",
+    "Example",
+    "break_even",
+    "decide",
+    "evaluate",
+    "kinds_label",
+    "lazy",
+    "opposition",
+    "run_checks",
+    "verdict_at",
+]
 
 # Higher wins (PRODUCT §3): remeasure > decline/redirect > fund_if > fund. Between the two of equal rank, a
 # redirect (which names where the effort belongs) is preferred to a bare decline.
@@ -59,246 +81,6 @@ EFFECT_VERDICT: dict[str, Verdict] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Example:
-    """A rule's own example (Fixit's VALID/INVALID): a proposal, whether the rule fires, and the verdict."""
-
-    proposal: dict[str, Any]
-    fires: bool
-    verdict: Verdict | None = None
-    figures: dict[str, float] = field(default_factory=dict)
-    """Figures the finding must carry, compared with a relative tolerance of 1e-3."""
-    policy: dict[str, Any] = field(default_factory=dict)
-    """Overrides of the default policy for this example."""
-
-
-NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host", "input")
-KIND_LABEL: dict[str, str] = {
-    "alloc": "allocation",
-    "copy": "host↔device copy",
-    "host": "host time",
-    "input": "input-pipeline wait",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Alternative:
-    """Where the effort belongs instead: the largest other phase, or the non-kernel time taken together."""
-
-    label: str
-    share: float
-    ms: float
-    grouped: bool
-    """True when the alternative is the allocation, copy and host-gap phases together (one fix family)."""
-    kinds: tuple[str, ...] = ("kernel",)
-    """The kinds of phase it is made of: a kernel phase has other fixes than copies or a stalled input pipeline."""
-
-    @property
-    def non_kernel(self) -> bool:
-        return all(kind in NON_KERNEL for kind in self.kinds)
-
-    def phrase(self) -> str:
-        """The alternative as a reviewer names it: `gemm_qkv at 34% (34 ms)` or `the 84.6% that is allocation…`."""
-        if self.grouped:
-            return f"the {pct(self.share)} that is {self.label}"
-        return f"{self.label} at {pct(self.share)} ({ms(self.ms)})"
-
-    def figures(self) -> dict[str, Figure]:
-        return {"alternative": self.label, "alternative_share": self.share, "alternative_ms": self.ms}
-
-
-def opposition(
-    ctx: Context,
-    rule: str,
-    head: str,
-    figures: dict[str, Figure],
-    *,
-    then: str = "is where the effort belongs",
-) -> Finding:
-    """A finding against the proposal: a redirect naming where the effort belongs when the breakdown knows (the
-    statement ends `…; <alternative> <then>.`), else a plain decline."""
-    alternative = ctx.alternative
-    if alternative is None:
-        return Finding(rule=rule, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")
-    figures |= alternative.figures()
-    return Finding(
-        rule=rule,
-        effect="opposes",
-        verdict="redirect",
-        figures=figures,
-        message=f"{head}; {alternative.phrase()} {then}.",
-    )
-
-
-def kinds_label(kinds: Sequence[str]) -> str:
-    """`allocation and host↔device copy`: the non-kernel kinds present, in a fixed order."""
-    words = [KIND_LABEL[kind] for kind in NON_KERNEL if kind in kinds]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
-class lazy(Generic[T]):  # noqa: N801 - used like the decorator it replaces
-    """`functools.cached_property` without its per-access lock (Python 3.11 takes one on every read).
-
-    A non-data descriptor: the first read stores the value in the instance's `__dict__`, which then shadows the
-    descriptor, so later reads are plain attribute lookups. Checks read these figures dozens of times a proposal.
-    """
-
-    def __init__(self, func: Callable[[Any], T]) -> None:
-        self.func = func
-        self.name = func.__name__
-        self.__doc__ = func.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, instance: None, owner: type) -> lazy[T]: ...
-    @overload
-    def __get__(self, instance: object, owner: type) -> T: ...
-    def __get__(self, instance: object | None, owner: type) -> T | lazy[T]:
-        if instance is None:
-            return self
-        value = self.func(instance)
-        instance.__dict__[self.name] = value  # bypasses the frozen dataclass's __setattr__ on purpose
-        return value
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a check reads: the proposal, the policy, and the figures derived once for all checks."""
-
-    proposal: Proposal
-    policy: Policy
-    p: float
-    k: float
-
-    @lazy
-    def amdahl(self) -> AmdahlFigures:
-        return amdahl.figures(self.p, self.k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
-
-    @lazy
-    def baseline_ms(self) -> float | None:
-        """The measured scope's time: given, else the breakdown's sum when the breakdown divides that scope."""
-        if self.proposal.baseline_ms is not None:
-            return self.proposal.baseline_ms
-        if self.proposal.breakdown_scope != "measured":
-            return None
-        total = self.breakdown_ms
-        return total if total else None
-
-    @lazy
-    def breakdown_ms(self) -> float:
-        return sum(phase.ms for phase in self.proposal.breakdown or ())
-
-    @lazy
-    def breakdown_total(self) -> float:
-        """The time the breakdown's shares are taken of: `baseline_ms` for the measured scope, else the sum."""
-        if self.proposal.breakdown_scope == "measured" and self.proposal.baseline_ms is not None:
-            return self.proposal.baseline_ms
-        return self.breakdown_ms
-
-    @property
-    def target(self) -> str:
-        return label(self.proposal.target) if self.proposal.target else "the target"
-
-    @lazy
-    def target_phase(self) -> Phase | None:
-        for phase in self.proposal.breakdown or ():
-            if phase.name == self.proposal.target:
-                return phase
-        return None
-
-    def share(self, phase: Phase) -> float:
-        """A phase's share of the time the breakdown divides (see `breakdown_total`)."""
-        total = self.breakdown_total
-        return phase.ms / total if total else 0.0
-
-    @lazy
-    def p_run(self) -> float:
-        """The target's share of the whole run: `p_end_to_end`, else read off a whole-run breakdown, else `p`."""
-        if self.proposal.p_end_to_end is not None:
-            return self.proposal.p_end_to_end
-        if self.proposal.breakdown_scope == "end_to_end" and self.target_phase is not None and self.breakdown_ms:
-            return self.target_phase.ms / self.breakdown_ms
-        return self.p
-
-    @lazy
-    def run_saving(self) -> float:
-        """Share of the whole run removed: what noise, rate of return and fleet economics are judged on."""
-        return amdahl.saving_fraction(self.p_run, self.k)
-
-    @lazy
-    def run_rate(self) -> float | None:
-        """Share of the whole run removed per engineer-week; `inf` at no cost, `None` when the cost is unknown."""
-        cost = self.proposal.cost_weeks
-        if cost is None:
-            return None
-        return self.run_saving / cost if cost > 0 else math.inf
-
-    @lazy
-    def target_share(self) -> float:
-        """The target's share of the time the breakdown divides."""
-        if self.target_phase is not None and self.breakdown_total:
-            return self.share(self.target_phase)
-        return self.p_run if self.proposal.breakdown_scope == "end_to_end" else self.p
-
-    @lazy
-    def others(self) -> list[Phase]:
-        """The breakdown's phases other than the target."""
-        return [phase for phase in self.proposal.breakdown or () if phase.name != self.proposal.target]
-
-    @lazy
-    def alternative(self) -> Alternative | None:
-        """The largest thing bigger than the target and above the noise floor: one phase, or the non-kernel
-        phases together (the seed's "the 85% that is allocation and host↔device copy")."""
-        floor = self.policy.noise_floor
-        candidates = [
-            Alternative(label(phase.name), self.share(phase), phase.ms, grouped=False, kinds=(phase.kind,))
-            for phase in self.others
-        ]
-        group = [phase for phase in self.others if phase.kind in NON_KERNEL]
-        if len(group) >= 2:
-            total = sum(phase.ms for phase in group)
-            share = total / self.breakdown_total if self.breakdown_total else 0.0
-            kinds = tuple(kind for kind in NON_KERNEL if any(p.kind == kind for p in group))
-            candidates.append(Alternative(kinds_label(list(kinds)), share, total, grouped=True, kinds=kinds))
-        fitting = [alt for alt in candidates if alt.share > self.target_share and alt.share >= floor]
-        return max(fitting, key=lambda alt: alt.share, default=None)
-
-    @lazy
-    def material_alternative(self) -> Alternative | None:
-        """The alternative when it could win materially more than this proposal: its whole time at least
-        `alternative_ratio` times the proposal's own end-to-end saving (stage 4 names it even when the proposal
-        passes)."""
-        alternative = self.alternative
-        if alternative is None:
-            return None
-        if alternative.share < self.policy.alternative_ratio * max(self.run_saving, 0.0):
-            return None
-        return alternative
-
-    @lazy
-    def unportable(self) -> bool:
-        return self.proposal.flags.portability in ("vendor_specific", "hand_asm")
-
-    @lazy
-    def worth(self) -> Worth:
-        """Stages 2 and 3, once for every check: the value of the work, its full cost, and whether it pays."""
-        return worth_of(self.proposal, self.policy, self.run_saving, self.k)
-
-    @property
-    def maintenance_weeks(self) -> float:
-        """Engineer-weeks unportable code costs to keep correct over the policy's horizon (0 when portable)."""
-        return self.worth.cost.upkeep_weeks
-
-    @property
-    def scope_noun(self) -> str:
-        """What `p` is a share of, as the statement says it: the step, device activity, the run, one rank."""
-        return SCOPE_NOUN.get(self.proposal.scope.measured or "step", "the step")
-
-
-Check = Callable[[Context], Finding | None]
-
 STAGES: tuple[Stage, ...] = ("trust", "worth", "cost", "alternative", "condition")
 QUESTIONS: dict[Stage, str] = {
     "trust": "Can these numbers be trusted?",
@@ -307,7 +89,6 @@ QUESTIONS: dict[Stage, str] = {
     "alternative": "Is there a better use of the effort?",
     "condition": "On what conditions?",
 }
-PASSING: frozenset[Verdict] = frozenset({"fund", "fund_if"})
 
 
 def _point(value: float | Range | str | None, name: str) -> float:
@@ -380,11 +161,8 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
     return verdict, deciding
 
 
-@cache
 def registry() -> tuple[ModuleType, ...]:
     """The registry of checks (`rules.checks.CHECKS`)."""
-    from worthit.rules.checks import CHECKS  # the checks import this module: resolve the registry on first use
-
     return CHECKS
 
 
@@ -394,7 +172,12 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
     if checks is None:
         checks = registry()
     p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
-    ctx = Context(proposal=proposal, policy=policy, p=p, k=k)
+    chosen = checks
+
+    def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
+        return verdict_at(other, policy, p_at, k_at, chosen)
+
+    ctx = Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe)
     findings = _run(ctx, checks)
     if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
         ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx)
@@ -419,19 +202,6 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
 def verdict_at(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> Verdict:
     """The pure verdict function at one point (p, k): what bisection searches for break-even values."""
     return decide(run_checks(proposal, policy, p, k, checks))[0]
-
-
-def break_even(passes: Callable[[float], bool], fail: float, ok: float, *, rel: float = 1e-3) -> float:
-    """The boundary between a failing and a passing value, by bisection (`passes(ok)` and not `passes(fail)`)."""
-    for _ in range(40):
-        if abs(ok - fail) <= rel * max(abs(ok), abs(fail), 1e-12):
-            break
-        mid = (fail + ok) / 2
-        if passes(mid):
-            ok = mid
-        else:
-            fail = mid
-    return ok
 
 
 # --- ranges --------------------------------------------------------------------------------------------------------

@@ -20,57 +20,19 @@ import msgspec
 
 from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput, PolicyError
-from worthit.rules.model import Evaluation, Proposal
-from worthit.rules.policy import Policy, default_policy, parse_policy
+from worthit.rules.model import Evaluation
+from worthit.rules.policy import Policy
 from worthit.rules.profiles import Breakdown, ProfileError
+from worthit.service.gate import BlockError, read_proposal
 from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
+from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
+from worthit.service.present import render
 from worthit.service.settings import Settings
-
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _read(path: str) -> bytes:
     return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-
-
-def load_policy(path: str | None) -> Policy:
-    return default_policy() if path is None else parse_policy(Path(path).read_bytes())
-
-
-def decode_proposal(data: bytes) -> Proposal:
-    """A proposal from JSON, validated as strictly as the API does."""
-    from worthit.service.http.codec import decode_strict
-
-    return decode_strict(data, Proposal)  # type: ignore[no-any-return]
-
-
-def render(evaluation: Evaluation) -> str:
-    """The evaluation as a reviewer reads it in a terminal."""
-    from worthit.rules.text import ms, pct, times
-
-    a = evaluation.amdahl
-    lines = [f"verdict: {evaluation.verdict}", "", evaluation.statement, ""]
-    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
-    lines.append(f"  speedup      {times(a.speedup)}   (ceiling {ceiling})")
-    lines.append(
-        f"  saving       {pct(a.saving_fraction)} of the step"
-        + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")
-    )
-    if a.new_ms is not None and a.baseline_ms is not None:
-        lines.append(f"  step         {ms(a.baseline_ms)} -> {ms(a.new_ms)}")
-    lines.append(
-        f"  headroom     {pct(a.headroom_captured)} of the target's own time captured"
-        + (f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else "")
-    )
-    if a.rate is not None:
-        lines.append(f"  return       {ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week")
-    lines += ["", "findings:"]
-    for finding in evaluation.findings:
-        mark = " (set aside by " + finding.overridden_by + ")" if finding.overridden_by else ""
-        lines.append(f"  [{finding.effect}] {finding.rule}{mark}: {finding.message}")
-    lines += ["", f"policy: {evaluation.policy.name} v{evaluation.policy.version}"]
-    return "\n".join(lines)
 
 
 def passes(evaluation: Evaluation, policy: Policy) -> bool:
@@ -78,25 +40,23 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
+    """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
     try:
         policy = load_policy(args.policy_file)
-        data = _read(args.file)
-        if args.profile:
-            # The profile given on the command line stands for a stored one: name it so `p` may be left out.
-            raw = msgspec.json.decode(data)
-            if isinstance(raw, dict) and "profile_id" not in raw:
-                data = msgspec.json.encode(raw | {"profile_id": Path(args.profile[0]).name[:200]})
-        proposal = decode_proposal(data)
+        text = _read(args.file).decode("utf-8", errors="replace")
+        # The profile given on the command line stands for a stored one: name it so `p` may be left out.
+        defaults = {"profile_id": Path(args.profile[0]).name[:200]} if args.profile else None
+        proposal = read_proposal(text, defaults)
         if args.profile:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
             proposal = proposal_from_profile(proposal, load_profile(args.profile, None, args.steps))
         evaluation = evaluate(proposal, policy)
-    except (InvalidInput, PolicyError, ProfileError) as exc:
+    except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except msgspec.DecodeError as exc:
-        print(f"worthit: expected a JSON proposal: {exc}", file=sys.stderr)
+    except BlockError as exc:
+        print(f"worthit: {args.file} {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
@@ -112,7 +72,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(msgspec.json.encode(evaluation).decode() + "\n")
     else:
-        out.write(render(evaluation) + "\n")
+        out.write(render.terminal(evaluation, measured=proposal.scope.measured, explain=args.explain) + "\n")
     return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
 
 
@@ -143,7 +103,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _request(path: str, type_: Any) -> Any:
-    from worthit.service.http.codec import decode_strict
+    from worthit.service.validation import decode_strict
 
     return decode_strict(_read(path), type_)
 
@@ -154,13 +114,14 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.text import ms, times
 
     try:
-        result = plan_for(_request(args.file, PlanRequest), load_policy(args.policy_file))
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError) as exc:
+        policy = load_policy(args.policy_file)
+        result = plan_for(_request(args.file, PlanRequest), policy)
+    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(result).decode() + "\n")
-        return EXIT_PASS
+        return EXIT_PASS if result.reachable else EXIT_FAIL
     lines = [result.message, "", f"  {'step':<5} {'phase':<32} {'saving':>10} {'running':>10} {'speedup':>9}"]
     for step in result.steps:
         lines.append(
@@ -184,9 +145,10 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.portfolio import PortfolioRequest, portfolio
 
     try:
+        policy = load_policy(args.policy_file)
         request = _request(args.file, PortfolioRequest)
-        result = portfolio(request.proposals, load_policy(args.policy_file), request.budget_weeks)
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError) as exc:
+        result = portfolio(request.proposals, policy, request.budget_weeks)
+    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
@@ -325,9 +287,13 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.service.api.rules import rule_docs
 
-    for doc in rule_docs():
-        if args.rule in (None, doc.id):
-            out.write(doc.explanation + "\n\n")
+    docs = [doc for doc in rule_docs() if args.rule in (None, doc.id)]
+    if not docs:
+        known = ", ".join(doc.id for doc in rule_docs())
+        print(f"worthit: no rule `{args.rule}`; the rules are {known}", file=sys.stderr)
+        return EXIT_USAGE
+    for doc in docs:
+        out.write(doc.explanation + "\n\n")
     return EXIT_PASS
 
 
@@ -367,7 +333,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     # program's own handler: ours makes that stop an exit 0 rather than death by signal (143).
     signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(
-        "service.app:create_app",
+        "worthit.service.app:create_app",
         factory=True,
         host=settings.host,
         port=settings.port,
@@ -397,9 +363,32 @@ def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(EXIT_PASS)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("worthit")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+class _Commands:
+    """Subcommands whose one-line `help` (the list in `worthit --help`) is also their own `--help` description."""
+
+    def __init__(self, actions: Any) -> None:
+        self._actions = actions
+
+    def add_parser(self, name: str, *, help: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self._actions.add_parser(
+            name, help=help, description=help[0].upper() + help[1:] + "."
+        )
+        return parser
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="worthit", description=__doc__.split("\n")[0])
-    sub = root.add_subparsers(dest="command", required=True)
+    root.add_argument("--version", action="version", version=f"worthit {_version()}")
+    sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND"))
 
     serve = sub.add_parser("serve", help="serve the HTTP API (migrations applied first)")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1, or WORTHIT_HOST)")
@@ -414,8 +403,11 @@ def parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     review = sub.add_parser("review", help="evaluate a proposal offline, no server needed")
-    review.add_argument("file", help="a JSON proposal, or - for standard input")
+    review.add_argument("file", help="a JSON or YAML proposal (`p: 21%%`, `cost_weeks: 10d`), or - for standard input")
     review.add_argument("--json", action="store_true", help="print the evaluation as JSON")
+    review.add_argument(
+        "--explain", action="store_true", help="print the reasoning: each stage's question, answer and checks"
+    )
     review.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     review.add_argument("--chart", metavar="FILE", help="also write the before/after chart as SVG to FILE")
     review.add_argument(
@@ -433,7 +425,7 @@ def parser() -> argparse.ArgumentParser:
     openapi.set_defaults(func=cmd_openapi)
 
     token = sub.add_parser("token", help="create, revoke or list bearer tokens")
-    token_actions = token.add_subparsers(dest="action", required=True)
+    token_actions = _Commands(token.add_subparsers(dest="action", required=True, metavar="ACTION"))
     create = token_actions.add_parser("create", help="create a token; prints it once, alone on stdout")
     create.add_argument("--name", required=True, help="who or what uses it, e.g. planning-tool")
     create.add_argument("--scope", required=True, choices=["read", "write", "admin"])

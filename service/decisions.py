@@ -55,8 +55,12 @@ class DecisionService:
         """The verdict only; nothing is stored. Under `calibrate = true`, also at the team's calibrated k."""
         return await self._evaluate(await self.resolve(proposal), policy_name)
 
+    async def policy(self, policy_name: str | None) -> Policy:
+        """The policy a request names, else the service's default (`WORTHIT_POLICY`): plans and portfolios too."""
+        return await self._policies.get(policy_name or self._default_policy)
+
     async def _evaluate(self, proposal: Proposal, policy_name: str | None) -> Evaluation:
-        policy = await self._policies.get(policy_name or self._default_policy)
+        policy = await self.policy(policy_name)
         evaluation = evaluate(proposal, policy)
         if policy.calibrate and self._calibrate is not None:
             evaluation = await self._calibrate(proposal, policy, evaluation)
@@ -134,7 +138,7 @@ class DecisionService:
         fired_after = {f.rule for f in after.findings if f.overridden_by is None}
         return Reevaluation(
             decision_id=decision.id,
-            before=decision.policy,
+            before=Evaluation(**{name: getattr(decision, name) for name in Evaluation.__struct_fields__}),
             after=after,
             changed=bool(changes),
             changes=changes,

@@ -7,7 +7,7 @@ from typing import Literal
 
 import msgspec
 
-from worthit.rules.model import Evaluation, PolicyRef, Proposal
+from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.profiles.model import Breakdown
 
 Source = Literal["api", "slack", "cli", "gate"]
@@ -48,7 +48,8 @@ class Reevaluation(msgspec.Struct, kw_only=True):
     """A stored decision evaluated again under another policy."""
 
     decision_id: str
-    before: PolicyRef
+    before: Evaluation
+    """The stored decision's evaluation, as it was made (its `policy` says under which version)."""
     after: Evaluation
     changed: bool
     changes: list[Change]

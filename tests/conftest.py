@@ -9,56 +9,33 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, settings
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from worthit.service.db import migrate
-from worthit.service.db.engine import create_engine
-from worthit.service.db.writer import GroupCommitWriter
-from worthit.service.settings import Settings
+from tests.harness import (
+    IN_CI,
+    POSTGRES_URL,
+    ROOT,
+    Server,
+    admin,
+    free_port,
+    migrated,
+    postgres_answers,
+    start_server,
+    worthit,
+)
+
+# Re-exported for the tests that import them from here.
+__all__ = ["IN_CI", "POSTGRES_URL", "ROOT", "Server", "free_port", "migrated", "start_server", "worthit"]
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-ROOT = Path(__file__).resolve().parents[1]
-POSTGRES_URL = os.environ.get("WORTHIT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def postgres_answers() -> bool:
-    host_port = POSTGRES_URL.split("@", 1)[-1].split("/", 1)[0]
-    host, _, port = host_port.partition(":")
-    try:
-        with socket.create_connection((host or "127.0.0.1", int(port or 5432)), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-async def _admin(statement: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(POSTGRES_URL)
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
 
 
 @pytest.fixture
@@ -69,11 +46,11 @@ def postgres_url() -> Iterator[str]:
             pytest.fail(f"PostgreSQL does not answer at {POSTGRES_URL}; CI must run these tests")
         pytest.skip("no PostgreSQL server answers (set WORTHIT_TEST_POSTGRES_URL)")
     name = f"worthit_test_{secrets.token_hex(6)}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
     try:
         yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
     finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture
@@ -86,114 +63,6 @@ def database_url(request: pytest.FixtureRequest) -> str:
     """Each test using this runs once on a SQLite file and once on PostgreSQL."""
     fixture = "sqlite_url" if request.param == "sqlite" else "postgres_url"
     return str(request.getfixturevalue(fixture))
-
-
-@asynccontextmanager
-async def migrated(database_url: str, **writer_options: Any) -> AsyncIterator[tuple[AsyncEngine, GroupCommitWriter]]:
-    """A migrated database and a running group-commit writer on it, for tests that use the services directly."""
-    engine = create_engine(Settings(database_url=database_url))
-    try:
-        await migrate.upgrade(engine)
-        writer = GroupCommitWriter(engine, **writer_options)
-        await writer.start()
-        try:
-            yield engine, writer
-        finally:
-            await writer.close()
-    finally:
-        await engine.dispose()
-
-
-def worthit(
-    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the `worthit` command line as a user would, in a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-m", "worthit.service.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env=env,
-        timeout=60,
-        check=False,
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Server:
-    """A real `worthit serve` process."""
-
-    url: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def client(self, **kwargs: object) -> httpx.Client:
-        return httpx.Client(base_url=self.url, **({"timeout": 10} | kwargs))  # type: ignore[arg-type]
-
-    def kill(self) -> None:
-        """SIGKILL the server and all its workers at once, as a crash or an OOM kill would."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=15)
-
-    def stop(self, sig: int | None = None) -> None:
-        if self.process.poll() is None:
-            if sig is None:
-                self.process.terminate()
-            else:
-                self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def start_server(
-    database_url: str, log: Path, *, workers: int = 1, env: dict[str, str] | None = None, port: int | None = None
-) -> Server:
-    port = port or free_port()
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("WORTHIT_")}
-    environment |= {"WORTHIT_LOG_LEVEL": "warning"} | (env or {})
-    with log.open("ab") as handle:  # the child keeps its own descriptor
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "service.cli",
-                "serve",
-                "--port",
-                str(port),
-                "--database",
-                database_url,
-                "--workers",
-                str(workers),
-            ],
-            cwd=ROOT,
-            env=environment,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a kill takes the workers with it
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                return Server(url=url, process=process, log=log)
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise RuntimeError(f"server did not become ready:\n{log.read_text()}")
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Finding
 from worthit.rules.text import k_text, ms, pct, times
 

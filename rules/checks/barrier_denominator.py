@@ -18,7 +18,7 @@ Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profil
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct
 

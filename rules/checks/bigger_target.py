@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, times
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, times
 

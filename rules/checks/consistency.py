@@ -15,7 +15,7 @@ Example: p = 25% with a breakdown that gives the target 12 ms of a 100 ms step: 
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 

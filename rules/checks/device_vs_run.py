@@ -17,7 +17,7 @@ copies at 84.6%: redirect, "even making it infinitely fast is a rounding error".
 from __future__ import annotations
 
 from worthit.rules import amdahl
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, pct, saves, times
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import msgspec
 
-from worthit.rules.engine import PASSING, Context, Example, break_even, registry, verdict_at
+from worthit.rules.context import PASSING, Context, Example, break_even
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import pct
 
@@ -41,14 +41,13 @@ _SMALLEST_P = 1e-9
 
 def check(ctx: Context) -> Finding | None:
     """Conditions a passing proposal whose p is an estimate on a measurement of at least the break-even p."""
-    proposal = ctx.proposal
-    if proposal.scope.method != "estimate":
+    proposal, probe = ctx.proposal, ctx.probe
+    if proposal.scope.method != "estimate" or probe is None:
         return None
     measured = msgspec.structs.replace(proposal, scope=msgspec.structs.replace(proposal.scope, method="timeline"))
-    checks = registry()
 
     def passes(p: float) -> bool:
-        return verdict_at(measured, ctx.policy, p, ctx.k, checks) in PASSING
+        return probe(measured, p, ctx.k) in PASSING
 
     if not passes(ctx.p):
         return None

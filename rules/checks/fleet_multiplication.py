@@ -16,7 +16,7 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import months, num, pct, saves, times, usd
 

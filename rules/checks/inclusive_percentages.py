@@ -12,7 +12,7 @@ Example: p = 0.626 read from the summary's PERCENT (INC): remeasure on the trace
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import pct
 

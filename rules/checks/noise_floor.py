@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, num, pct, times, usd
 

@@ -12,7 +12,7 @@ Example: 70 ms of kernels and 45 ms of copies in a 100 ms step: 15 ms counted tw
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 

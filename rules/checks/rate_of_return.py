@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct, weeks
 

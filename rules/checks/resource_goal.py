@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.engine import NON_KERNEL, Context, Example, kinds_label
+from worthit.rules.context import NON_KERNEL, Context, Example, kinds_label
 from worthit.rules.model import Figure, Finding, Phase
 from worthit.rules.plans import plan
 from worthit.rules.text import count, join, label, ms, num, pct, times

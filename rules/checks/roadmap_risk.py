@@ -13,7 +13,7 @@ Example: 2% on model A for 3 weeks, 40% on model B, which slipped twice with no 
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, label, pct, saves
 

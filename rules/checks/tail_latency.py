@@ -13,7 +13,7 @@ decline.
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example, opposition
+from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct, saves
 

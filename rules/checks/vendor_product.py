@@ -14,7 +14,7 @@ Example: 3% via hand asm in a vendor library's GEMM, behind a tested portable fa
 
 from __future__ import annotations
 
-from worthit.rules.engine import Context, Example
+from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct
 

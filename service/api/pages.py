@@ -31,6 +31,7 @@ from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions import DecisionService
 from worthit.service.errors import NotFound
 from worthit.service.outcomes import Outcome, OutcomeService, WorkloadHistory
+from worthit.service.present import render
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
 from worthit.service.records import Decision
 
@@ -99,28 +100,8 @@ def _number(value: float | Range | str | None, fmt: Any) -> str:
 
 
 def figure_rows(decision: Decision) -> list[tuple[str, str]]:
-    """The amdahl figures as a reviewer reads them."""
-    a = decision.amdahl
-    rows = [
-        ("speedup", times(a.speedup)),
-        ("ceiling", "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)),
-    ]
-    rows.append(("saving", pct(a.saving_fraction) + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
-    if a.baseline_ms is not None and a.new_ms is not None:
-        rows.append(("step", f"{ms(a.baseline_ms)} → {ms(a.new_ms)}"))
-    rows.append(
-        (
-            "headroom captured",
-            pct(a.headroom_captured) + (f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else ""),
-        )
-    )
-    if a.rate is not None:
-        rows.append(("return", (ms(a.rate) if a.rate_unit == "ms/week" else pct(a.rate)) + " per engineer-week"))
-    if a.cost_weeks is not None:
-        rows.append(("cost", weeks(a.cost_weeks)))
-    if decision.holds_across_range is not None:
-        rows.append(("holds across the range", "yes" if decision.holds_across_range else "no"))
-    return rows
+    """The figures as a reviewer reads them (the shared renderer's rows)."""
+    return [(row.label, row.value) for row in render.figures(decision)]
 
 
 def proposal_rows(decision: Decision) -> list[tuple[str, str]]:

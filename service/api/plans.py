@@ -9,9 +9,9 @@ from litestar.params import JSONBody
 from worthit.rules.plans import Plan, PlanRequest, plan_for
 from worthit.rules.portfolio import Portfolio, PortfolioRequest, portfolio
 from worthit.service.api.decisions import PolicyParam
+from worthit.service.decisions import DecisionService
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
-from worthit.service.policies import PolicyService
 
 
 class PlanController(Controller):
@@ -27,11 +27,11 @@ class PlanController(Controller):
         responses=problem_responses(*BODY_PROBLEMS, 404),
     )
     async def plan(
-        self, data: JSONBody[PlanRequest], policies: NamedDependency[PolicyService], policy: PolicyParam = None
+        self, data: JSONBody[PlanRequest], decisions: NamedDependency[DecisionService], policy: PolicyParam = None
     ) -> Plan:
         """The fewest phases to speed up to reach a target speedup or time, every phase that would complete the last
         step, and the ceilings: all kernels at k, all kernels at zero, and what is left (copies, host gaps)."""
-        return plan_for(data, await policies.get(policy or "default"))
+        return plan_for(data, await decisions.policy(policy))
 
     @post(
         "/portfolio",
@@ -42,8 +42,8 @@ class PlanController(Controller):
         responses=problem_responses(*BODY_PROBLEMS, 404),
     )
     async def portfolio(
-        self, data: JSONBody[PortfolioRequest], policies: NamedDependency[PolicyService], policy: PolicyParam = None
+        self, data: JSONBody[PortfolioRequest], decisions: NamedDependency[DecisionService], policy: PolicyParam = None
     ) -> Portfolio:
         """Proposals on one workload ranked by return per engineer-week, the set funded under `budget_weeks`, and
         the combined speedup from summed ms savings (speedups never multiply)."""
-        return portfolio(data.proposals, await policies.get(policy or "default"), data.budget_weeks)
+        return portfolio(data.proposals, await decisions.policy(policy), data.budget_weeks)

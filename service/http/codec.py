@@ -13,22 +13,12 @@ from litestar.dto import MsgspecDTO
 from litestar.exceptions import ClientException
 from litestar.typing import FieldDefinition
 
-from worthit.rules.errors import InvalidInput
-from worthit.service.http.problems import validation_problem
+from worthit.service.validation import decode_strict
 
 
 def is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
-
-
-def decode_strict(body: bytes, type_: Any) -> Any:
-    """Decode `body` as `type_`, turning a validation error into one that names the field and the value got."""
-    try:
-        return msgspec.json.decode(body, type=type_, strict=True)
-    except msgspec.ValidationError as exc:
-        detail, pointer = validation_problem(str(exc), body)
-        raise InvalidInput(detail, pointer) from exc
 
 
 T = TypeVar("T", bound=msgspec.Struct)

@@ -10,8 +10,8 @@ from typing import Literal
 
 import msgspec
 
-from worthit.rules.model import Evaluation, Finding, Verdict
-from worthit.rules.text import ms, num, pct, times, weeks
+from worthit.rules.model import Evaluation, Verdict
+from worthit.service.present import render
 from worthit.service.slack.text import USAGE
 
 HEADER_CHARS = 150
@@ -86,34 +86,10 @@ def _field(label: str, value: str) -> Mrkdwn:
     return Mrkdwn(text=clip(f"*{label}*\n{escape(value)}", FIELD_CHARS))
 
 
-def figure_fields(evaluation: Evaluation) -> list[Mrkdwn]:
-    """The key figures of an evaluation, at most `MAX_FIELDS`, in the order a reviewer asks for them."""
-    a = evaluation.amdahl
-    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
-    fields = [_field("Speedup", f"{times(a.speedup)} (ceiling {ceiling})")]
-    saving = f"{pct(a.saving_fraction)} of the scope"
-    fields.append(_field("Saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
-    if a.baseline_ms is not None and a.new_ms is not None:
-        fields.append(_field("New time", f"{ms(a.baseline_ms)} → {ms(a.new_ms)}"))
-    headroom = f"{pct(a.headroom_captured)} captured"
-    fields.append(_field("Headroom", headroom + (f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else "")))
-    if a.rate is not None:
-        rate = ms(a.rate) if a.rate_unit == "ms/week" else pct(a.rate)
-        fields.append(_field("Rate", f"{rate} per engineer-week"))
-    if a.cost_weeks is not None:
-        fields.append(_field("Cost", weeks(a.cost_weeks)))
-    fleet = _finding(evaluation, "fleet_multiplication")
-    if fleet is not None:
-        freed = fleet.figures.get("gpu_equivalents")
-        if isinstance(freed, int | float) and not isinstance(freed, bool):
-            fields.append(_field("GPU-equivalents freed", num(float(freed))))
-    fields.append(_field("Decided by", evaluation.deciding_rule))
-    fields.append(_field("Policy", f"{evaluation.policy.name} v{evaluation.policy.version}"))
-    return fields[:MAX_FIELDS]
-
-
-def _finding(evaluation: Evaluation, rule: str) -> Finding | None:
-    return next((finding for finding in evaluation.findings if finding.rule == rule), None)
+def figure_fields(evaluation: Evaluation, *, measured: str | None = None) -> list[Mrkdwn]:
+    """The key figures of an evaluation (the shared renderer's rows), at most `MAX_FIELDS`."""
+    rows = [*render.figures(evaluation, measured=measured), *render.provenance(evaluation)]
+    return [_field(row.label[:1].upper() + row.label[1:], row.value) for row in rows][:MAX_FIELDS]
 
 
 def _findings_text(evaluation: Evaluation) -> str | None:

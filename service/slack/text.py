@@ -2,8 +2,10 @@
 
 Forgiving where the intent is clear: fractions or percents, units on times and costs, `k=10x` or `k=∞`, `20,000` or
 `20k`, `key = value`, any case, quotes for values with spaces. Strict where it is not: an unknown key, a value that
-does not read, a missing `p` or `k` answer with the usage and name the token; nothing is guessed. `parse` is a pure
-function of the text; the proposal it builds is validated exactly as a JSON body is (`msgspec.convert`, strict).
+does not read, a missing `p` or `k` answer with the usage and name the token; nothing is guessed. Values are read by
+`service/units.py`, the reader every surface shares. `parse` is a pure function of the text (and the public entry
+point for any Slack client, the slash command's or a Socket Mode bot's); the proposal it builds is validated
+exactly as a JSON body is (`msgspec.convert`, strict).
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any, NamedTuple
 
 import msgspec
 
 from worthit.rules.model import Proposal
-from worthit.service.http.problems import validation_problem
+from worthit.service import units
+from worthit.service.validation import validation_problem
 
 USAGE = """\
 /worthit p=21% k=10 cost=3w baseline=100ms target=attention_softmax [fleet=20000] [asm] [public]
@@ -59,106 +61,6 @@ class Invalid(msgspec.Struct, frozen=True, kw_only=True):
 Parsed = Command | Help | Invalid
 
 
-class _Unreadable(Exception):
-    """A value that does not read as its key's type (the message, when there is one, says why)."""
-
-
-# Numbers: plain decimals with an optional exponent; what follows is the unit.
-_AMOUNT = re.compile(r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?P<unit>\D*)")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?\D*")
-_MAX_EXPONENT = 300
-
-
-def _amount(value: str) -> tuple[Decimal, str]:
-    text = value.strip()
-    if _THOUSANDS.fullmatch(text):
-        text = text.replace(",", "")
-    text = re.sub(r"(?<=\d)_(?=\d)", "", text)
-    match = _AMOUNT.fullmatch(text)
-    if match is None:
-        raise _Unreadable
-    number = Decimal(match["number"])
-    # Decimal would carry 1e999999 exactly, and float() or int() of it is either inf or a million-digit int.
-    if number and abs(number.adjusted()) > _MAX_EXPONENT:
-        raise _Unreadable
-    return number, match["unit"].strip().lower()
-
-
-def _share_one(text: str, default_unit: str) -> float:
-    number, unit = _amount(text)
-    unit = unit or default_unit
-    if unit == "%":
-        return float(number / 100)
-    if unit == "":
-        return float(number)
-    raise _Unreadable
-
-
-def _ranged(value: str, one: Callable[[str, str], float]) -> float | dict[str, float]:
-    """`a..b` as a range (a unit on `b` alone applies to both ends), anything else as one value."""
-    low, sep, high = value.partition("..")
-    if not sep:
-        return one(value, "")
-    ends = {"low": one(low, _amount(high)[1]), "high": one(high, "")}
-    if ends["low"] > ends["high"]:
-        raise _Unreadable("its low end is above its high end")
-    return ends
-
-
-def _share(value: str) -> float | dict[str, float]:
-    return _ranged(value, _share_one)
-
-
-_INFINITE = frozenset({"inf", "infinity", "∞", "infx", "inf×", "∞x", "∞×"})
-
-
-def _speedup_one(text: str, default_unit: str) -> float:
-    number, unit = _amount(text)
-    if (unit or default_unit) not in ("", "x", "×"):
-        raise _Unreadable
-    return float(number)
-
-
-def _speedup(value: str) -> float | dict[str, float] | str:
-    if value.strip().lower() in _INFINITE:
-        return "inf"
-    return _ranged(value, _speedup_one)
-
-
-def _scaled(units: dict[str, Decimal]) -> Callable[[str], float]:
-    def read(value: str) -> float:
-        number, unit = _amount(value)
-        if unit not in units:
-            raise _Unreadable
-        return float(number * units[unit])
-
-    return read
-
-
-_MS = {
-    **dict.fromkeys(("", "ms", "msec"), Decimal(1)),
-    **dict.fromkeys(("s", "sec", "secs"), Decimal(1000)),
-    **dict.fromkeys(("us", "µs", "μs", "usec"), Decimal("0.001")),  # the micro sign and Greek mu both occur
-    "ns": Decimal("0.000001"),
-}
-_WEEKS = {
-    **dict.fromkeys(("", "w", "wk", "wks", "week", "weeks"), Decimal(1)),
-    **dict.fromkeys(("d", "day", "days"), Decimal("0.2")),  # a working week is five days
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal("0.025")),  # and forty hours
-}
-
-
-def _gpus(value: str) -> int:
-    number, unit = _amount(value)
-    factor = {"": 1, "gpus": 1, "gpu": 1, "k": 1000}.get(unit)
-    if factor is None:
-        raise _Unreadable
-    count = number * factor
-    if count != count.to_integral_value():
-        raise _Unreadable
-    return int(count)
-
-
 def _name(value: str) -> str:
     return value.replace('"', "").strip()
 
@@ -170,12 +72,12 @@ class _Key(NamedTuple):
 
 
 KEYS: dict[str, _Key] = {
-    "p": _Key(("p",), _share, "a share of the measured time: `21%` or `0.21` (a range: `15%..25%`)"),
-    "k": _Key(("k",), _speedup, "the target's own speedup: `10`, `10x`, or `inf` when its work disappears"),
-    "cost": _Key(("cost_weeks",), _scaled(_WEEKS), "engineer effort: `3w`, `10d` or `40h`"),
-    "baseline": _Key(("baseline_ms",), _scaled(_MS), "the measured scope's time: `100ms`, `0.1s` or `500us`"),
-    "p_e2e": _Key(("p_end_to_end",), _share, "the target's share of the whole run: `0.014%` or `0.00014`"),
-    "fleet": _Key(("flags", "fleet_gpus"), _gpus, "a whole number of GPUs: `20000`, `20,000` or `20k`"),
+    "p": _Key(("p",), units.share, "a share of the measured time: `21%` or `0.21` (a range: `15%..25%`)"),
+    "k": _Key(("k",), units.speedup, "the target's own speedup: `10`, `10x`, or `inf` when its work disappears"),
+    "cost": _Key(("cost_weeks",), units.weeks, "engineer effort: `3w`, `10d` or `40h`"),
+    "baseline": _Key(("baseline_ms",), units.millis, "the measured scope's time: `100ms`, `0.1s` or `500us`"),
+    "p_e2e": _Key(("p_end_to_end",), units.share, "the target's share of the whole run: `0.014%` or `0.00014`"),
+    "fleet": _Key(("flags", "fleet_gpus"), units.gpus, "a whole number of GPUs: `20000`, `20,000` or `20k`"),
     "target": _Key(("target",), _name, "the name of what is sped up"),
     "title": _Key(("title",), _name, "a title, in quotes if it has spaces"),
     "workload": _Key(("scope", "workload"), _name, "the workload's name"),
@@ -273,7 +175,7 @@ def parse(text: str) -> Parsed:
                 return Invalid(token=token, reason=f"no value after `{pair['key']}=`; write {key.expects}")
             try:
                 value = key.read(raw)
-            except _Unreadable as exc:
+            except units.Unreadable as exc:
                 why = f" ({exc})" if str(exc) else ""
                 return Invalid(token=token, reason=f"`{raw}` does not read{why}; write {key.expects}")
             path, expects = key.path, key.expects

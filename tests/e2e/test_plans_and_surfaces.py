@@ -72,6 +72,27 @@ def test_the_seed_plan_through_the_api_and_the_cli(sqlite_url: str, server_facto
     unreachable = worthit("plan", "-", stdin=json.dumps(request | {"target_speedup": 5}))
     assert unreachable.returncode == 1
     assert "out of reach" in unreachable.stdout
+    unreachable_json = worthit("plan", "--json", "-", stdin=json.dumps(request | {"target_speedup": 5}))
+    assert unreachable_json.returncode == 1, "--json exits as the text does"
+    assert json.loads(unreachable_json.stdout)["reachable"] is False
+
+
+def test_plans_and_portfolios_follow_worthit_policy(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """WORTHIT_POLICY names the policy of every route, plans and portfolios too (they used to ask for "default")."""
+    server = server_factory(sqlite_url, env={"WORTHIT_POLICY": "nosuch"})
+    with server.client() as client:
+        answers = {
+            path: client.post(path, json=body)
+            for path, body in (
+                ("/v1/evaluate", PROPOSALS[0]),
+                ("/v1/plans", {"breakdown": SEED_STEP, "target_speedup": 2, "k": 10}),
+                ("/v1/portfolio", {"proposals": PROPOSALS[:2]}),
+            )
+        }
+        named = client.post("/v1/plans?policy=default", json={"breakdown": SEED_STEP, "target_speedup": 2, "k": 10})
+    assert {path: answer.status_code for path, answer in answers.items()} == dict.fromkeys(answers, 404)
+    assert all("nosuch" in answer.json()["detail"] for answer in answers.values())
+    assert named.status_code == 200
 
 
 def test_the_seed_portfolio(sqlite_url: str, server_factory: Callable[..., Server]) -> None:

@@ -43,7 +43,9 @@ def test_a_new_policy_version_changes_a_borderline_verdict(
         assert "2%" in after["statement"]
 
         again = client.post(f"/v1/decisions/{before['id']}/reevaluate?policy=default", headers=as_writer).json()
-        assert again["before"] == {"name": "default", "version": 1}
+        # `before` is the whole stored evaluation, like `after`, not only the policy it was made under.
+        assert again["before"] == {name: before[name] for name in again["after"]}
+        assert again["before"]["policy"] == {"name": "default", "version": 1}
         assert again["after"]["policy"] == {"name": "default", "version": 2}
         assert again["changed"] is True
         assert {"field": "verdict", "before": "fund", "after": "decline"} in again["changes"]

@@ -92,10 +92,10 @@ def test_the_seed_case_shows_verdict_statement_and_figures() -> None:
     assert statement["text"]["text"] == evaluation.statement
     shown = {field["text"].split("\n")[0]: field["text"].split("\n")[1] for field in figures["fields"]}
     assert shown["*Speedup*"] == "1.233× (ceiling 1.266×)"
-    assert shown["*Saving*"] == "18.9% of the scope = 18.9 ms"
-    assert shown["*New time*"] == "100 ms → 81.1 ms"
-    assert shown["*Headroom*"] == "90% captured, 2.1 ms left"
-    assert shown["*Rate*"] == "6.3 ms per engineer-week"
+    assert shown["*Saving*"] == "18.9% of the measured scope = 18.9 ms"
+    assert shown["*Time*"] == "100 ms → 81.1 ms"
+    assert shown["*Headroom captured*"] == "90% of the target's own time, 2.1 ms left"
+    assert shown["*Return*"] == "6.3 ms per engineer-week"
     assert shown["*Cost*"] == "3 engineer-weeks"
     assert message["blocks"][-1]["elements"][0]["text"] == "<https://w.example/decisions/d1|Open the decision>"
 

@@ -1,0 +1,163 @@
+"""Parsing a block's YAML (or a whole JSON or YAML proposal) and validating it as strictly as the API does."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import msgspec
+import yaml
+
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Proposal
+from worthit.service import units
+from worthit.service.gate.errors import TEMPLATE_HINT, BlockError
+from worthit.service.gate.fences import Block, normalise_newlines
+from worthit.service.validation import decode_strict
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A validated proposal and the JSON sent to a server (the forgiven values, exactly as validated)."""
+
+    proposal: Proposal
+    json: bytes
+    block: Block
+    tree: yaml.Node = field(repr=False)
+
+
+def parse_block(block: Block, defaults: Mapping[str, object] | None = None) -> Parsed:
+    """Parse the block's YAML safely and validate it as a Proposal; a `BlockError` names the line and field.
+
+    `defaults` fill fields the block leaves out (`worthit review --profile` names the profile it reads)."""
+    try:
+        tree = yaml.compose(block.text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(block.text)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(block, exc) from exc
+    if tree is None or data is None:
+        raise BlockError(f"the worthit block is empty; fill in at least `p` and `k` ({TEMPLATE_HINT})", block.line)
+    if not isinstance(data, dict) or not isinstance(tree, yaml.MappingNode):
+        raise BlockError(
+            f"expected the worthit block to be YAML `field: value` lines (`p: 21%`), got a {type(data).__name__}",
+            block.body_line(tree.start_mark.line),
+        )
+    _reject_duplicates(block, tree)
+    if defaults:
+        data = {**defaults, **data}
+    written: dict[str, str] = {}
+    document = units.forgive(data, written)
+    try:
+        body = msgspec.json.encode(document)
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise BlockError(f"expected plain YAML values: {exc}", block.line) from exc
+    return Parsed(proposal=validate(body, block, tree, written), json=body, block=block, tree=tree)
+
+
+def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Proposal:
+    """A proposal from a whole JSON or YAML document (`worthit review`), values read as every surface reads them.
+
+    JSON is decoded as JSON (so its errors say so); anything else is read as the YAML of a worthit block whose
+    lines are the document's. Raises `InvalidInput` (JSON) or `BlockError` (YAML), each naming the field.
+    """
+    text = normalise_newlines(text)
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            data = msgspec.json.decode(text.encode())
+        except msgspec.DecodeError as exc:
+            try:  # YAML's flow style looks like JSON: `{p: 21%, k: 10}`
+                return parse_block(Block(text=text, line=0), defaults).proposal
+            except BlockError as yaml_exc:
+                if not yaml_exc.detail.startswith("not valid YAML"):
+                    raise
+            raise InvalidInput(f"expected a JSON or YAML proposal: {exc}") from exc
+        if isinstance(data, dict) and defaults:
+            data = {**defaults, **data}
+        proposal: Proposal = decode_strict(msgspec.json.encode(units.forgive(data)), Proposal)
+        return proposal
+    return parse_block(Block(text=text, line=0), defaults).proposal
+
+
+def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
+    """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
+    try:
+        proposal: Proposal = decode_strict(body, Proposal)
+    except InvalidInput as exc:
+        raise invalid_block(block, tree, exc.detail, exc.pointer, written or {}) from exc
+    return proposal
+
+
+def invalid_block(block: Block, tree: yaml.Node, detail: str, pointer: str, written: Mapping[str, str]) -> BlockError:
+    """A validation problem at a JSON pointer, placed on the line of the description where the field is."""
+    if not pointer:
+        # Cross-field checks name their field in the message but carry no pointer.
+        named = re.search(r"`([a-z_]+)`", detail)
+        pointer = f"/{named.group(1)}" if named else ""
+    line, node = locate(tree, pointer)
+    message, at, path = detail.partition(" - at `")
+    if pointer in written:
+        message += f" (written `{written[pointer]}`)"
+    parts = tuple(pointer.strip("/").split("/"))
+    if parts in units.SHARE_FIELDS and isinstance(node, yaml.ScalarNode):
+        try:
+            number = float(node.value)
+        except ValueError:
+            number = 0.0
+        if 1 < number <= 100:
+            message += f"; for a percentage write `{node.value}%`"
+    return BlockError(message + at + path, block.body_line(line), ".".join(parts) if pointer else "")
+
+
+def locate(tree: yaml.Node, pointer: str) -> tuple[int, yaml.Node | None]:
+    """The block's 0-based line of the field at a JSON pointer (its key's line, else the nearest parent's found),
+    and the field's node (`None` when the field is absent)."""
+    line, node = int(tree.start_mark.line), tree
+    for part in (part for part in pointer.split("/") if part):
+        if isinstance(node, yaml.MappingNode):
+            found = next(
+                (pair for pair in node.value if isinstance(pair[0], yaml.ScalarNode) and pair[0].value == part), None
+            )
+            if found is None:
+                return line, None
+            line, node = int(found[0].start_mark.line), found[1]
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+            line = int(node.start_mark.line)
+        else:
+            return line, None
+    return line, node
+
+
+def _reject_duplicates(block: Block, node: yaml.Node, path: str = "") -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value)
+            where = f"{path}.{name}" if path else name
+            if name in seen:
+                first = block.body_line(seen[name])
+                line = block.body_line(key.start_mark.line)
+                raise BlockError(f"`{where}` is given twice (first on line {first}); keep one", line, where)
+            seen[name] = key.start_mark.line
+            _reject_duplicates(block, value, where)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _reject_duplicates(block, item, f"{path}[{index}]")
+
+
+def _yaml_error(block: Block, exc: yaml.YAMLError) -> BlockError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = block.body_line(mark.line) if mark is not None else block.line
+    problem = getattr(exc, "problem", None) or str(exc)
+    detail = f"not valid YAML: {problem}"
+    if "mapping values are not allowed" in problem:
+        detail += " (quote a value that contains `: `)"
+    elif "found character '\\t'" in problem:
+        detail += " (indent with spaces, not tabs)"
+    field_name = ""
+    if mark is not None:
+        lines = block.text.split("\n")
+        if mark.line < len(lines) and (key := re.match(r"\s*-?\s*([A-Za-z_][\w.]*)\s*:", lines[mark.line])):
+            field_name = key.group(1)
+    return BlockError(detail, line, field_name)

@@ -1,0 +1,39 @@
+"""What every command shares: one set of exit codes, the error that means "cannot run", and one policy loader.
+
+Exit codes, the same for every command, `--json` or not: 0 the verdict (or the plan, the portfolio) passes, 1 it
+fails the gate (a failing verdict, a plan that cannot reach its target, a malformed worthit block), 2 the command
+cannot run (unreadable or invalid input, a bad policy file, an unknown rule, a server that cannot be reached).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from pathlib import Path
+
+from worthit.rules.errors import PolicyError
+from worthit.rules.policy import Policy, default_policy, parse_policy
+
+
+class Exit(IntEnum):
+    PASS = 0
+    FAIL = 1
+    CANNOT_RUN = 2
+
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = Exit.PASS, Exit.FAIL, Exit.CANNOT_RUN
+
+
+class CannotRun(Exception):
+    """The command cannot run at all (exit 2): its setup or input, not the proposal's verdict."""
+
+
+def load_policy(path: str | None) -> Policy:
+    """The bundled default policy, or the TOML file at `path`; `CannotRun` names the file when it fails."""
+    if path is None:
+        return default_policy()
+    try:
+        return parse_policy(Path(path).read_bytes())
+    except OSError as exc:
+        raise CannotRun(f"cannot read the policy file {path}: {exc.strerror or exc}") from exc
+    except PolicyError as exc:
+        raise CannotRun(f"the policy file {path} is malformed: {exc}") from exc

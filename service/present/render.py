@@ -1,0 +1,138 @@
+"""One renderer of a decision's figures and wording, for every surface (STYLE 9b): the terminal (`worthit review`,
+the gate's log), the gate's job summary, Slack's blocks and the decision page all take their rows from here, so a
+figure is named and worded the same everywhere.
+
+The saving is a share of the scope the proposal measured: "of the step", "of device activity", "of the run", "of
+the rank", or "of the measured scope" when the proposal does not say. Each surface only decides how a row looks
+(a table row, a Block Kit field, a `<tr>`) and escapes it for its medium.
+
+An evaluation is read by its attributes, so a later field is shown when it is there: `reasoning`, the stages of
+the argument (each with a stage name and its answer), when present and not None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from worthit.rules.model import Evaluation, Finding
+from worthit.rules.text import ms, num, pct, times, weeks
+
+SCOPES = {
+    "step": "the step",
+    "device_activity": "device activity",
+    "end_to_end": "the run",
+    "rank": "the rank",
+}
+
+
+class Row(NamedTuple):
+    """One figure as a reviewer reads it: `("saving", "18.9% of the step = 18.9 ms")`."""
+
+    label: str
+    value: str
+
+
+class FindingLine(NamedTuple):
+    rule: str
+    effect: str
+    set_aside_by: str | None
+    message: str
+
+
+def scope_name(measured: str | None) -> str:
+    """What the saving is a share of, in words."""
+    return SCOPES.get(measured or "", "the measured scope")
+
+
+def _measured(evaluation: Evaluation) -> str | None:
+    proposal = getattr(evaluation, "proposal", None)
+    scope = getattr(proposal, "scope", None)
+    return getattr(scope, "measured", None)
+
+
+def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]:
+    """The figures of a decision, in the order a reviewer asks for them.
+
+    `measured` is the proposal's `scope.measured`; a stored decision carries its proposal, so it may be left out.
+    """
+    a = evaluation.amdahl
+    scope = scope_name(measured or _measured(evaluation))
+    ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
+    rows = [Row("speedup", f"{times(a.speedup)} (ceiling {ceiling})")]
+    saving = f"{pct(a.saving_fraction)} of {scope}"
+    rows.append(Row("saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
+    if a.baseline_ms is not None and a.new_ms is not None:
+        rows.append(Row("time", f"{ms(a.baseline_ms)} → {ms(a.new_ms)}"))
+    remaining = f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else ""
+    rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of the target's own time{remaining}"))
+    if a.cost_weeks is not None:
+        rows.append(Row("cost", weeks(a.cost_weeks)))
+    if a.rate is not None:
+        rows.append(Row("return", f"{ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week"))
+    fleet = finding(evaluation, "fleet_multiplication")
+    freed = fleet.figures.get("gpu_equivalents") if fleet is not None else None
+    if isinstance(freed, int | float) and not isinstance(freed, bool):
+        rows.append(Row("GPU-equivalents freed", num(float(freed))))
+    if evaluation.holds_across_range is not None:
+        rows.append(Row("holds across the range", "yes" if evaluation.holds_across_range else "no"))
+    return rows
+
+
+def provenance(evaluation: Evaluation) -> list[Row]:
+    """Which rule decided, under which policy."""
+    return [
+        Row("decided by", evaluation.deciding_rule),
+        Row("policy", f"{evaluation.policy.name} v{evaluation.policy.version}"),
+    ]
+
+
+def finding(evaluation: Evaluation, rule: str) -> Finding | None:
+    return next((f for f in evaluation.findings if f.rule == rule), None)
+
+
+def findings(evaluation: Evaluation) -> list[FindingLine]:
+    """Every finding, in the engine's order, with the rule that set it aside (if one did)."""
+    return [FindingLine(f.rule, f.effect, f.overridden_by, f.message) for f in evaluation.findings]
+
+
+def _get(item: Any, *names: str) -> Any:
+    for name in names:
+        value = item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def reasoning(evaluation: Evaluation) -> list[Row]:
+    """The stages of the argument (trust, worth, cost, alternative, condition) with their answers, when the
+    evaluation carries them; an empty list otherwise."""
+    stages: Iterable[Any] | None = getattr(evaluation, "reasoning", None)
+    if stages is None:
+        return []
+    rows = []
+    for number, stage in enumerate(stages, start=1):
+        name = _get(stage, "question", "stage", "name") or "stage"
+        answer = _get(stage, "answer", "message", "summary") or ""
+        rows.append(Row(f"{number}. {name}", str(answer)))
+    return rows
+
+
+def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bool = False) -> str:
+    """The evaluation as a reviewer reads it in a terminal (`worthit review`, the gate's log); with `explain`, the
+    reasoning stage by stage (`worthit review --explain`)."""
+    lines = [f"verdict: {evaluation.verdict}", "", evaluation.statement, ""]
+    shown = figures(evaluation, measured=measured)
+    width = max(len(row.label) for row in shown)
+    lines += [f"  {row.label:<{width}}  {row.value}" for row in shown]
+    stages = reasoning(evaluation) if explain else []
+    if stages:
+        lines += ["", "reasoning:"]
+        lines += [f"  {row.label}\n     {row.value}" for row in stages]
+    lines += ["", "findings:"]
+    for line in findings(evaluation):
+        aside = f" (set aside by {line.set_aside_by})" if line.set_aside_by else ""
+        lines.append(f"  [{line.effect}] {line.rule}{aside}: {line.message}")
+    policy = provenance(evaluation)[1]
+    lines += ["", f"policy: {policy.value}"]
+    return "\n".join(lines)

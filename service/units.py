@@ -1,0 +1,214 @@
+"""The one reader of what people type for a proposal's values, shared by every surface (STYLE 9b).
+
+Slack's `/worthit p=21% cost=10d`, a pull request's ```` ```worthit ```` block, and a YAML or JSON file given to
+`worthit review` all read their values here, so `21%`, `3w` or `20k` mean the same thing wherever they are typed:
+
+| what | forms | in |
+|---|---|---|
+| share | `21%`, `0.21`, `0.014%`; a range `15%..25%` (a unit on the high end applies to both) | a fraction |
+| speedup | `10`, `10x`, `10×`, `inf`, `infinity`, `infinite`, `∞`, `.inf`; a range `5x..10x` | times, or `"inf"` |
+| effort | `3`, `3w`, `3 weeks`, `3 engineer-weeks`, `10d` (a working week is 5 days), `40h` (40 hours) | weeks |
+| time | `100`, `100ms`, `1.5s`, `500us`, `500µs`, `250ns` | milliseconds |
+| memory | `80`, `80GB`, `80g` | gigabytes |
+| GPUs | `20000`, `20,000`, `20_000`, `20k`, `20000 gpus` | a whole number |
+
+Numbers are decimals with an optional exponent (`1e-3`), `_` between digits and `,` between groups of three;
+arithmetic is in `Decimal`, so `0.014%` is the same double as `0.00014`. A value that does not read raises
+`Unreadable`; strict validation of the proposal (`msgspec`) then judges what did read. Nothing is guessed: `21`
+for a share stays 21 (and fails `p <= 1`, with a hint to write `21%`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+__all__ = [
+    "FIELDS",
+    "Unreadable",
+    "amount",
+    "forgive",
+    "gigabytes",
+    "gpus",
+    "millis",
+    "share",
+    "speedup",
+    "weeks",
+]
+
+
+class Unreadable(ValueError):
+    """A value that does not read as its kind (the message, when there is one, says why)."""
+
+
+_AMOUNT = re.compile(r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>\D.*)?")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s*\D.*)?")
+_MAX_EXPONENT = 300
+INFINITE = frozenset({"inf", ".inf", "infinity", "infinite", "∞", "infx", "inf×", "∞x", "∞×"})
+
+
+def amount(value: str) -> tuple[Decimal, str]:
+    """`"1.5 s"` → `(Decimal("1.5"), "s")`: the number and its unit, lower case (`""` when there is none)."""
+    text = value.strip()
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
+    text = re.sub(r"(?<=\d)_(?=\d)", "", text)
+    match = _AMOUNT.fullmatch(text)
+    if match is None:
+        raise Unreadable
+    number = Decimal(match["number"])
+    # Decimal would carry 1e999999 exactly, and float() or int() of it is either inf or a million-digit int.
+    if number and abs(number.adjusted()) > _MAX_EXPONENT:
+        raise Unreadable("its exponent is out of range")
+    return number, (match["unit"] or "").strip().lower()
+
+
+def _scaled(units: Mapping[str, Decimal], value: str, default_unit: str = "") -> float:
+    number, unit = amount(value)
+    factor = units.get(unit or default_unit)
+    if factor is None:
+        raise Unreadable
+    return float(number * factor)
+
+
+_SHARE = {"": Decimal(1), "%": Decimal("0.01")}
+_TIMES = dict.fromkeys(("", "x", "×"), Decimal(1))
+_WEEKS = {
+    **dict.fromkeys(("", "w", "wk", "wks", "week", "weeks"), Decimal(1)),
+    **dict.fromkeys(("engineer-week", "engineer-weeks", "engineer weeks", "engineer week"), Decimal(1)),
+    **dict.fromkeys(("d", "day", "days"), Decimal("0.2")),  # a working week is five days
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal("0.025")),  # and forty hours
+}
+_MS = {
+    **dict.fromkeys(("", "ms", "msec"), Decimal(1)),
+    **dict.fromkeys(("s", "sec", "secs"), Decimal(1000)),
+    **dict.fromkeys(("us", "µs", "μs", "usec"), Decimal("0.001")),  # the micro sign and Greek mu both occur
+    "ns": Decimal("0.000001"),
+}
+_GB = dict.fromkeys(("", "gb", "g"), Decimal(1))
+_GPUS = {"": Decimal(1), "gpu": Decimal(1), "gpus": Decimal(1), "k": Decimal(1000)}
+
+
+def _ranged(value: str, units: Mapping[str, Decimal]) -> float | dict[str, float]:
+    """`a..b` as a range (a unit on `b` alone applies to both ends), anything else as one value."""
+    low, sep, high = value.partition("..")
+    if not sep:
+        return _scaled(units, value)
+    ends = {"low": _scaled(units, low, amount(high)[1]), "high": _scaled(units, high)}
+    if ends["low"] > ends["high"]:
+        raise Unreadable("its low end is above its high end")
+    return ends
+
+
+def share(value: str) -> float | dict[str, float]:
+    """A share of a time: `21%` → 0.21, `0.21` → 0.21, `15%..25%` → `{"low": 0.15, "high": 0.25}`."""
+    return _ranged(value, _SHARE)
+
+
+def speedup(value: str) -> float | dict[str, float] | str:
+    """A speedup: `10x`, `10×`, `10` → 10.0; `inf`, `∞` → `"inf"` (the work disappears); `5x..10x` a range."""
+    if value.strip().lower() in INFINITE:
+        return "inf"
+    return _ranged(value, _TIMES)
+
+
+def weeks(value: str) -> float:
+    """Engineer effort in weeks: `3w` → 3.0, `10d` → 2.0 (five working days a week), `40h` → 1.0."""
+    return _scaled(_WEEKS, value)
+
+
+def millis(value: str) -> float:
+    """A time in milliseconds: `100ms` → 100.0, `1.5s` → 1500.0, `500us` → 0.5."""
+    return _scaled(_MS, value)
+
+
+def gigabytes(value: str) -> float:
+    """Memory in gigabytes: `80GB` → 80.0."""
+    return _scaled(_GB, value)
+
+
+def gpus(value: str) -> int:
+    """A whole number of GPUs: `20k`, `20,000`, `20000 gpus` → 20000."""
+    number, unit = amount(value)
+    factor = _GPUS.get(unit)
+    if factor is None:
+        raise Unreadable
+    count = number * factor
+    if count != count.to_integral_value():
+        raise Unreadable("a fleet is a whole number of GPUs")
+    return int(count)
+
+
+def _end(read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A range's end: one value, never a range (and never `inf` for a speedup's end)."""
+
+    def one(value: str) -> Any:
+        if ".." in value:
+            raise Unreadable
+        result = read(value)
+        if result == "inf":
+            raise Unreadable
+        return result
+
+    return one
+
+
+# The proposal's fields (JSON paths, `*` for any list item) and how each is read when it is written as text.
+FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
+    ("p",): share,
+    ("p", "low"): _end(share),
+    ("p", "high"): _end(share),
+    ("p_end_to_end",): _end(share),
+    ("flags", "strategic", "p"): _end(share),
+    ("flags", "barrier", "wait_fraction"): _end(share),
+    ("k",): speedup,
+    ("k", "low"): _end(speedup),
+    ("k", "high"): _end(speedup),
+    ("prior_k",): _end(speedup),
+    ("breakdown", "*", "k"): _end(speedup),
+    ("cost_weeks",): weeks,
+    ("flags", "maintenance_weeks_per_year"): weeks,
+    ("baseline_ms",): millis,
+    ("breakdown", "*", "ms"): millis,
+    ("flags", "latency_slo", "p99_ms"): millis,
+    ("goal", "latency_ms"): millis,
+    ("goal", "memory_required_gb"): gigabytes,
+    ("goal", "device_memory_gb"): gigabytes,
+    ("flags", "fleet_gpus"): gpus,
+}
+SHARE_FIELDS = frozenset(path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction"))
+
+
+def forgive(value: Any, written: dict[str, str] | None = None, *, _path: tuple[str, ...] = (), _at: str = "") -> Any:
+    """A document (from YAML or JSON) with its shorthand values read; `written` collects what was typed, by pointer.
+
+    Only text in a known field is read; numbers, other fields and text that does not read are left as they are,
+    for strict validation to report with the field's name.
+    """
+    if isinstance(value, dict):
+        return {
+            str(key): forgive(item, written, _path=(*_path, str(key)), _at=f"{_at}/{key}")
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [forgive(item, written, _path=(*_path, "*"), _at=f"{_at}/{i}") for i, item in enumerate(value)]
+    if isinstance(value, date):  # YAML reads 2025-01-31 as a date; every field of ours wants the text
+        return value.isoformat()
+    read = FIELDS.get(_path)
+    if read is None:
+        return value
+    if read is speedup and isinstance(value, float) and math.isinf(value) and value > 0:
+        return "inf"  # YAML's `.inf`
+    if not isinstance(value, str):
+        return value
+    try:
+        result = read(value)
+    except Unreadable:
+        return value
+    if written is not None:
+        written[_at] = value
+    return result

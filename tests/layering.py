@@ -1,0 +1,267 @@
+"""The project's layering, computed from the source with `ast`: the import graph, its cycles, and forbidden edges.
+
+One implementation, used by tests/unit/test_layers.py on the real tree and tested there on small made-up trees,
+so a broken checker cannot pass silently. Every import counts, at module level or inside a function; only those
+under `if TYPE_CHECKING:` are left out (they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Folder → import name (setuptools' package-dir in pyproject.toml); benchmarks/ runs from the checkout.
+FOLDERS = {"rules": "worthit.rules", "service": "worthit.service", "migrations": "worthit.migrations"}
+SCRIPTS = {"benchmarks": "benchmarks"}
+
+Graph = dict[str, set[str]]
+
+
+def module_names(root: Path = ROOT, folders: Mapping[str, str] | None = None) -> dict[str, Path]:
+    """Every module of the given folders by its import name (`rules/checks/ceiling.py` → `worthit.rules.checks…`)."""
+    folders = {**FOLDERS, **SCRIPTS} if folders is None else folders
+    names: dict[str, Path] = {}
+    for folder, package in folders.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = list(path.relative_to(root / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            names[".".join([package, *parts])] = path
+    return names
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imported(source: str, module: str, *, package: bool = False) -> list[tuple[str, str]]:
+    """Every import of `source` (the text of `module`), absolute and in order, as (name, origin) pairs.
+
+    `import a.b` is `("a.b", "a.b")`; `from a import b` is `("a.b", "a")`: the name is a module when `b` is a
+    submodule, else the origin is.
+    """
+    found: list[tuple[str, str]] = []
+    base = module.split(".") if package else module.split(".")[:-1]
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = base[: len(base) - node.level + 1]
+                origin = ".".join([*anchor, node.module] if node.module else anchor)
+            else:
+                origin = node.module or ""
+            found.extend((f"{origin}.{alias.name}", origin) for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(source))
+    return found
+
+
+def _imports_of(path: Path, name: str) -> list[tuple[str, str]]:
+    return imported(path.read_text(encoding="utf-8"), name, package=path.name == "__init__.py")
+
+
+def import_graph(modules: Mapping[str, Path]) -> Graph:
+    """Module → the project's modules it imports (each import resolved to the most specific module it names)."""
+    graph: Graph = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for target, origin in _imports_of(path, name):
+            resolved = target if target in modules else origin
+            if resolved in modules and resolved != name:
+                edges.add(resolved)
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One import cycle as `[a, b, …, a]`, or None when the graph has none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (cycle := visit(target)) is not None:
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Modules whose name starts with one of `modules` import nothing starting with one of `forbidden`."""
+
+    why: str
+    modules: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    allowed: tuple[str, ...] = ()
+    """Exceptions to `forbidden` (e.g. `sqlalchemy.exc` for catching the database's errors)."""
+
+
+def _within(name: str, prefixes: Iterable[str]) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def violations(modules: Mapping[str, Path], rules: Iterable[Rule]) -> list[str]:
+    """`module imports name (why)` for every import a rule forbids, third-party packages included."""
+    problems: list[str] = []
+    for rule in rules:
+        for name, path in modules.items():
+            if not _within(name, rule.modules):
+                continue
+            for target, _ in dict.fromkeys(_imports_of(path, name)):
+                if _within(target, rule.forbidden) and not _within(target, rule.allowed):
+                    problems.append(f"{name} imports {target} ({rule.why})")
+    return problems
+
+
+DOMAIN_SERVICES = tuple(
+    f"worthit.service.{name}"
+    for name in (
+        "decisions",
+        "outcomes",
+        "policies",
+        "profiles",
+        "tokens",
+        "records",
+        "errors",
+        "metrics",
+        "validation",
+        "units",
+    )
+)
+OFFLINE = ("worthit.service.gate", "worthit.service.present.render", "worthit.service.units")
+
+LAYERS = (
+    Rule(
+        "rules/ is the pure engine",
+        ("worthit.rules",),
+        ("worthit.service", "worthit.migrations", "benchmarks", "litestar", "sqlalchemy", "alembic", "httpx"),
+    ),
+    Rule(
+        "domain services know neither HTTP nor litestar",
+        DOMAIN_SERVICES,
+        ("worthit.service.api", "worthit.service.http", "worthit.service.app", "litestar"),
+    ),
+    Rule(
+        "every SQL statement lives under service/db/",
+        ("worthit.service", "worthit.rules"),
+        ("sqlalchemy",),
+        allowed=("sqlalchemy.exc", "sqlalchemy.ext.asyncio"),
+    ),
+    Rule(
+        "the offline gate and review run without the web framework or the database",
+        OFFLINE,
+        ("litestar", "sqlalchemy", "worthit.service.http", "worthit.service.api", "worthit.service.db"),
+    ),
+)
+SQL_HOME = ("worthit.service.db", "worthit.migrations")
+
+
+def sql_violations(modules: Mapping[str, Path]) -> list[str]:
+    """Imports of SQLAlchemy's statement builders outside service/db/ and migrations/ (types and errors are fine)."""
+    outside = {name: path for name, path in modules.items() if not _within(name, SQL_HOME)}
+    return violations(outside, [LAYERS[2]])
+
+
+def layer_violations(modules: Mapping[str, Path]) -> list[str]:
+    """Every layering rule of the README's architecture section, on `modules`."""
+    return [
+        *violations(modules, [LAYERS[0], LAYERS[1], LAYERS[3]]),
+        *sql_violations(modules),
+    ]
+
+
+# rules/ does no I/O: besides the layer rules above, no file, network or process access of any kind.
+FORBIDDEN = {
+    "service",
+    "litestar",
+    "sqlalchemy",
+    "alembic",
+    "asyncpg",
+    "aiosqlite",
+    "uvicorn",
+    "httpx",
+    "requests",
+    "sqlite3",
+    "socket",
+    "http",
+    "urllib",
+    "subprocess",
+    "shutil",
+    "pathlib",
+    "tempfile",
+    "asyncio",
+}
+FORBIDDEN_CALLS = {"open", "exec", "eval", "__import__"}
+FORBIDDEN_OS = {
+    "path",
+    "open",
+    "remove",
+    "unlink",
+    "makedirs",
+    "mkdir",
+    "listdir",
+    "walk",
+    "environ",
+    "getenv",
+    "system",
+    "popen",
+    "scandir",
+    "rename",
+    "replace",
+    "rmdir",
+    "stat",
+}
+
+
+def _root(module: str) -> str:
+    """The first part of a module name inside the project's own `worthit` package, else of the name itself."""
+    return module.removeprefix("worthit.").split(".")[0]
+
+
+def _root(module: str) -> str:
+    """The first part of a module name inside the project's own `worthit` package, else of the name itself."""
+    return module.removeprefix("worthit.").split(".")[0]
+
+
+def io_problems(source: str) -> list[str]:
+    """What a rules/ module must not do: import the service layer, a framework, a driver, or touch files or the
+    network (imports anywhere in the module, calls of `open`/`exec`/`eval`/`__import__`, any `os.` attribute)."""
+    tree = ast.parse(source)
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            problems += [alias.name for alias in node.names if _root(alias.name) in FORBIDDEN | {"os"}]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            root = _root(node.module)
+            if root in FORBIDDEN or (root == "os" and any(a.name in FORBIDDEN_OS for a in node.names)):
+                problems.append(node.module)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+            problems.append(f"{node.func.id}() at line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
+            problems.append(f"os.{node.attr} at line {node.lineno}")
+    return problems

@@ -1,0 +1,151 @@
+"""The layering of the README's "How it is built", checked on the real tree by the checker in tests/layering.py,
+and the checker itself checked on small made-up trees (so a broken checker cannot pass silently)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.layering import find_cycle, import_graph, layer_violations, module_names
+
+FAKE = {"rules": "worthit.rules", "service": "worthit.service"}
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    for name, source in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    for folder in FAKE:
+        (tmp_path / folder).mkdir(exist_ok=True)
+    return module_names(tmp_path, FAKE)
+
+
+def test_no_import_cycle_among_the_project_modules() -> None:
+    """rules/, service/, migrations/ and benchmarks/ import one another without a cycle (function-level imports too)."""
+    modules = module_names()
+    assert "worthit.rules.engine" in modules
+    assert "benchmarks.run" in modules
+    assert find_cycle(import_graph(modules)) is None
+
+
+def test_layers_hold() -> None:
+    """rules/ is pure, services know no HTTP, all SQL is under service/db/, the offline commands need no server."""
+    assert layer_violations(module_names()) == []
+
+
+def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> None:
+    """The former cycle engine ↔ checks: the edge now points one way."""
+    graph = import_graph(module_names())
+    assert "worthit.rules.checks" in graph["worthit.rules.engine"]
+    assert all("worthit.rules.engine" not in graph[name] for name in graph if name.startswith("worthit.rules.checks"))
+
+
+def test_cycle_through_a_function_level_import_is_found(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "rules/a.py": "from worthit.rules.b import f\n",
+            "rules/b.py": "def f():\n    from worthit.rules import a\n    return a\n",
+        },
+    )
+    assert find_cycle(import_graph(modules)) == ["worthit.rules.a", "worthit.rules.b", "worthit.rules.a"]
+
+
+def test_relative_and_package_imports_resolve(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "service/__init__.py": "",
+            "service/pkg/__init__.py": "from . import leaf\n",
+            "service/pkg/leaf.py": "from ..top import x\n",
+            "service/top.py": "import worthit.service.pkg\nx = 1\n",
+        },
+    )
+    graph = import_graph(modules)
+    assert graph["worthit.service.pkg"] == {"worthit.service.pkg.leaf"}
+    assert graph["worthit.service.pkg.leaf"] == {"worthit.service.top"}
+    assert find_cycle(graph) == [
+        "worthit.service.pkg",
+        "worthit.service.pkg.leaf",
+        "worthit.service.top",
+        "worthit.service.pkg",
+    ]
+
+
+def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "rules/a.py": "import worthit.rules.b\n",
+            "rules/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import worthit.rules.a\n",
+        },
+    )
+    assert find_cycle(import_graph(modules)) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "why"),
+    [
+        ("rules/x.py", "from worthit.service.app import create_app\n", "rules/ is the pure engine"),
+        ("service/decisions.py", "def f():\n    import litestar\n", "domain services know neither HTTP"),
+        ("service/outcomes.py", "from worthit.service import http\n", "domain services know neither HTTP"),
+        ("service/api/x.py", "from sqlalchemy import select\n", "every SQL statement lives under service/db/"),
+        ("service/gate/report.py", "from worthit.service.http.codec import decode_strict\n", "the offline gate"),
+    ],
+)
+def test_a_forbidden_import_is_caught(tmp_path: Path, name: str, source: str, why: str) -> None:
+    problems = layer_violations(_tree(tmp_path, {name: source}))
+    assert len(problems) == 1
+    assert why in problems[0]
+
+
+def test_what_the_layers_allow_passes(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "service/db/x.py": "from sqlalchemy import select\n",
+            "service/api/y.py": "import litestar\nfrom sqlalchemy.exc import IntegrityError\n",
+            "service/decisions.py": "from worthit.service.db import x\nfrom worthit.rules import engine\n",
+        },
+    )
+    assert layer_violations(modules) == []
+
+
+PROBE = """
+import json, sys
+from worthit.service.cli import main
+code = main(sys.argv[1:])
+heavy = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('litestar', 'sqlalchemy', 'alembic')})
+print(json.dumps({"code": code, "heavy": heavy}))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["review", "proposal.json"],
+        ["review", "--json", "proposal.json"],
+        ["review", "proposal.yaml"],
+        ["gate", "--body", "pr.md"],
+    ],
+)
+def test_offline_commands_import_neither_litestar_nor_sqlalchemy(tmp_path: Path, argv: list[str]) -> None:
+    """`worthit review` and `worthit gate` run in a process of their own without the web framework or the database."""
+    (tmp_path / "proposal.json").write_text('{"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100}')
+    (tmp_path / "proposal.yaml").write_text("target: attention_softmax\np: 21%\nk: 10x\nbaseline_ms: 100ms\n")
+    (tmp_path / "pr.md").write_text("```worthit\ntarget: attention_softmax\np: 21%\nk: 10\n```\n")
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    assert probe == {"code": 0, "heavy": []}, result.stderr

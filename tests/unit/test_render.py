@@ -1,0 +1,102 @@
+"""One renderer (service/present/render.py): the terminal, the gate's summary, Slack's fields and the decision page
+show the same figures in the same words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from worthit.rules.engine import evaluate
+from worthit.rules.model import Evaluation, Proposal
+from worthit.rules.policy import default_policy
+from worthit.service.api.pages import figure_rows
+from worthit.service.gate.fences import Block
+from worthit.service.gate.report import judge, summary_markdown
+from worthit.service.present import render
+from worthit.service.records import Decision
+from worthit.service.slack.blocks import figure_fields
+
+SEED = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}
+EXPECTED = [
+    ("speedup", "1.233× (ceiling 1.266×)"),
+    ("saving", "18.9% of the step = 18.9 ms"),
+    ("time", "100 ms → 81.1 ms"),
+    ("headroom captured", "90% of the target's own time, 2.1 ms left"),
+    ("cost", "3 engineer-weeks"),
+    ("return", "6.3 ms per engineer-week"),
+]
+
+
+def _decision(proposal: Proposal) -> Decision:
+    evaluation = evaluate(proposal, default_policy())
+    return Decision(
+        **{name: getattr(evaluation, name) for name in Evaluation.__struct_fields__},
+        id="d1",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        proposal=proposal,
+    )
+
+
+def test_every_surface_shows_the_same_rows() -> None:
+    proposal = msgspec.convert(SEED | {"scope": {"measured": "step"}}, Proposal)
+    decision = _decision(proposal)
+    rows = [tuple(row) for row in render.figures(decision)]
+    assert rows == EXPECTED
+    assert figure_rows(decision) == rows
+    slack = [field.text for field in figure_fields(decision)]
+    assert slack[: len(rows)] == [f"*{label[0].upper() + label[1:]}*\n{value}" for label, value in rows]
+    terminal = render.terminal(decision)
+    summary = summary_markdown(
+        decision,
+        judge(decision.verdict, default_policy().gate),
+        default_policy().gate,
+        block=Block(text="", line=1),
+        blocks=1,
+        title=None,
+        source="offline",
+        measured="step",
+    )
+    for label, value in rows:
+        assert f"  {label:<17}  {value}\n" in terminal
+        assert f"| {label} | {value} |" in summary
+
+
+@pytest.mark.parametrize(
+    ("measured", "words"),
+    [
+        ("step", "18.9% of the step"),
+        ("device_activity", "18.9% of device activity"),
+        ("end_to_end", "18.9% of the run"),
+        ("rank", "18.9% of the rank"),
+        (None, "18.9% of the measured scope"),
+    ],
+)
+def test_the_saving_is_worded_by_the_proposals_scope(measured: str | None, words: str) -> None:
+    scope = {"measured": measured} if measured else {}
+    decision = _decision(msgspec.convert(SEED | {"scope": scope}, Proposal))
+    saving = dict(render.figures(decision))["saving"]
+    assert saving == f"{words} = 18.9 ms"
+    assert dict(figure_rows(decision))["saving"] == saving
+    assert f"*Saving*\n{saving}" in [field.text for field in figure_fields(decision)]
+
+
+def test_reasoning_stages_render_in_order_with_their_questions() -> None:
+    """The stages of the decision, numbered, each its question and answer; the terminal shows them on --explain."""
+    evaluation = evaluate(msgspec.convert(SEED, Proposal), default_policy())
+    rows = render.reasoning(evaluation)
+    assert [row.label for row in rows] == [
+        "1. Can these numbers be trusted?",
+        "2. What is it worth?",
+        "3. What does it cost?",
+        "4. Is there a better use of the effort?",
+        "5. On what conditions?",
+    ]
+    assert rows[0].value.startswith("Yes")
+    assert "81.1 ms" in rows[1].value
+    explained = render.terminal(evaluation, explain=True)
+    assert "reasoning:" in explained
+    assert explained.index("1. Can these") < explained.index("5. On what conditions?")
+    assert "reasoning:" not in render.terminal(evaluation)
+    assert render.reasoning(msgspec.structs.replace(evaluation, reasoning=None)) == []
