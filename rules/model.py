@@ -230,7 +230,9 @@ class AmdahlFigures(msgspec.Struct, kw_only=True):
 
     p: float
     k: float | Infinite
-    speedup: float
+    speedup: float | None
+    """`None` when unbounded (p = 1 and k = ∞: nothing is left of the step). JSON has no infinity, and a float
+    field that reads back `null` poisoned every read of a stored decision."""
     ceiling_speedup: float | None
     """`None` when unbounded (p = 1)."""
     saving_fraction: float
