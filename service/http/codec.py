@@ -29,6 +29,8 @@ def decode_strict(body: bytes, type_: Any) -> Any:
     except msgspec.ValidationError as exc:
         detail, pointer = validation_problem(str(exc), body)
         raise InvalidInput(detail, pointer) from exc
+    except RecursionError as exc:  # msgspec stops at its own depth limit, by raising this
+        raise InvalidInput("Expected a JSON body nested a few levels deep, got one nested too deeply", "") from exc
 
 
 T = TypeVar("T", bound=msgspec.Struct)

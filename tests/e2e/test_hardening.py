@@ -134,3 +134,89 @@ def test_gate_answers_an_unbounded_speedup(tmp_path: Path) -> None:
     result = worthit("gate", "--body", str(body))
     assert result.returncode == 0, result.stderr
     assert "∞" in result.stdout
+
+
+# 3. A rejected policy is not stored, and a damaged stored one never takes the service down.
+
+REJECTED_POLICIES = [
+    ("application/toml", b"min_rate = inf", "/min_rate"),
+    ("application/toml", b"noise_floor = nan", "/noise_floor"),
+    ("application/toml", b"horizon_months = inf", "/horizon_months"),
+    ("application/toml", b"noise_floor = 1.5", "/noise_floor"),
+    ("application/toml", b'[gate]\nmissing_block = "maybe"', "/gate/missing_block"),
+    ("application/json", b'{"min_rate": 1e999}', ""),
+    ("application/toml", b"x = " + b"[" * 5000 + b"]" * 5000, ""),
+    ("application/json", b'{"a":' * 5000 + b"1" + b"}" * 5000, ""),
+]
+
+
+def test_rejected_policies_store_nothing(database_url: str, server_factory: Callable[..., Server]) -> None:
+    server = server_factory(database_url)
+    with server.client() as client:
+        for content_type, body, pointer in REJECTED_POLICIES:
+            answer = client.put("/v1/policies/default", content=body, headers={"content-type": content_type})
+            assert 400 <= answer.status_code < 500, (body[:40], answer.status_code, answer.text)
+            assert answer.headers["content-type"] == "application/problem+json", body[:40]
+            if pointer:
+                assert (answer.json().get("errors") or [{}])[0].get("pointer") == pointer, (body[:40], answer.json())
+        assert client.get("/v1/policies/default").json()["version"] == 1
+        assert client.get("/v1/policies/default", params={"version": 2}).status_code == 404
+        assert client.post("/v1/evaluate", json=ATTENTION).status_code == 200
+
+
+ATTENTION = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}
+
+
+def test_a_damaged_stored_policy_never_takes_evaluation_down(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """A version stored before validation was complete (min_rate written as null) is skipped, not fatal."""
+    import sqlite3
+
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.05}).status_code == 200
+    server.stop()
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        document = db.execute("SELECT document FROM policies WHERE name = 'team'").fetchone()[0]
+        damaged = document.replace('"version":1', '"version":2').replace('"min_rate":0.01', '"min_rate":null')
+        db.execute(
+            "INSERT INTO policies (name, version, created_at, document) VALUES ('team', 2, '2026-01-01', ?)", (damaged,)
+        )
+        damaged_default = damaged.replace('"name":"team"', '"name":"default"')
+        db.execute(
+            "INSERT INTO policies (name, version, created_at, document) VALUES ('default', 2, '2026-01-01', ?)",
+            (damaged_default,),
+        )
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        team = client.post("/v1/evaluate", json=ATTENTION, params={"policy": "team"})
+        assert team.status_code == 200
+        assert team.json()["policy"] == {"name": "team", "version": 1}
+        default = client.post("/v1/evaluate", json=ATTENTION)
+        assert default.status_code == 200
+        assert default.json()["policy"] == {"name": "default", "version": 1}
+        assert client.get("/v1/policies/team", params={"version": 2}).status_code == 404
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.02}).json()["version"] == 3
+
+
+# 6. Concurrent policy PUTs on several processes: every valid write stores a version; no SQL in any answer.
+
+
+def test_concurrent_policy_puts_all_store_a_version(postgres_url: str, server_factory: Callable[..., Server]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = server_factory(postgres_url, workers=2)
+
+    def put(i: int) -> httpx.Response:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            return client.put("/v1/policies/shared", json={"noise_floor": (i + 1) / 1000})
+
+    with ThreadPoolExecutor(64) as pool:
+        answers = list(pool.map(put, range(64)))
+    bodies = [answer.text for answer in answers]
+    assert [answer.status_code for answer in answers] == [200] * 64, [b for b in bodies if "version" not in b][:3]
+    assert sorted(answer.json()["version"] for answer in answers) == list(range(1, 65))
+    assert not any("INSERT" in body or "SELECT" in body for body in bodies)
+    with server.client() as client:
+        assert client.get("/v1/policies/shared").json()["version"] == 64
