@@ -20,9 +20,17 @@ from worthit.service.records import ProfileDoc
 
 def parse(files: Sequence[bytes], format: str | None = None) -> Breakdown:
     """One breakdown from one file, or from several files of one run combined (a trace, its copies, its stats)."""
-    if len(files) == 1:
-        return read_any(files[0], format)
-    return combine(list(files), [format] * len(files) if format else None)
+    try:
+        if len(files) == 1:
+            return read_any(files[0], format)
+        return combine(list(files), [format] * len(files) if format else None)
+    except (OverflowError, ZeroDivisionError) as exc:
+        # Every reader turns numbers into times: a timestamp of 1e23 or 1e308 overflows that arithmetic, whichever
+        # reader meets it. It is the file's figure, so the file's error (422), never a 500.
+        raise ProfileError(
+            f"expected timestamps and durations a profiler can write, got one too large to compute with ({exc})",
+            format_expected=format,
+        ) from exc
 
 
 class ProfileService:

@@ -220,3 +220,57 @@ def test_concurrent_policy_puts_all_store_a_version(postgres_url: str, server_fa
     assert not any("INSERT" in body or "SELECT" in body for body in bodies)
     with server.client() as client:
         assert client.get("/v1/policies/shared").json()["version"] == 64
+
+
+# 5. The 500s: each is a 4xx naming the field.
+
+BASE = {"target": "a", "p": 0.5, "baseline_ms": 100}
+HUGE = [{"name": name, "ms": 1e308} for name in ("a", "b", "c")]
+FIVE_HUNDREDS = [
+    (BASE | {"k": 10, "goal": {"throughput_per_s": 1e308}}, "/goal/throughput_per_s"),
+    (BASE | {"k": 5e-324, "goal": {"throughput_per_s": 10}}, "/k"),
+    ({"target": "a", "p": 0.5, "k": 10, "breakdown": HUGE}, "/breakdown"),
+    (BASE | {"k": 10, "breakdown": HUGE}, "/breakdown"),
+]
+
+
+def _trace(ts: float) -> bytes:
+    import json
+
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 1, "tid": 7, "ts": ts, "dur": 10.0},
+        {"ph": "X", "cat": "kernel", "name": "softmax", "pid": 1, "tid": 7, "ts": 20.0, "dur": 5.0},
+    ]
+    return json.dumps({"traceEvents": events}).encode()
+
+
+def test_former_500s_are_4xx_naming_the_field(database_url: str, server_factory: Callable[..., Server]) -> None:
+    server = server_factory(database_url)
+    with server.client() as client:
+        for body, pointer in FIVE_HUNDREDS:
+            for path in ("/v1/evaluate", "/v1/decisions"):
+                answer = client.post(path, json=body)
+                assert answer.status_code == 422, (path, body, answer.text)
+                assert answer.headers["content-type"] == "application/problem+json"
+                assert answer.json()["errors"][0]["pointer"] == pointer, answer.json()
+        deep = b'{"p":' * 20_000 + b"1" + b"}" * 20_000
+        nested = client.post("/v1/evaluate", content=deep, headers={"content-type": "application/json"})
+        assert nested.status_code == 422
+        for deep in (b'{"traceEvents":' + b"[" * 100_000 + b"]" * 100_000 + b"}", b"[" * 100_000 + b"]" * 100_000):
+            upload = client.post("/v1/profiles", content=deep, headers={"content-type": "application/json"})
+            assert upload.status_code == 422, upload.text
+            policy = client.put("/v1/policies/default", content=deep, headers={"content-type": "application/json"})
+            assert policy.status_code == 400, policy.text
+            assert "nested too deeply" in policy.json()["detail"]
+        toml = client.put(
+            "/v1/policies/default",
+            content=b"x = " + b"[" * 5000 + b"]" * 5000,
+            headers={"content-type": "application/toml"},
+        )
+        assert toml.status_code == 422
+        for ts in (1e23, 1e308):
+            profile = client.post("/v1/profiles", content=_trace(ts), headers={"content-type": "application/json"})
+            assert profile.status_code == 422, (ts, profile.text)
+            assert "too large" in profile.json()["detail"]
+        assert client.get("/v1/decisions").json()["items"] == []
+    assert "unhandled error" not in server.log.read_text()
