@@ -274,3 +274,38 @@ def test_former_500s_are_4xx_naming_the_field(database_url: str, server_factory:
             assert "too large" in profile.json()["detail"]
         assert client.get("/v1/decisions").json()["items"] == []
     assert "unhandled error" not in server.log.read_text()
+
+
+# 7. Slack: what a user typed is escaped in every field Slack renders, the notification fallback too.
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_slack_escapes_user_text_in_the_fallback_and_every_block(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(sqlite_url, env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET})
+    with server.client() as client:
+        for text in (
+            "p=21% k=10 cost=3w baseline=100ms target=<!channel>",
+            "p=21% k=10 cost=3w baseline=100ms target=<@U123ABC>",
+            "p=21% k=10 cost=3w baseline=100ms target=<https://evil.example|click>",
+            "p=21% k=10 <!here>",
+        ):
+            message = command(client, text).json()
+            assert message["text"], message
+            rendered = [message["text"]] + [
+                s for block in message["blocks"] if block["type"] != "header" for s in _strings(block)
+            ]
+            for field in rendered:
+                for raw in ("<!channel>", "<!here>", "<@U123ABC>", "<https://evil.example|click>"):
+                    assert raw not in field, (text, field)
+        assert (
+            "&lt;!channel&gt;" in command(client, "p=21% k=10 cost=3w baseline=100ms target=<!channel>").json()["text"]
+        )
