@@ -226,7 +226,14 @@ class Proposal(Base, kw_only=True):
             finite = math.isfinite(1.0 / k) and math.isfinite(remaining)  # 1/k: the headroom, 1 − 1/k
             if not finite or (step is not None and not math.isfinite(step * remaining)):
                 raise ValueError(f"Expected `k` large enough that the step's new time is a finite number, got {k}")
-        throughput = self.goal.throughput_per_s if self.goal is not None else None
+        goal = self.goal
+        memory = (goal.memory_required_gb, goal.device_memory_gb) if goal is not None else (None, None)
+        if memory[0] is not None and memory[1] is not None and not math.isfinite(memory[0] / memory[1]):
+            raise ValueError(
+                f"Expected `goal.device_memory_gb` large enough that the devices the goal needs are a finite "
+                f"number, got {memory[1]}"
+            )
+        throughput = goal.throughput_per_s if goal is not None else None
         if throughput is not None and step is not None and not math.isfinite(throughput * step * max(remaining, 1.0)):
             raise ValueError(
                 f"Expected `goal.throughput_per_s` small enough that the replicas it needs are a finite number, "

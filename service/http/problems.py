@@ -135,10 +135,14 @@ def validation_problem(message: str, body: bytes | None = None) -> tuple[str, st
     if missing:
         pointer = f"{pointer}/{missing.group(1)}"
         return f"Expected `{missing.group(1)}`, got nothing - at `{path}`", pointer
-    named = re.match(r"Expected `([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)`", text)
+    named = re.match(
+        r"Expected `([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)` (?:large|small) enough|"
+        r"Expected `(breakdown)` phase times",
+        text,
+    )
     if named and not parts:
         # A cross-field check of the whole body (`__post_init__`) names its field in the message: point at it.
-        pointer = "/" + named.group(1).replace(".", "/")
+        pointer = "/" + (named.group(1) or named.group(2)).replace(".", "/")
         return f"{text} - at `{path}`", pointer
     value: Any = ...
     if body is not None and pointer:
