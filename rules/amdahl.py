@@ -47,6 +47,7 @@ def figures(p: float, k: float, *, baseline_ms: float | None = None, cost_weeks:
     """
     saving = saving_fraction(p, k)
     s_max = ceiling(p)
+    s = speedup(p, k)
     saving_ms = new_ms = remaining_ms = None
     if baseline_ms is not None:
         saving_ms = baseline_ms * saving
@@ -60,7 +61,7 @@ def figures(p: float, k: float, *, baseline_ms: float | None = None, cost_weeks:
     return AmdahlFigures(
         p=p,
         k="inf" if math.isinf(k) else k,
-        speedup=speedup(p, k),
+        speedup=None if math.isinf(s) else s,
         ceiling_speedup=None if math.isinf(s_max) else s_max,
         saving_fraction=saving,
         headroom_captured=headroom_captured(k),

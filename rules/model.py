@@ -236,6 +236,39 @@ class Proposal(Base, kw_only=True):
             names = [phase.name for phase in self.breakdown]
             if len(set(names)) != len(names):
                 raise ValueError("Expected unique phase names in `breakdown`")
+        self._check_magnitudes()
+
+    def _check_magnitudes(self) -> None:
+        """Every figure the engine derives stays a finite number: each input is finite, but sums and products of
+        extreme ones (three phases of 1e308 ms, k = 5e-324) overflow, and an infinity where a count or a ratio is
+        computed was a 500. Checked here, once, naming the field that makes it overflow."""
+        step = self.baseline_ms
+        if self.breakdown:
+            total = sum(phase.ms for phase in self.breakdown)
+            if not math.isfinite(total):
+                raise ValueError("Expected `breakdown` phase times (`ms`) that add up to a finite number of ms")
+            step = step if step is not None else total
+        remaining = 1.0  # the scope's time after the work, as a share of before, at its worst end
+        p = self.p.high if isinstance(self.p, Range) else self.p
+        k = self.k.low if isinstance(self.k, Range) else self.k
+        if p is not None and isinstance(k, float | int):
+            remaining = (1.0 - p) + p / k
+            finite = math.isfinite(1.0 / k) and math.isfinite(remaining)  # 1/k: the headroom, 1 − 1/k
+            if not finite or (step is not None and not math.isfinite(step * remaining)):
+                raise ValueError(f"Expected `k` large enough that the step's new time is a finite number, got {k}")
+        goal = self.goal
+        memory = (goal.memory_required_gb, goal.device_memory_gb) if goal is not None else (None, None)
+        if memory[0] is not None and memory[1] is not None and not math.isfinite(memory[0] / memory[1]):
+            raise ValueError(
+                f"Expected `goal.device_memory_gb` large enough that the devices the goal needs are a finite "
+                f"number, got {memory[1]}"
+            )
+        throughput = goal.throughput_per_s if goal is not None else None
+        if throughput is not None and step is not None and not math.isfinite(throughput * step * max(remaining, 1.0)):
+            raise ValueError(
+                f"Expected `goal.throughput_per_s` small enough that the replicas it needs are a finite number, "
+                f"got {throughput}"
+            )
 
 
 class Finding(msgspec.Struct, kw_only=True):
@@ -261,7 +294,9 @@ class AmdahlFigures(msgspec.Struct, kw_only=True):
 
     p: float
     k: float | Infinite
-    speedup: float
+    speedup: float | None
+    """`None` when unbounded (p = 1 and k = ∞: nothing is left of the step). JSON has no infinity, and a float
+    field that reads back `null` poisoned every read of a stored decision."""
     ceiling_speedup: float | None
     """`None` when unbounded (p = 1)."""
     saving_fraction: float

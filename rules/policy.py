@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 from importlib import resources
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
@@ -23,7 +24,7 @@ class Gate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     fail_on: list[Verdict] = msgspec.field(default_factory=lambda: ["remeasure", "redirect", "decline"])
     warn_on: list[Verdict] = msgspec.field(default_factory=lambda: ["fund_if"])
-    missing_block: str = "skip"
+    missing_block: Literal["skip", "fail"] = "skip"
 
 
 class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -47,6 +48,13 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     calibrate: bool = False
     gate: Gate = msgspec.field(default_factory=Gate)
 
+    def __post_init__(self) -> None:
+        # TOML has `inf` and `nan`, JSON has 1e999: a threshold that is not a number makes every evaluation fail.
+        for field in self.__struct_fields__:
+            value = getattr(self, field)
+            if type(value) is float and not math.isfinite(value):
+                raise ValueError(f"Expected `{field}` to be a finite number, got {value}")
+
 
 _AT = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
 
@@ -60,6 +68,8 @@ def parse_policy(text: str | bytes, *, name: str | None = None, version: int | N
         raw = msgspec.toml.decode(text)
     except msgspec.DecodeError as exc:
         raise PolicyError(f"Expected a TOML document: {exc}") from exc
+    except RecursionError as exc:  # the TOML parser recurses once per level of nesting
+        raise PolicyError("Expected a TOML document of policy keys, got one nested too deeply") from exc
     return policy_from_mapping(raw, name=name, version=version)
 
 
@@ -73,13 +83,19 @@ def policy_from_mapping(raw: object, *, name: str | None = None, version: int | 
     if version is not None:
         raw["version"] = version
     try:
-        return msgspec.convert(raw, Policy)
+        policy = msgspec.convert(raw, Policy)
+        # What is stored is its JSON, read back on every evaluation: it must read back as this policy.
+        return msgspec.json.decode(msgspec.json.encode(policy), type=Policy)
+    except RecursionError as exc:
+        raise PolicyError("Expected a table of policy keys, got values nested too deeply") from exc
     except msgspec.ValidationError as exc:
         message = str(exc)
         match = _AT.search(message)
         key = match.group("path") if match else ""
         if not key and (unknown := re.search(r"unknown field `([^`]+)`", message)):
             key = unknown.group(1)
+        if not key and (named := re.match(r"Expected `([a-z_.]+)` ", message)):  # from __post_init__
+            key = named.group(1)
         raise PolicyError(message, key=key) from exc
 
 

@@ -39,9 +39,9 @@ def pct(share: float) -> str:
     return f"{_trim(f'{value:.{digits}f}')}%"
 
 
-def times(factor: float) -> str:
-    """A speedup factor: `1.233×`, `1.98×`, `10×`, `∞`."""
-    if math.isinf(factor):
+def times(factor: float | None) -> str:
+    """A speedup factor: `1.233×`, `1.98×`, `10×`, `∞` (also for `None`: the figures' way of saying unbounded)."""
+    if factor is None or math.isinf(factor):
         return "∞"
     if factor >= 1e6:
         return f"{factor:.3g}×"

@@ -28,7 +28,7 @@ from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
 from worthit.service.present import render
-from worthit.service.settings import Settings
+from worthit.service.settings import Settings, is_loopback
 
 
 def _read(path: str) -> bytes:
@@ -256,17 +256,6 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS
 
 
-def _loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def openapi_document() -> str:
     from worthit.service.app import create_app
 
@@ -317,7 +306,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         # Another step owns the schema (a migration job); serving code newer than the schema would fail per request.
         print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
         return EXIT_FAIL
-    if not _loopback(settings.host) and not settings.require_auth:
+    if not is_loopback(settings.host) and not settings.require_auth:
         from worthit.service.db.tokens import TokenStore
 
         # The schema is current by now (migrated above, or checked): read it, never change it here.

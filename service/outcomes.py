@@ -80,7 +80,8 @@ class Predicted(msgspec.Struct, kw_only=True):
     """What the decision predicted, at the k it was made with."""
 
     k: float | Infinite
-    speedup: float
+    speedup: float | None
+    """`None` when unbounded, as in the decision's figures."""
     target_ms: float | None
     step_ms: float | None
 
@@ -219,7 +220,7 @@ def compare(decision: Decision, report: OutcomeReport, recorded_at: datetime) ->
     realized_s = baseline / report.step_ms if report.step_ms is not None else None
     proposed_k, realized_k_num = _finite(a.k), _finite(realized_k)
     k_ratio = realized_k_num / proposed_k if realized_k_num is not None and proposed_k else None
-    speedup_ratio = realized_s / a.speedup if realized_s is not None and math.isfinite(a.speedup) else None
+    speedup_ratio = realized_s / a.speedup if realized_s is not None and a.speedup is not None else None
     outcome = Outcome(
         decision_id=decision.id,
         recorded_at=recorded_at,

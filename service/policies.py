@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from datetime import UTC, datetime
 
@@ -16,7 +17,18 @@ from worthit.service.errors import NotFound
 # Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
 # process is seen at once; other processes see it within the TTL.
 CACHE_SECONDS = 5.0
+READABLE_LOOKBACK = 20
+"""Versions looked at, newest first, for one that reads back."""
+log = logging.getLogger("worthit")
 POLICY_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
+
+
+def _readable(name: str, version: int, document: str) -> Policy | None:
+    try:
+        return msgspec.json.decode(document, type=Policy)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        log.error("version %s of policy %r cannot be read, skipped: %s", version, name, exc)
+        return None
 
 
 class PolicyService:
@@ -34,15 +46,22 @@ class PolicyService:
                 if name == "default" and version == default_policy().version:
                     return default_policy()
                 raise NotFound(f"No version {version} of policy `{name}`")
-            return msgspec.json.decode(document, type=Policy)
+            policy = _readable(name, version, document)
+            if policy is None:
+                raise NotFound(f"Version {version} of policy `{name}` was stored damaged and cannot be read")
+            return policy
         return await self._cache.get(name, functools.partial(self._load, name))
 
     async def _load(self, name: str) -> Policy:
-        latest = await self._store.latest(name)
-        if latest is not None:
-            return msgspec.json.decode(latest[1], type=Policy)
+        stored = await self._store.latest(name, count=READABLE_LOOKBACK)
+        for version, document in stored:
+            # A version stored before every key was validated may not read back: serve the newest that does.
+            if (policy := _readable(name, version, document)) is not None:
+                return policy
         if name == "default":
             return default_policy()
+        if stored:
+            raise NotFound(f"No readable version of policy `{name}`: the newest were stored damaged")
         raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
 
     async def all_latest(self) -> list[Policy]:

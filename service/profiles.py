@@ -29,9 +29,17 @@ def parse(
     PyTorch traces of a distributed run's ranks). `steps` ("2:5") chooses ProfilerStep#2..#5 of a PyTorch trace;
     `names` label the files in errors and per-rank figures."""
     chosen = parse_steps(steps) if steps is not None else None
-    if len(files) == 1:
-        return read_any(files[0], format, chosen)
-    return combine(list(files), [format] * len(files) if format else None, names=names, steps=chosen)
+    try:
+        if len(files) == 1:
+            return read_any(files[0], format, chosen)
+        return combine(list(files), [format] * len(files) if format else None, names=names, steps=chosen)
+    except (OverflowError, ZeroDivisionError) as exc:
+        # Every reader turns numbers into times: a timestamp of 1e23 or 1e308 overflows that arithmetic, whichever
+        # reader meets it. It is the file's figure, so the file's error (422), never a 500.
+        raise ProfileError(
+            f"expected timestamps and durations a profiler can write, got one too large to compute with ({exc})",
+            format_expected=format,
+        ) from exc
 
 
 class ProfileService:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from typing import Annotated
@@ -54,12 +55,27 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         return msgspec.convert(raw, cls, strict=False)
 
     @property
+    def auth_always_on(self) -> bool:
+        """Tokens are required from the start and for good: asked for, or the server is reachable beyond this host."""
+        return self.require_auth or not is_loopback(self.host)
+
+    @property
     def async_database_url(self) -> str:
         return async_url(self.database_url)
 
     @property
     def is_sqlite(self) -> bool:
         return self.async_database_url.startswith("sqlite")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address to bind) is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def async_url(url: str) -> str:

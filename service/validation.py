@@ -20,6 +20,8 @@ def decode_strict(body: bytes, type_: Any) -> Any:
     except msgspec.ValidationError as exc:
         detail, pointer = validation_problem(str(exc), body)
         raise InvalidInput(detail, pointer) from exc
+    except RecursionError as exc:  # msgspec stops at its own depth limit, by raising this
+        raise InvalidInput("Expected a JSON body nested a few levels deep, got one nested too deeply", "") from exc
 
 
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
@@ -73,6 +75,15 @@ def validation_problem(message: str, body: bytes | None = None) -> tuple[str, st
     if missing:
         pointer = f"{pointer}/{missing.group(1)}"
         return f"Expected `{missing.group(1)}`, got nothing - at `{path}`", pointer
+    named_field = re.match(
+        r"Expected `([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)` (?:large|small) enough|"
+        r"Expected `(breakdown)` phase times",
+        text,
+    )
+    if named_field and not parts:
+        # A cross-field check of the whole body (`__post_init__`) names its field in the message: point at it.
+        pointer = "/" + (named_field.group(1) or named_field.group(2)).replace(".", "/")
+        return f"{text} - at `{path}`", pointer
     value: Any = ...
     if body is not None and pointer:
         try:

@@ -47,6 +47,46 @@ def _optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 @st.composite
 def proposals(draw: st.DrawFn) -> Proposal:
     """A valid proposal: p, k, and any mix of baseline, cost, breakdown, scope, flags and goal."""
+    return msgspec.convert(draw(raw_proposals()), Proposal)  # validated as the API boundary would
+
+
+# The floats that broke arithmetic once (#14): the extremes of a double, sums of a few of them overflow, products
+# of two underflow; and any finite double besides.
+EXTREMES = (5e-324, 2.2250738585072014e-308, 1e-300, 1e-12, 0.0, 1.0, 1e23, 1e100, 1e300, 1e308, 1.7976931348623157e308)
+extreme_floats = st.sampled_from(EXTREMES) | st.floats(allow_nan=False, allow_infinity=False)
+
+
+def _with_extremes(draw: st.DrawFn, value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _with_extremes(draw, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_extremes(draw, item) for item in value]
+    if isinstance(value, float) and draw(st.booleans()):
+        return draw(extreme_floats)
+    return value
+
+
+@st.composite
+def extreme_proposals(draw: st.DrawFn) -> dict[str, Any]:
+    """A proposal as JSON would carry it, with any of its numbers (p, k, every ms, weeks, goal, flag) replaced by
+    an extreme double: what a client may send, valid or not. Bodies, not Structs: the boundary must judge them."""
+    raw = draw(raw_proposals())
+    if raw["k"] == "inf" and draw(st.booleans()):
+        raw["k"] = 1.0
+    return dict(_with_extremes(draw, raw))
+
+
+def nested_json(depth: int, *, array: bool = False) -> bytes:
+    """A JSON document nested `depth` levels deep: `{"a":{"a":…1…}}` or `[[…]]`."""
+    return b"[" * depth + b"]" * depth if array else b'{"a":' * depth + b"1" + b"}" * depth
+
+
+nesting_depths = st.sampled_from((64, 1_000, 10_000, 100_000)) | st.integers(min_value=1, max_value=20_000)
+
+
+@st.composite
+def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid proposal as a JSON-ready dict (see `proposals`)."""
     raw: dict[str, Any] = {"p": draw(shares), "k": draw(speedups)}
     breakdown = draw(_optional(breakdowns()))
     if breakdown is not None:
@@ -147,4 +187,4 @@ def proposals(draw: st.DrawFn) -> Proposal:
     )
     if goal is not None:
         raw["goal"] = goal
-    return msgspec.convert(raw, Proposal)  # validated as the API boundary would
+    return raw

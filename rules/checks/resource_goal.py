@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from worthit.rules.context import NON_KERNEL, Context, Example, kinds_label
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Figure, Finding, Phase
 from worthit.rules.plans import plan
 from worthit.rules.text import count, join, label, ms, num, pct, times
@@ -95,6 +96,12 @@ def check(ctx: Context) -> Finding | None:
     if goal.latency_ms is not None and base is not None and new is not None:
         found.append(_latency(ctx, goal.latency_ms, base, new, dict(figures)))
     if goal.throughput_per_s is not None and new is not None and base is not None and fits and new > 0:
+        if not math.isfinite(goal.throughput_per_s * max(base, new)):  # the proposal checks this; a profile's p too
+            raise InvalidInput(
+                f"Expected `goal.throughput_per_s` small enough that the replicas it needs are a finite number, "
+                f"got {goal.throughput_per_s}",
+                "/goal/throughput_per_s",
+            )
         per_gpu = 1000 / new
         after = math.ceil(goal.throughput_per_s / per_gpu - _EPS)
         before = math.ceil(goal.throughput_per_s * base / 1000 - _EPS)

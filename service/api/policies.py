@@ -59,6 +59,8 @@ class PolicyController(Controller):
                 raw = msgspec.json.decode(body)
             except msgspec.DecodeError as exc:
                 raise ClientException(f"Expected a JSON object of policy keys: {exc}") from exc
+            except RecursionError as exc:
+                raise ClientException("Expected a JSON object of policy keys, got one nested too deeply") from exc
         elif content_type.split(";", 1)[0].strip() in ("application/toml", "text/toml"):
             raw = msgspec.to_builtins(parse_policy(body, name=name))
         else:

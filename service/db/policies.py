@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
 policies = Base.metadata.tables["policies"]
+LOCK_SPACE = 0x7770  # advisory locks of policy versions: the first key of the two-key form, "wp"
+
+
+def _lock_key(name: str) -> int:
+    """A stable signed 32-bit key for `name` (Python's hash() differs between processes)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
 
 
 class PolicyStore:
@@ -21,16 +28,16 @@ class PolicyStore:
         self._engine = engine
         self._writer = writer
 
-    async def latest(self, name: str) -> tuple[int, str] | None:
+    async def latest(self, name: str, count: int = 1) -> list[tuple[int, str]]:
+        """The newest `count` versions of `name`, newest first."""
         query = (
             select(policies.c.version, policies.c.document)
             .where(policies.c.name == name)
             .order_by(policies.c.version.desc())
-            .limit(1)
+            .limit(count)
         )
         async with self._engine.connect() as connection:
-            row = (await connection.execute(query)).first()
-        return (row.version, row.document) if row is not None else None
+            return [(row.version, row.document) for row in (await connection.execute(query)).all()]
 
     async def version(self, name: str, version: int) -> str | None:
         query = select(policies.c.document).where(policies.c.name == name, policies.c.version == version)
@@ -46,6 +53,12 @@ class PolicyStore:
         """Store the next version of `name`; `document_for(version)` renders its document. Returns both."""
 
         def op(connection: Connection) -> tuple[int, str]:
+            if connection.dialect.name == "postgresql":
+                # Processes read the newest version at once and both took the next: one lost, with a 409. A lock
+                # per name, held to the commit, makes them take turns. (SQLite's writer holds the file's lock.)
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": LOCK_SPACE, "key": _lock_key(name)}
+                )
             current = (
                 connection.execute(select(func.max(policies.c.version)).where(policies.c.name == name))
             ).scalar_one_or_none()

@@ -8,7 +8,6 @@ middleware on every route (AuthMiddleware).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException, TooManyRequestsException
@@ -18,29 +17,32 @@ from worthit.service.cache import TtlCache
 from worthit.service.db.tokens import TokenStore
 from worthit.service.tokens import PUBLIC, Principal, digest
 
-# Tokens and the "are there any tokens?" answer are cached per process this long; a revocation on another
-# process takes effect within it (at once on the process that revoked).
+# "Are there any tokens?" is cached per process this long: a token created on another process turns auth on
+# within it. Nothing turns it off again (see Authenticator.enforced), and tokens themselves are not cached.
 CACHE_SECONDS = 5.0
 
 
 class Authenticator:
-    """Decides who is calling and whether auth is on at all, with a short per-process cache."""
+    """Decides who is calling and whether auth is on at all.
+
+    Auth is on for the whole life of the process when tokens are required (`WORTHIT_REQUIRE_AUTH`) or the server
+    listens on a non-loopback address, and from the moment a token is first seen otherwise: revoking the last
+    token must never open a server, so "on" is never re-read back to "off". Every bearer token is looked up on
+    every request (one indexed read), so a revocation takes effect on the next request, on every process.
+    """
 
     def __init__(self, store: TokenStore, *, require_auth: bool) -> None:
         self._store = store
-        self._require_auth = require_auth
+        self._enforced = require_auth
         self._active: TtlCache[None, bool] = TtlCache(CACHE_SECONDS)
-        # Bounded against floods of made-up tokens: past 10,000 digests the table starts afresh.
-        self._principals: TtlCache[str, Principal | None] = TtlCache(CACHE_SECONDS, max_entries=10_000)
 
     async def enforced(self) -> bool:
-        if self._require_auth:
-            return True
-        return await self._active.get(None, self._store.any_active)
+        if not self._enforced and await self._active.get(None, self._store.any_active):
+            self._enforced = True
+        return self._enforced
 
     async def principal(self, token: str) -> Principal | None:
-        key = digest(token)
-        return await self._principals.get(key, functools.partial(self._store.find, key))
+        return await self._store.find(digest(token))
 
 
 def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, str]:

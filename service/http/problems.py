@@ -152,6 +152,12 @@ def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, "An internal error occurred; it has been logged.")
 
 
+def _integrity_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    # The driver's text carries the SQL statement and its parameters: for the log, never for the client.
+    log.warning("write conflicted with a stored row: %s", exc)
+    return problem_response(409, "The write conflicts with one stored at the same time; retry it.", kind="conflict")
+
+
 def _data_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     # A value the boundary let through but the database cannot hold: still the client's input, never a 5xx.
     log.warning("database rejected a value: %s", exc)
@@ -174,7 +180,7 @@ def _profile_handler(_: Request[Any, Any, Any], exc: ProfileError) -> Response[P
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     ProfileError: _profile_handler,
-    IntegrityError: _simple(409, "conflict"),
+    IntegrityError: _integrity_handler,
     DataError: _data_handler,
     DBAPIError: _database_handler,
     OperationalError: _database_handler,

@@ -131,7 +131,9 @@ def decision_message(
     else:
         link = f"Decision `{decision_id}`"
     blocks.append(ContextBlock(elements=[Mrkdwn(text=clip(link, FIELD_CHARS))]))
-    fallback = clip(f"{label}: {evaluation.statement}", FALLBACK_CHARS)
+    # The fallback is what notifications show, and Slack parses it as mrkdwn too: `<!channel>` typed into a target
+    # would ping the channel from there.
+    fallback = clip(escape(f"{label}: {evaluation.statement}"), FALLBACK_CHARS)
     return SlackMessage(response_type=response_type, text=fallback, blocks=blocks[:MAX_BLOCKS])
 
 
@@ -141,7 +143,7 @@ def usage_message(problem: str | None = None) -> SlackMessage:
     if problem is not None:
         blocks.append(SectionBlock(text=Mrkdwn(text=clip(f":warning: {escape(problem)}", SECTION_CHARS))))
     blocks.append(SectionBlock(text=Mrkdwn(text=clip(f"```{escape(USAGE)}```", SECTION_CHARS))))
-    fallback = problem or "How to use /worthit"
+    fallback = escape(problem) if problem is not None else "How to use /worthit"
     return SlackMessage(response_type="ephemeral", text=clip(fallback, FALLBACK_CHARS), blocks=blocks)
 
 

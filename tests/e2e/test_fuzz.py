@@ -15,9 +15,13 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import IN_CI, ROOT, Server
+from tests.strategies import extreme_proposals, nested_json, nesting_depths
 
 pytestmark = pytest.mark.e2e
 
@@ -66,3 +70,55 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     server_log = server.log.read_text()
     assert server_log.count('"msg":"request"') > 200, "the access log saw the requests"
     assert not re.search(r'"status":5\d\d', server_log)
+
+
+def test_extreme_numbers_and_deep_nesting_never_answer_5xx(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """The strategies that found #14's 500s, through a real server on both databases: extreme doubles in every
+    numeric field of a proposal and bodies nested to any depth get a 4xx problem or a full answer that reads back."""
+    server = server_factory(database_url, env={"WORTHIT_RATE_LIMIT": "off"})
+    with server.client(timeout=30) as client:
+        _fuzz(client)
+    assert not re.search(r'"status":5\d\d', server.log.read_text())
+    assert "unhandled error" not in server.log.read_text()
+
+
+def _fuzz(client: httpx.Client) -> None:
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(body=extreme_proposals())
+    def numbers(body: dict[str, object]) -> None:
+        for path, payload in (
+            ("/v1/evaluate", body),
+            ("/v1/portfolio", {"proposals": [body], "budget_weeks": 3}),
+            ("/v1/decisions", body),
+        ):
+            answer = client.post(path, json=payload)
+            assert answer.status_code < 500, (path, payload, answer.text)
+            if answer.status_code >= 400:
+                assert answer.headers["content-type"] == "application/problem+json"
+            elif path == "/v1/decisions":
+                assert client.get(answer.headers["location"]).json() == answer.json()
+        assert client.get("/v1/decisions", params={"limit": 5}).status_code == 200
+
+    @settings(max_examples=max(EXAMPLES // 4, 10), deadline=None, database=None)
+    @given(depth=nesting_depths, array=st.booleans())
+    def nesting(depth: int, array: bool) -> None:
+        body = nested_json(depth, array=array)
+        json_ = {"content-type": "application/json"}
+        for method, path, headers, content in (
+            ("POST", "/v1/evaluate", json_, body),
+            ("POST", "/v1/decisions", json_, body),
+            ("POST", "/v1/plans", json_, body),
+            ("POST", "/v1/portfolio", json_, body),
+            ("PUT", "/v1/policies/fuzz", json_, body),
+            ("PUT", "/v1/policies/fuzz", {"content-type": "application/toml"}, b"x = " + b"[" * depth + b"]" * depth),
+        ):
+            answer = client.request(method, path, content=content, headers=headers)
+            assert 400 <= answer.status_code < 500, (method, path, depth, answer.status_code)
+            assert answer.headers["content-type"] == "application/problem+json"
+
+    numbers()
+    nesting()
+    assert client.get("/v1/policies/fuzz").status_code == 404

@@ -16,9 +16,9 @@ class CountingStore(PolicyStore):
 
     reads = 0
 
-    async def latest(self, name: str) -> tuple[int, str] | None:
+    async def latest(self, name: str, count: int = 1) -> list[tuple[int, str]]:
         self.reads += 1
-        return await super().latest(name)
+        return await super().latest(name, count)
 
 
 def with_service(

@@ -10,13 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import breakdowns, finite_speedups, proposals
+from tests.strategies import breakdowns, extreme_proposals, finite_speedups, nested_json, nesting_depths, proposals
 from worthit.rules import amdahl
 from worthit.rules.engine import Context, evaluate
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Evaluation, Phase, Proposal, Range
 from worthit.rules.plans import plan
 from worthit.rules.policy import default_policy
 from worthit.rules.text import k_text, ms, num, pct, times, usd
+from worthit.service.validation import decode_strict
 
 SECOND_SENTENCE = re.compile(r"[.!?]\s+[A-Z]")
 POLICY = default_policy()
@@ -223,3 +225,33 @@ def test_range_bounds_are_the_extremes_over_a_grid(
         assert max(values) <= interval.high + tolerance, name
         assert min(values) == pytest.approx(interval.low, rel=1e-7, abs=tolerance), name
         assert max(values) == pytest.approx(interval.high, rel=1e-7, abs=tolerance), name
+
+
+@SETTINGS
+@given(body=extreme_proposals())
+def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
+    """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
+    try:
+        proposal = decode_strict(msgspec.json.encode(body), Proposal)
+        evaluation = evaluate(proposal, POLICY)
+    except InvalidInput as exc:
+        rejected = exc
+    else:
+        rejected = None
+    if rejected is not None:
+        assert rejected.detail.startswith(("Expected", "Unknown", "Invalid")), rejected.detail
+        return
+    document = msgspec.json.encode(evaluation)
+    assert msgspec.json.decode(document, type=Evaluation) == msgspec.json.decode(document, type=Evaluation)
+    _one_sentence(evaluation.statement)
+
+
+@SETTINGS
+@given(depth=nesting_depths, array=st.booleans())
+def test_nesting_at_any_depth_is_an_invalid_input(depth: int, array: bool) -> None:
+    """Deep nesting is a 4xx naming the body, never a RecursionError."""
+    try:
+        decode_strict(nested_json(depth, array=array), Proposal)
+    except InvalidInput:
+        return
+    raise AssertionError("a nested document is not a proposal")

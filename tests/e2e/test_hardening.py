@@ -1,0 +1,318 @@
+"""Issue #14, end to end on real servers: what an attacker and a careless admin found, each shut for good."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import Server, worthit
+from tests.e2e.test_slack import SECRET, command
+from tests.e2e.test_trust import create_token
+
+pytestmark = pytest.mark.e2e
+
+POLICY_PUT = {"noise_floor": 0.05}
+
+
+def _stays(client: httpx.Client, check: Callable[[], int], expected: int, seconds: float) -> None:
+    """`check()` answers `expected` every time for `seconds` (longer than any per-process cache)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert check() == expected
+        time.sleep(0.25)
+
+
+# 1. Auth: revoking the last token never opens a server; revocation takes effect on the next request.
+
+
+def test_public_server_stays_closed_after_its_last_token_is_revoked(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """On a non-loopback address tokens are required for the server's whole life, even with none left."""
+    admin = create_token(sqlite_url, "admin", "ops")
+    server = server_factory(sqlite_url, env={"WORTHIT_HOST": "0.0.0.0"})
+    with server.client() as client:
+        assert client.put("/v1/policies/default", json=POLICY_PUT).status_code == 401
+        bearer = {"authorization": f"Bearer {admin}"}
+        assert client.put("/v1/policies/default", json=POLICY_PUT, headers=bearer).status_code == 200
+        assert worthit("token", "revoke", "ops", "--database", sqlite_url).returncode == 0
+        # Past the old 5 s cache of "are there any tokens?": it must stay shut, not open.
+        _stays(client, lambda: client.put("/v1/policies/default", json=POLICY_PUT).status_code, 401, 7)
+        assert client.put("/v1/policies/default", json=POLICY_PUT, headers=bearer).status_code == 401
+        assert client.get("/v1/policies/default").status_code == 401
+        assert client.get("/v1/policies/default").json()["status"] == 401
+        assert client.get("/v1/policies/default", params={"version": 2}, headers=bearer).status_code == 401
+        assert client.get("/healthz").status_code == 200
+
+
+def test_loopback_server_stays_closed_once_a_token_was_seen(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    create_token(sqlite_url, "admin", "ops")
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/default", json=POLICY_PUT).status_code == 401
+        assert worthit("token", "revoke", "ops", "--database", sqlite_url).returncode == 0
+        _stays(client, lambda: client.put("/v1/policies/default", json=POLICY_PUT).status_code, 401, 7)
+
+
+def test_revocation_takes_effect_on_the_next_request(database_url: str, server_factory: Callable[..., Server]) -> None:
+    write = create_token(database_url, "write", "planning-tool")
+    create_token(database_url, "read", "dashboard")  # auth stays on by the old rule too
+    server = server_factory(database_url)
+    bearer = {"authorization": f"Bearer {write}"}
+    with server.client() as client:
+        assert client.get("/v1/decisions", headers=bearer).status_code == 200
+        assert worthit("token", "revoke", "planning-tool", "--database", database_url).returncode == 0
+        revoked = client.get("/v1/decisions", headers=bearer)
+        assert revoked.status_code == 401
+        assert 'error="invalid_token"' in revoked.headers["www-authenticate"]
+
+
+# 2. Infinite speedups are answers: p = 1 with k = ∞ (and k = 1e-300) on every path.
+
+UNBOUNDED = {
+    "target": "whole_step",
+    "p": 1,
+    "k": "inf",
+    "baseline_ms": 100,
+    "cost_weeks": 1,
+    "scope": {"workload": "unbounded", "model": "m"},
+}
+TINY_K = UNBOUNDED | {"k": 1e-300}
+
+
+def test_unbounded_speedup_is_stored_and_every_read_still_answers(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(database_url, env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET})
+    with server.client() as client:
+        evaluated = client.post("/v1/evaluate", json=UNBOUNDED)
+        assert evaluated.status_code == 200
+        figures = evaluated.json()["amdahl"]
+        assert figures["speedup"] is None  # declared: None is unbounded
+        assert figures["ceiling_speedup"] is None
+        assert (figures["new_ms"], figures["saving_ms"], figures["rate"]) == (0.0, 100.0, 100.0)
+        created = client.post("/v1/decisions", json=UNBOUNDED)
+        assert created.status_code == 201
+        tiny = client.post("/v1/decisions", json=TINY_K)
+        assert tiny.status_code == 201
+        assert tiny.json()["amdahl"]["speedup"] == 1e-300
+        decision_id = created.json()["id"]
+        assert client.get(f"/v1/decisions/{decision_id}").json() == created.json()
+        listing = client.get("/v1/decisions")
+        assert listing.status_code == 200
+        assert [item["id"] for item in listing.json()["items"]] == [tiny.json()["id"], decision_id]
+        pages = (f"/decisions/{decision_id}", f"/decisions/{tiny.json()['id']}", "/decisions", "/workloads/unbounded")
+        for path in pages:
+            assert client.get(path).status_code == 200, path
+        assert "∞" in client.get(f"/decisions/{decision_id}").text
+        history = client.get("/v1/workloads/unbounded")
+        assert history.status_code == 200
+        assert client.post(f"/v1/decisions/{decision_id}/reevaluate", params={"policy": "default"}).status_code == 200
+        outcome = client.post(
+            f"/v1/decisions/{decision_id}/outcome", json={"target_ms": 0, "step_ms": 50, "scope": {"model": "m"}}
+        )
+        assert outcome.status_code == 201, outcome.text
+        assert outcome.json()["predicted"]["speedup"] is None
+        assert outcome.json()["realized"]["speedup"] == 2.0
+        assert outcome.json()["speedup_ratio"] is None
+        assert client.get(f"/v1/decisions/{decision_id}/outcome").status_code == 200
+        slack = command(client, "p=100% k=inf cost=1w baseline=100ms target=whole_step")
+        assert slack.status_code == 200
+        assert "∞" in slack.text
+        assert client.get("/v1/decisions").status_code == 200
+
+
+def test_gate_answers_an_unbounded_speedup(tmp_path: Path) -> None:
+    body = tmp_path / "pr.md"
+    body.write_text("```worthit\ntarget: whole_step\np: 100%\nk: inf\nbaseline_ms: 100\ncost_weeks: 1\n```\n")
+    result = worthit("gate", "--body", str(body))
+    assert result.returncode == 0, result.stderr
+    assert "∞" in result.stdout
+
+
+# 3. A rejected policy is not stored, and a damaged stored one never takes the service down.
+
+REJECTED_POLICIES = [
+    ("application/toml", b"min_rate = inf", "/min_rate"),
+    ("application/toml", b"noise_floor = nan", "/noise_floor"),
+    ("application/toml", b"horizon_months = inf", "/horizon_months"),
+    ("application/toml", b"noise_floor = 1.5", "/noise_floor"),
+    ("application/toml", b'[gate]\nmissing_block = "maybe"', "/gate/missing_block"),
+    ("application/json", b'{"min_rate": 1e999}', ""),
+    ("application/toml", b"x = " + b"[" * 5000 + b"]" * 5000, ""),
+    ("application/json", b'{"a":' * 5000 + b"1" + b"}" * 5000, ""),
+]
+
+
+def test_rejected_policies_store_nothing(database_url: str, server_factory: Callable[..., Server]) -> None:
+    server = server_factory(database_url)
+    with server.client() as client:
+        for content_type, body, pointer in REJECTED_POLICIES:
+            answer = client.put("/v1/policies/default", content=body, headers={"content-type": content_type})
+            assert 400 <= answer.status_code < 500, (body[:40], answer.status_code, answer.text)
+            assert answer.headers["content-type"] == "application/problem+json", body[:40]
+            if pointer:
+                assert (answer.json().get("errors") or [{}])[0].get("pointer") == pointer, (body[:40], answer.json())
+        assert client.get("/v1/policies/default").json()["version"] == 1
+        assert client.get("/v1/policies/default", params={"version": 2}).status_code == 404
+        assert client.post("/v1/evaluate", json=ATTENTION).status_code == 200
+
+
+ATTENTION = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}
+
+
+def test_a_damaged_stored_policy_never_takes_evaluation_down(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """A version stored before validation was complete (min_rate written as null) is skipped, not fatal."""
+    import sqlite3
+
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.05}).status_code == 200
+    server.stop()
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        document = db.execute("SELECT document FROM policies WHERE name = 'team'").fetchone()[0]
+        damaged = document.replace('"version":1', '"version":2').replace('"min_rate":0.01', '"min_rate":null')
+        db.execute(
+            "INSERT INTO policies (name, version, created_at, document) VALUES ('team', 2, '2026-01-01', ?)", (damaged,)
+        )
+        damaged_default = damaged.replace('"name":"team"', '"name":"default"')
+        db.execute(
+            "INSERT INTO policies (name, version, created_at, document) VALUES ('default', 2, '2026-01-01', ?)",
+            (damaged_default,),
+        )
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        team = client.post("/v1/evaluate", json=ATTENTION, params={"policy": "team"})
+        assert team.status_code == 200
+        assert team.json()["policy"] == {"name": "team", "version": 1}
+        default = client.post("/v1/evaluate", json=ATTENTION)
+        assert default.status_code == 200
+        assert default.json()["policy"] == {"name": "default", "version": 1}
+        assert client.get("/v1/policies/team", params={"version": 2}).status_code == 404
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.02}).json()["version"] == 3
+
+
+def answers_floors(answers: list[httpx.Response]) -> set[float]:
+    return {answer.json()["noise_floor"] for answer in answers}
+
+
+# 6. Concurrent policy PUTs on several processes: every valid write stores a version; no SQL in any answer.
+
+
+def test_concurrent_policy_puts_all_store_a_version(postgres_url: str, server_factory: Callable[..., Server]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = server_factory(postgres_url, workers=2)
+
+    def put(i: int) -> httpx.Response:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            return client.put("/v1/policies/shared", json={"noise_floor": (i + 1) / 1000})
+
+    with ThreadPoolExecutor(64) as pool:
+        answers = list(pool.map(put, range(64)))
+    bodies = [answer.text for answer in answers]
+    assert [answer.status_code for answer in answers] == [200] * 64, [b for b in bodies if "version" not in b][:3]
+    assert sorted(answer.json()["version"] for answer in answers) == list(range(1, 65))
+    assert not any("INSERT" in body or "SELECT" in body for body in bodies)
+    with server.client() as client:
+        # The newest as every process will see it once its 5 s policy cache expires: version 64 is stored.
+        assert client.get("/v1/policies/shared", params={"version": 64}).json()["noise_floor"] in answers_floors(
+            answers
+        )
+
+
+# 5. The 500s: each is a 4xx naming the field.
+
+BASE = {"target": "a", "p": 0.5, "baseline_ms": 100}
+HUGE = [{"name": name, "ms": 1e308} for name in ("a", "b", "c")]
+FIVE_HUNDREDS = [
+    (BASE | {"k": 10, "goal": {"throughput_per_s": 1e308}}, "/goal/throughput_per_s"),
+    (BASE | {"k": 5e-324, "goal": {"throughput_per_s": 10}}, "/k"),
+    ({"target": "a", "p": 0.5, "k": 10, "breakdown": HUGE}, "/breakdown"),
+    (BASE | {"k": 10, "breakdown": HUGE}, "/breakdown"),
+]
+
+
+def _trace(ts: float) -> bytes:
+    import json
+
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 1, "tid": 7, "ts": ts, "dur": 10.0},
+        {"ph": "X", "cat": "kernel", "name": "softmax", "pid": 1, "tid": 7, "ts": 20.0, "dur": 5.0},
+    ]
+    return json.dumps({"traceEvents": events}).encode()
+
+
+def test_former_500s_are_4xx_naming_the_field(database_url: str, server_factory: Callable[..., Server]) -> None:
+    server = server_factory(database_url)
+    with server.client() as client:
+        for body, pointer in FIVE_HUNDREDS:
+            for path in ("/v1/evaluate", "/v1/decisions"):
+                answer = client.post(path, json=body)
+                assert answer.status_code == 422, (path, body, answer.text)
+                assert answer.headers["content-type"] == "application/problem+json"
+                assert answer.json()["errors"][0]["pointer"] == pointer, answer.json()
+        deep = b'{"p":' * 20_000 + b"1" + b"}" * 20_000
+        nested = client.post("/v1/evaluate", content=deep, headers={"content-type": "application/json"})
+        assert nested.status_code == 422
+        for deep in (b'{"traceEvents":' + b"[" * 100_000 + b"]" * 100_000 + b"}", b"[" * 100_000 + b"]" * 100_000):
+            upload = client.post("/v1/profiles", content=deep, headers={"content-type": "application/json"})
+            assert upload.status_code == 422, upload.text
+            policy = client.put("/v1/policies/default", content=deep, headers={"content-type": "application/json"})
+            assert policy.status_code == 400, policy.text
+            assert "nested too deeply" in policy.json()["detail"]
+        toml = client.put(
+            "/v1/policies/default",
+            content=b"x = " + b"[" * 5000 + b"]" * 5000,
+            headers={"content-type": "application/toml"},
+        )
+        assert toml.status_code == 422
+        for ts in (1e23, 1e308):
+            profile = client.post("/v1/profiles", content=_trace(ts), headers={"content-type": "application/json"})
+            assert profile.status_code == 422, (ts, profile.text)
+            assert "too large" in profile.json()["detail"]
+        assert client.get("/v1/decisions").json()["items"] == []
+    assert "unhandled error" not in server.log.read_text()
+
+
+# 7. Slack: what a user typed is escaped in every field Slack renders, the notification fallback too.
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_slack_escapes_user_text_in_the_fallback_and_every_block(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(sqlite_url, env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET})
+    with server.client() as client:
+        for text in (
+            "p=21% k=10 cost=3w baseline=100ms target=<!channel>",
+            "p=21% k=10 cost=3w baseline=100ms target=<@U123ABC>",
+            "p=21% k=10 cost=3w baseline=100ms target=<https://evil.example|click>",
+            "p=21% k=10 <!here>",
+        ):
+            message = command(client, text).json()
+            assert message["text"], message
+            rendered = [message["text"]] + [
+                s for block in message["blocks"] if block["type"] != "header" for s in _strings(block)
+            ]
+            for field in rendered:
+                for raw in ("<!channel>", "<!here>", "<@U123ABC>", "<https://evil.example|click>"):
+                    assert raw not in field, (text, field)
+        assert (
+            "&lt;!channel&gt;" in command(client, "p=21% k=10 cost=3w baseline=100ms target=<!channel>").json()["text"]
+        )
