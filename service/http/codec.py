@@ -14,7 +14,7 @@ from litestar.exceptions import ClientException
 from litestar.typing import FieldDefinition
 
 from worthit.rules.errors import InvalidInput
-from worthit.service.http.problems import validation_problem
+from worthit.service.validation import validation_problem
 
 
 def is_json(content_type: str) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from worthit.rules.model import Proposal
-from worthit.service.http.problems import validation_problem
+from worthit.service.validation import validation_problem
 
 USAGE = """\
 /worthit p=21% k=10 cost=3w baseline=100ms target=attention_softmax [fleet=20000] [asm] [public]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worthit.service.http.problems import path_to_pointer, validation_problem
+from worthit.service.validation import path_to_pointer, validation_problem
 
 
 @pytest.mark.parametrize(
