@@ -6,8 +6,10 @@ goes through `POST /v1/decisions…` with an Idempotency-Key derived from what S
 command's `trigger_id`, the event's `event_id`, the modal's view id), so a redelivered envelope or a reconnect never
 stores twice. It imports neither litestar nor sqlalchemy, and holds no database URL.
 
-Adapter: the SDK's built-in Socket Mode client (`slack_bolt.adapter.socket_mode`, threads): no dependency beyond
-slack_sdk, it reconnects on a close and on a failed ping, and follows Slack's `disconnect` requests.
+Adapter, by measurement: bolt's `websocket_client` adapter (threads, on the small `websocket-client` package). The
+built-in one (`slack_bolt.adapter.socket_mode`, no extra package) never recovered from a socket cut without a close
+frame in tests/e2e/test_slackbot.py: its reconnect ran on the dying session's own thread and the session stayed
+broken ("Failed to check the state of sock ... Broken pipe" every ping interval).
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from typing import Any
 
 import msgspec
 from slack_bolt import App
-from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.socket_mode.websocket_client import SocketModeHandler
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from worthit.service.slack.blocks import invalid_message, usage_message
+from worthit.service.slack.blocks import LABELS, invalid_message, usage_message
 from worthit.service.slack.text import Command, Help, parse
 from worthit.service.slackbot import messages
 from worthit.service.slackbot.api import ApiError, WorthitApi
@@ -150,23 +152,17 @@ def _place_of_action(body: dict[str, Any]) -> Place:
     )
 
 
-def _metadata(place: Place, decision_id: str, target: str | None) -> str:
+def _metadata(place: Place, decision_id: str) -> str:
+    """What a modal's submission needs to answer where the button was, kept in the view's private_metadata."""
     return json.dumps(
-        {
-            "d": decision_id,
-            "t": target,
-            "c": place.channel,
-            "u": place.user,
-            "th": place.thread_ts,
-            "e": place.ephemeral,
-        }
+        {"d": decision_id, "c": place.channel, "u": place.user, "th": place.thread_ts, "e": place.ephemeral}
     )
 
 
-def _from_metadata(text: str) -> tuple[Place, str, str | None]:
+def _from_metadata(text: str) -> tuple[Place, str]:
     data = json.loads(text)
     place = Place(channel=data["c"], user=data["u"], thread_ts=data["th"], ephemeral=data["e"])
-    return place, str(data["d"]), data["t"]
+    return place, str(data["d"])
 
 
 def _event(kind: str, key: str | None, started: float, **fields: Any) -> None:
@@ -262,7 +258,7 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
         started, place, decision_id = time.monotonic(), _place_of_action(body), str(action["value"])
         target = _target(body)
         client.views_open(
-            trigger_id=body["trigger_id"], view=messages.outcome_modal(_metadata(place, decision_id, target), target)
+            trigger_id=body["trigger_id"], view=messages.outcome_modal(_metadata(place, decision_id), target)
         )
         _event("outcome_modal", body.get("trigger_id"), started, decision_id=decision_id, outcome="opened")
 
@@ -276,7 +272,7 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
             place.post(client, messages.problem_reply("worthit could not list its policies", exc.detail))
             _event("policy_modal", body.get("trigger_id"), started, outcome="api_error", status=exc.status)
             return
-        metadata = _metadata(place, decision_id, _target(body))
+        metadata = _metadata(place, decision_id)
         client.views_open(trigger_id=body["trigger_id"], view=messages.policy_modal(metadata, names))
         _event("policy_modal", body.get("trigger_id"), started, decision_id=decision_id, outcome="opened")
 
@@ -295,7 +291,7 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
         ack()
         if values.get("note"):
             report["note"] = values["note"]
-        place, decision_id, _ = _from_metadata(view["private_metadata"])
+        place, decision_id = _from_metadata(view["private_metadata"])
         key = f"slack-view-{view['id']}"
 
         def work() -> dict[str, Any]:
@@ -313,9 +309,10 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
     def reevaluate(ack: Any, body: dict[str, Any], view: dict[str, Any], client: WebClient) -> None:
         ack()
         started = time.monotonic()
-        place, decision_id, target = _from_metadata(view["private_metadata"])
+        place, decision_id = _from_metadata(view["private_metadata"])
         policy = str(_values(view).get("policy") or "")
         try:
+            target = worthit.decision(decision_id)["proposal"].get("target")
             result = worthit.reevaluate(decision_id, policy)
         except ApiError as exc:
             place.post(client, messages.problem_reply(f"worthit could not re-evaluate under {policy!r}", exc.detail))
@@ -336,11 +333,13 @@ def _plain(message: Any) -> dict[str, Any]:
 
 
 def _target(body: dict[str, Any]) -> str | None:
-    """The target named in the decision message's header, when the payload carries the message."""
+    """The target named in the decision message's header (for a modal's label; clipped as the header is)."""
     for block in (body.get("message") or {}).get("blocks", []):
         if block.get("type") == "header":
-            _, _, target = str(block["text"]["text"]).partition(": ")
-            return target or None
+            heading = str(block["text"]["text"])
+            for emoji, label in LABELS.values():
+                if heading.startswith(prefix := f"{emoji} {label}: "):
+                    return heading[len(prefix) :] or None
     return None
 
 
@@ -379,13 +378,13 @@ def run(config: BotConfig) -> int:
     signal.signal(signal.SIGINT, _stop)
     started = time.monotonic()
     try:
-        handler.connect()
+        handler.connect()  # type: ignore[no-untyped-call]
     except SlackApiError as exc:
         _event("connect", None, started, outcome="refused", error=str(exc.response.get("error")))
         return 1
     _event("connect", None, started, outcome="connected", worthit_url=config.worthit_url)
     stop.wait()
-    handler.close()
+    handler.close()  # type: ignore[no-untyped-call]
     _event("stop", None, started, outcome="stopped")
     return 0
 
