@@ -266,7 +266,8 @@ def test_the_api_pods_are_probed_sized_and_locked_down() -> None:
         env = {item["name"]: item for item in container["env"]}
         if container["name"] == "slack-bot":
             # A client of the API: its address and a token, never the database.
-            assert "WORTHIT_DATABASE_URL" not in env and "envFrom" not in container, where
+            assert "WORTHIT_DATABASE_URL" not in env, where
+            assert "envFrom" not in container, where
             assert container["command"] == ["worthit", "slack-bot"], where
             assert env["WORTHIT_URL"]["value"] == "http://worthit", where
             continue
