@@ -348,6 +348,12 @@ def _schema_problem(settings: Settings) -> str | None:
     return asyncio.run(run())
 
 
+def cmd_slack_bot(args: argparse.Namespace, out: TextIO) -> int:
+    from worthit.service.slackbot.app import main as bot_main
+
+    return bot_main(args)
+
+
 def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(EXIT_PASS)
 
@@ -367,9 +373,10 @@ class _Commands:
     def __init__(self, actions: Any) -> None:
         self._actions = actions
 
-    def add_parser(self, name: str, *, help: str) -> argparse.ArgumentParser:
+    def add_parser(self, name: str, *, help: str, description: str | None = None) -> argparse.ArgumentParser:
+        """`description` adds to the one-line help where a command needs more (its settings, where to start)."""
         parser: argparse.ArgumentParser = self._actions.add_parser(
-            name, help=help, description=help[0].upper() + help[1:] + "."
+            name, help=help, description=description or help[0].upper() + help[1:] + "."
         )
         return parser
 
@@ -454,6 +461,25 @@ def parser() -> argparse.ArgumentParser:
     portfolio.add_argument("--json", action="store_true")
     portfolio.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     portfolio.set_defaults(func=cmd_portfolio)
+
+    bot = sub.add_parser(
+        "slack-bot",
+        help="the Slack bot in Socket Mode: no public endpoint, a client of a worthit API",
+        description="The Slack bot in Socket Mode: it opens an outbound WebSocket to Slack and calls a worthit API "
+        "with a token, never its database. Settings from the environment (tokens only there, never as flags): "
+        "SLACK_APP_TOKEN (xapp-..., the app-level token with connections:write), SLACK_BOT_TOKEN (xoxb-...), "
+        "WORTHIT_URL (the API, e.g. http://worthit), WORTHIT_TOKEN (a write-scoped token from `worthit token create "
+        "--scope write --name slack-bot`), WORTHIT_PUBLIC_URL (optional: links to decision pages). "
+        "Set up: deploy/slack/README.md.",
+    )
+    bot.add_argument("--worthit-url", help="the worthit API's address (default: WORTHIT_URL)")
+    bot.add_argument("--public-url", help="the address of decision pages in links (default: WORTHIT_PUBLIC_URL)")
+    bot.add_argument(
+        "--slack-api-url",
+        help="Slack's Web API base (default: SLACK_API_URL, or https://slack.com/api/; e.g. a GovSlack or test server)",
+    )
+    bot.add_argument("--log-level", help="debug, info (default), warning (or WORTHIT_LOG_LEVEL)")
+    bot.set_defaults(func=cmd_slack_bot)
 
     rules = sub.add_parser("rules", help="explain the rules")
     rules.add_argument("rule", nargs="?", help="one rule id")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
+from msgspec import Meta
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
 from worthit.service.db.decisions import DecisionFilter
@@ -17,6 +18,23 @@ from worthit.service.decisions import DecisionService, request_hash
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.records import Decision, DecisionPage
+
+ClientSource = Literal["api", "slack", "gate"]
+"""The surfaces a client with a write token may say it speaks for (a Slack bot, the PR gate); `cli` is not one."""
+DetailKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+DetailValue = Annotated[str, Meta(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
+
+
+class DecisionRequest(Proposal, kw_only=True):
+    """A proposal to decide and store, optionally saying where it comes from (omitted: `source` is `api`)."""
+
+    source: ClientSource | None = None
+    source_detail: Annotated[dict[DetailKey, DetailValue], Meta(max_length=10)] | None = None
+    """Where it came from beyond the surface, e.g. the Slack `user_id`, `team_id` and `channel_id`."""
+
+    def proposal(self) -> Proposal:
+        return Proposal(**{name: getattr(self, name) for name in Proposal.__struct_fields__})
+
 
 CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
 """Cursors are decision ids (UUIDs)."""
@@ -78,7 +96,7 @@ class DecisionController(Controller):
 
     @post(
         "/decisions",
-        dto=StrictJSON[Proposal],
+        dto=StrictJSON[DecisionRequest],
         return_dto=None,
         status_code=201,
         opt={"scope": "write"},
@@ -87,14 +105,22 @@ class DecisionController(Controller):
     async def create(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[Proposal],
+        data: JSONBody[DecisionRequest],
         policy: PolicyParam = None,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[Decision]:
-        """Evaluate a proposal and store the decision; answers 201 with `Location` (200 for an idempotent replay)."""
+        """Evaluate a proposal and store the decision; answers 201 with `Location` (200 for an idempotent replay).
+
+        `source` and `source_detail` (optional) record the surface a client speaks for, as a Slack bot does.
+        """
         body_hash = request_hash(await request.body(), policy or "") if idempotency_key else None
         decision, created = await service(request).create(
-            data, policy_name=policy, idempotency_key=idempotency_key, body_hash=body_hash
+            data.proposal(),
+            policy_name=policy,
+            source=data.source or "api",
+            source_detail=data.source_detail,
+            idempotency_key=idempotency_key,
+            body_hash=body_hash,
         )
         return Response(
             decision,

@@ -202,3 +202,23 @@ def test_nul_characters_are_rejected_at_the_boundary(database_url: str, server_f
         assert client.get("/v1/decisions", params={"cursor": "a\x00"}).status_code == 400
         assert client.get("/decisions", params={"cursor": "a\x00"}).status_code == 400
         assert client.get("/v1/decisions").json()["items"] == []
+
+
+def test_a_client_may_say_where_a_decision_comes_from(sqlite_server: Server) -> None:
+    """`source` and `source_detail` are optional: stored when given, `api` when not; `cli` and odd details are 422."""
+    detail = {"user_id": "U2147483697", "team_id": "T0001", "channel_id": "C2147483705"}
+    with sqlite_server.client() as client:
+        plain = client.post("/v1/decisions", json=ATTENTION)
+        assert plain.status_code == 201
+        assert (plain.json()["source"], plain.json()["source_detail"]) == ("api", None)
+        assert "source" not in plain.json()["proposal"]
+        slack = client.post("/v1/decisions", json=ATTENTION | {"source": "slack", "source_detail": detail})
+        assert slack.status_code == 201
+        stored = client.get(slack.headers["location"]).json()
+        assert (stored["source"], stored["source_detail"]) == ("slack", detail)
+        assert stored["proposal"] == plain.json()["proposal"]
+        before = _count(client)
+        for bad in ({"source": "cli"}, {"source_detail": {"User": "U1"}}, {"source_detail": {"user_id": ""}}):
+            refused = client.post("/v1/decisions", json=ATTENTION | bad)
+            assert refused.status_code == 422, bad
+        assert _count(client) == before

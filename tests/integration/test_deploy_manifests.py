@@ -70,7 +70,12 @@ def _base_resources() -> list[dict[str, Any]]:
 
 
 def _one(kind: str, resources: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    (found,) = [doc for doc in (resources or _base_resources()) if doc["kind"] == kind]
+    """The one resource of `kind` that belongs to the API (the Slack bot's Deployment, slack-bot.yaml, is another)."""
+    (found,) = [
+        doc
+        for doc in (resources or _base_resources())
+        if doc["kind"] == kind and doc["metadata"].get("labels", {}).get("app.kubernetes.io/component") != "slack-bot"
+    ]
     return found
 
 
@@ -258,8 +263,16 @@ def test_the_api_pods_are_probed_sized_and_locked_down() -> None:
         assert tmp, f"{where}: a read-only root needs a writable /tmp"
         volumes = {volume["name"]: volume for volume in pod_spec["volumes"]}
         assert "emptyDir" in volumes[tmp[0]["name"]], where
+        env = {item["name"]: item for item in container["env"]}
+        if container["name"] == "slack-bot":
+            # A client of the API: its address and a token, never the database.
+            assert "WORTHIT_DATABASE_URL" not in env, where
+            assert "envFrom" not in container, where
+            assert container["command"] == ["worthit", "slack-bot"], where
+            assert env["WORTHIT_URL"]["value"] == "http://worthit", where
+            continue
         assert container["envFrom"] == [{"configMapRef": {"name": "worthit-config"}}], where
-        database = {item["name"]: item for item in container["env"]}["WORTHIT_DATABASE_URL"]
+        database = env["WORTHIT_DATABASE_URL"]
         assert database["valueFrom"]["secretKeyRef"] == {"name": "worthit", "key": "database-url"}, where
 
 
@@ -295,7 +308,14 @@ def test_service_hpa_and_budget_point_at_the_api_pods() -> None:
 def test_the_secret_template_holds_placeholders_for_every_key_the_pods_read() -> None:
     resources = _base_resources()
     secret = _one("Secret", resources)
-    assert set(secret["stringData"]) == {"database-url", "slack-signing-secret", "api-token"}
+    assert set(secret["stringData"]) == {
+        "database-url",
+        "slack-signing-secret",
+        "api-token",
+        "slack-app-token",
+        "slack-bot-token",
+        "slack-bot-api-token",
+    }
     assert "CHANGE-ME" in secret["stringData"]["database-url"]
     referenced = {
         item["valueFrom"]["secretKeyRef"]["key"]

@@ -1,0 +1,125 @@
+"""worthit's public API as the bot uses it: bearer token, Idempotency-Key, retries, problems as readable errors.
+
+The bot holds a token like any other client and never a database URL. A write that fails in transit is retried with
+the same Idempotency-Key and the same bytes, so the API stores it once however many times it arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import msgspec
+
+RETRIED_STATUSES = frozenset({429, 502, 503, 504})
+
+
+class ApiError(Exception):
+    """The API answered with a problem, or could not be reached; `detail` is for a person to read."""
+
+    def __init__(self, detail: str, status: int | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+
+
+def _problem_detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        errors = body.get("errors")
+        extra = (
+            [e["detail"] for e in errors if isinstance(e, dict) and isinstance(e.get("detail"), str)] if errors else []
+        )
+        details = [body["detail"], *[e for e in extra if e != body["detail"]]]
+        return "; ".join(details)
+    return f"worthit answered {response.status_code} {response.reason_phrase}"
+
+
+class WorthitApi:
+    """A thread-safe client of one worthit server (`base_url`), authenticated with `token`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        *,
+        attempts: int = 4,
+        backoff_s: float = 0.5,
+        timeout_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"user-agent": "worthit-slack-bot"}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout_s, transport=transport)
+        self._attempts = attempts
+        self._backoff_s = backoff_s
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: dict[str, str] | None = None,
+        idempotency_key: str | None = None,
+        stores: bool = True,
+    ) -> Any:
+        content = None if body is None else msgspec.json.encode(body)
+        headers = {"content-type": "application/json"} if content is not None else {}
+        if idempotency_key is not None:
+            headers["idempotency-key"] = idempotency_key
+        # A retry is safe when the call stores nothing, or when the key makes the API store it once.
+        safe = method == "GET" or not stores or idempotency_key is not None
+        last = "worthit did not answer"
+        for attempt in range(self._attempts):
+            if attempt:
+                time.sleep(self._backoff_s * 2 ** (attempt - 1))
+            try:
+                response = self._http.request(method, path, content=content, headers=headers, params=params)
+            except httpx.TransportError as exc:
+                last = f"worthit is unreachable ({type(exc).__name__})"
+                # Without a key a write may have landed before the connection broke: retrying could store it twice.
+                if safe or isinstance(exc, httpx.ConnectError):
+                    continue
+                raise ApiError(last) from exc
+            if response.status_code in RETRIED_STATUSES and safe:
+                last = _problem_detail(response)
+                continue
+            if response.status_code >= 400:
+                raise ApiError(_problem_detail(response), response.status_code)
+            return response.json()
+        raise ApiError(f"{last}; tried {self._attempts} times")
+
+    def create_decision(self, proposal: dict[str, Any], *, source_detail: dict[str, str], key: str) -> dict[str, Any]:
+        """POST /v1/decisions with `source: slack`; the same key returns the stored decision instead of a new one."""
+        body = proposal | {"source": "slack", "source_detail": source_detail}
+        result: dict[str, Any] = self._call("POST", "/v1/decisions", body=body, idempotency_key=key)
+        return result
+
+    def decision(self, decision_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", f"/v1/decisions/{decision_id}")
+        return result
+
+    def policies(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._call("GET", "/v1/policies")
+        return result
+
+    def reevaluate(self, decision_id: str, policy: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "POST", f"/v1/decisions/{decision_id}/reevaluate", params={"policy": policy}, stores=False
+        )
+        return result
+
+    def record_outcome(self, decision_id: str, outcome: dict[str, Any], *, key: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "POST", f"/v1/decisions/{decision_id}/outcome", body=outcome, idempotency_key=key
+        )
+        return result

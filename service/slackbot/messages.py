@@ -1,0 +1,206 @@
+"""What the bot posts: the project's Block Kit decision message (service/slack/blocks.py) plus the buttons that act
+on it, the "Why?" answer, the two modals and the error replies. Pure: dicts in Slack's shapes, no I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from worthit.rules.model import Evaluation
+from worthit.service.records import Decision
+from worthit.service.slack.blocks import FIELD_CHARS, MAX_BLOCKS, SECTION_CHARS, clip, decision_message, escape
+
+WHY, OUTCOME, POLICY = "worthit_why", "worthit_outcome", "worthit_policy"
+OUTCOME_VIEW, POLICY_VIEW = "worthit_outcome_view", "worthit_policy_view"
+STAGES_SHOWN = 20
+Message = dict[str, Any]
+
+
+def actions(decision_id: str) -> dict[str, Any]:
+    """The buttons under a decision; each carries the decision's id."""
+
+    def button(action_id: str, text: str) -> dict[str, Any]:
+        return {
+            "type": "button",
+            "action_id": action_id,
+            "text": {"type": "plain_text", "text": text, "emoji": True},
+            "value": decision_id,
+        }
+
+    return {
+        "type": "actions",
+        "block_id": "worthit_actions",
+        "elements": [button(WHY, "Why?"), button(OUTCOME, "Record outcome"), button(POLICY, "Under policy…")],
+    }
+
+
+def decision_reply(document: dict[str, Any], public_url: str | None) -> Message:
+    """A stored decision (the API's JSON) as the project's Block Kit message, with the buttons."""
+    decision = msgspec.convert(document, Decision)
+    return _with_actions(
+        decision_message(decision, decision_id=decision.id, target=decision.proposal.target, public_url=public_url),
+        decision.id,
+    )
+
+
+def reevaluation_reply(result: dict[str, Any], *, target: str | None, policy: str, public_url: str | None) -> Message:
+    """The answer of `POST /v1/decisions/{id}/reevaluate`: the decision under the other policy, and what changed."""
+    after = msgspec.convert(result["after"], Evaluation)
+    decision_id = str(result["decision_id"])
+    message = _with_actions(
+        decision_message(after, decision_id=decision_id, target=target, public_url=public_url), decision_id
+    )
+    before = result["before"]
+    changes = result.get("changes") or []
+    if changes:
+        lines = [
+            f"• *{escape(str(c['field']))}*: {escape(str(c['before']))} → {escape(str(c['after']))}" for c in changes
+        ]
+        summary = f"Under *{escape(policy)}* (was {escape(before['name'])} v{before['version']}):\n" + "\n".join(lines)
+    else:
+        summary = f"Under *{escape(policy)}* nothing changes (was {escape(before['name'])} v{before['version']})."
+    message["blocks"].insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": clip(summary, SECTION_CHARS)}})
+    message["text"] = clip(f"Under {policy}: {message['text']}", SECTION_CHARS)
+    return message
+
+
+def _with_actions(message: Any, decision_id: str) -> Message:
+    built: Message = msgspec.to_builtins(message)
+    built.pop("response_type", None)
+    built["blocks"] = [*built["blocks"][: MAX_BLOCKS - 1], actions(decision_id)]
+    return built
+
+
+def _figures(figures: Any) -> str:
+    if not isinstance(figures, dict) or not figures:
+        return ""
+    return ", ".join(f"{name} = {value}" for name, value in figures.items())
+
+
+def why_reply(document: dict[str, Any]) -> Message:
+    """The decision's reasoning, stage by stage (`reasoning`); a server without it: its findings, rule by rule."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": "Why?", "emoji": True}},
+    ]
+    reasoning = document.get("reasoning")
+    if isinstance(reasoning, list) and reasoning:
+        for number, stage in enumerate(reasoning[:STAGES_SHOWN], start=1):
+            stage = stage if isinstance(stage, dict) else {"answer": str(stage)}
+            question = escape(str(stage.get("question") or f"Stage {number}"))
+            answer = escape(str(stage.get("answer") or ""))
+            blocks.append(
+                {
+                    "type": "section",
+                    "text": {"type": "mrkdwn", "text": clip(f"*{number}. {question}*\n{answer}", SECTION_CHARS)},
+                }
+            )
+            context = []
+            rules = stage.get("rules")
+            if isinstance(rules, list) and rules:
+                context.append("rules: " + ", ".join(escape(str(rule)) for rule in rules))
+            figures = _figures(stage.get("figures"))
+            if figures:
+                context.append("figures: " + escape(figures))
+            if context:
+                blocks.append(
+                    {
+                        "type": "context",
+                        "elements": [{"type": "mrkdwn", "text": clip(" · ".join(context), FIELD_CHARS)}],
+                    }
+                )
+    else:
+        lines = [
+            f"• *{escape(str(f['rule']))}* ({escape(str(f.get('effect', '')))}): {escape(str(f['message']))}"
+            for f in document.get("findings", [])
+        ]
+        blocks.append(
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": clip("\n".join(lines) or "No findings.", SECTION_CHARS)},
+            }
+        )
+    blocks.append(
+        {
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": f"Decided by `{escape(str(document.get('deciding_rule', '')))}`"}],
+        }
+    )
+    return {"text": clip(f"Why: {document.get('statement', '')}", SECTION_CHARS), "blocks": blocks[:MAX_BLOCKS]}
+
+
+def problem_reply(what: str, detail: str) -> Message:
+    """A readable error, never silence: what the bot tried, and the API's own words."""
+    text = f":warning: {what}: {detail}"
+    return {
+        "text": clip(text, SECTION_CHARS),
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": clip(escape(text), SECTION_CHARS)}}],
+    }
+
+
+def outcome_reply(outcome: dict[str, Any]) -> Message:
+    """A recorded outcome: predicted against realized."""
+    predicted, realized = outcome["predicted"], outcome["realized"]
+    parts = [f"Outcome recorded for `{outcome['decision_id']}`."]
+    if realized.get("k") is not None:
+        parts.append(f"Realized k {realized['k']:.3g} against the proposed {predicted['k']}.")
+    if realized.get("speedup") is not None:
+        parts.append(f"Speedup {realized['speedup']:.3f}× against the predicted {predicted['speedup']:.3f}×.")
+    text = " ".join(parts)
+    return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": escape(text)}}]}
+
+
+def outcome_modal(metadata: str, target: str | None) -> dict[str, Any]:
+    """The modal that asks what was measured after the work (either time, or both), in ms."""
+
+    def number(block_id: str, label: str, hint: str) -> dict[str, Any]:
+        return {
+            "type": "input",
+            "block_id": block_id,
+            "optional": True,
+            "label": {"type": "plain_text", "text": label},
+            "hint": {"type": "plain_text", "text": hint},
+            "element": {"type": "number_input", "action_id": "value", "is_decimal_allowed": True, "min_value": "0"},
+        }
+
+    name = target or "the target"
+    return {
+        "type": "modal",
+        "callback_id": OUTCOME_VIEW,
+        "private_metadata": metadata,
+        "title": {"type": "plain_text", "text": "Record outcome"},
+        "submit": {"type": "plain_text", "text": "Record"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            number("target_ms", clip(f"Time of {name} now (ms)", 150), "The target's own time after the work."),
+            number("step_ms", "Time of the measured scope now (ms)", "The step's (or scope's) time after the work."),
+            {
+                "type": "input",
+                "block_id": "note",
+                "optional": True,
+                "label": {"type": "plain_text", "text": "Note"},
+                "element": {"type": "plain_text_input", "action_id": "value", "multiline": True, "max_length": 2000},
+            },
+        ],
+    }
+
+
+def policy_modal(metadata: str, names: list[str]) -> dict[str, Any]:
+    """The modal that asks which named policy to evaluate the decision under."""
+    options = [{"text": {"type": "plain_text", "text": clip(name, 75)}, "value": name} for name in names[:100]]
+    return {
+        "type": "modal",
+        "callback_id": POLICY_VIEW,
+        "private_metadata": metadata,
+        "title": {"type": "plain_text", "text": "Under policy…"},
+        "submit": {"type": "plain_text", "text": "Re-evaluate"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "policy",
+                "label": {"type": "plain_text", "text": "Policy"},
+                "element": {"type": "static_select", "action_id": "value", "options": options},
+            }
+        ],
+    }
