@@ -83,7 +83,7 @@ def summary_markdown(
         lines += [f"- {_md(row.label)}: {_md(row.value)}" for row in stages]
     lines += ["", "**Findings**", ""]
     for line in render.findings(evaluation):
-        aside = f" — set aside by `{line.set_aside_by}`" if line.set_aside_by else ""
+        aside = f" — answered by `{line.set_aside_by}`" if line.set_aside_by else ""
         lines.append(f"- `{line.rule}` ({line.effect}{aside}): {_md(line.message)}")
     fails = ", ".join(gate.fail_on) or "nothing"
     warns = ", ".join(gate.warn_on) or "nothing"

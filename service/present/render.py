@@ -131,7 +131,7 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
         lines += [f"  {row.label}\n     {row.value}" for row in stages]
     lines += ["", "findings:"]
     for line in findings(evaluation):
-        aside = f" (set aside by {line.set_aside_by})" if line.set_aside_by else ""
+        aside = f" (answered by {line.set_aside_by})" if line.set_aside_by else ""
         lines.append(f"  [{line.effect}] {line.rule}{aside}: {line.message}")
     policy = provenance(evaluation)[1]
     lines += ["", f"policy: {policy.value}"]

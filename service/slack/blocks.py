@@ -97,7 +97,7 @@ def _findings_text(evaluation: Evaluation) -> str | None:
     for finding in evaluation.findings:
         if finding.rule == "amdahl" or finding.message == evaluation.statement:
             continue
-        aside = f" _(set aside by {finding.overridden_by})_" if finding.overridden_by else ""
+        aside = f" _(answered by {finding.overridden_by})_" if finding.overridden_by else ""
         lines.append(f"• *{finding.rule}*{aside}: {escape(finding.message)}")
     if not lines:
         return None
@@ -105,6 +105,17 @@ def _findings_text(evaluation: Evaluation) -> str | None:
     if len(lines) > FINDINGS_SHOWN:
         shown.append(f"… and {len(lines) - FINDINGS_SHOWN} more")
     return clip("\n".join(shown), SECTION_CHARS)
+
+
+WHY_ANSWER_CHARS = 90
+
+
+def why_line(evaluation: Evaluation) -> str | None:
+    """One line of the reasoning, stage by stage: `*Why* · trust: Yes… · worth: … · cost: …` (each answer clipped)."""
+    if not evaluation.reasoning:
+        return None
+    parts = [f"{stage.stage}: {escape(clip(stage.answer, WHY_ANSWER_CHARS))}" for stage in evaluation.reasoning]
+    return clip("*Why* · " + " · ".join(parts), FIELD_CHARS)
 
 
 def decision_message(
@@ -126,6 +137,9 @@ def decision_message(
     findings = _findings_text(evaluation)
     if findings is not None:
         blocks.append(SectionBlock(text=Mrkdwn(text=findings)))
+    why = why_line(evaluation)
+    if why is not None:
+        blocks.append(ContextBlock(elements=[Mrkdwn(text=why)]))
     if public_url:
         link = f"<{public_url.rstrip('/')}/decisions/{decision_id}|Open the decision>"
     else:

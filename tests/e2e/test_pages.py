@@ -266,3 +266,28 @@ def test_cli_review_writes_the_pages_chart(
     with server.client() as client:
         decision = decide(client, PROPOSAL)
         assert svg in get_page(client, f"/decisions/{decision['id']}").text
+
+
+def test_decision_page_shows_the_reasoning_stage_by_stage(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """The page lists the five stages in order, each its question and the answer the decision carries."""
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        decision = decide(
+            client, {"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80000}}
+        )
+        page = get_page(client, f"/decisions/{decision['id']}")
+    assert page.status_code == 200
+    items = DOM(page.text).root.by_id("reasoning").all_text()
+    questions = [stage["question"] for stage in decision["reasoning"]]
+    assert questions == [
+        "Can these numbers be trusted?",
+        "What is it worth?",
+        "What does it cost?",
+        "Is there a better use of the effort?",
+        "On what conditions?",
+    ]
+    positions = [items.index(question) for question in questions]
+    assert positions == sorted(positions)
+    assert "fleet A/B" in items

@@ -156,3 +156,25 @@ def test_the_checker_catches_each_limit() -> None:
         assert block_kit_problems(ok | {"blocks": [block]}), block
     assert block_kit_problems(ok | {"blocks": ok["blocks"] * 51})
     assert block_kit_problems(ok | {"response_type": "everyone"})
+
+
+def test_the_why_line_gives_every_stage_in_order_within_a_field() -> None:
+    """The context line under the answer walks the stages: trust, worth, cost, alternative, condition."""
+    proposal = msgspec.convert(
+        {"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80000}}, Proposal
+    )
+    message = msgspec.to_builtins(
+        decision_message(evaluate(proposal, default_policy()), decision_id="d1", target="rope", public_url=None)
+    )
+    why = [
+        element["text"]
+        for block in message["blocks"]
+        if block["type"] == "context"
+        for element in block["elements"]
+        if element["text"].startswith("*Why*")
+    ]
+    assert len(why) == 1
+    stages = [why[0].index(f"{stage}:") for stage in ("trust", "worth", "cost", "alternative", "condition")]
+    assert stages == sorted(stages)
+    assert len(why[0]) <= LIMITS["field_text"]
+    assert block_kit_problems(message) == []
