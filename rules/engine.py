@@ -46,8 +46,8 @@ from worthit.rules.model import (
     Verdict,
 )
 from worthit.rules.policy import Policy
-from worthit.rules.text import STATEMENT_CHARS, pct, sentence, times
-from worthit.rules.worth import CARRIED_BY
+from worthit.rules.text import STATEMENT_CHARS, num, pct, sentence, times, usd, weeks
+from worthit.rules.worth import CARRIED_BY, Cost
 
 __all__ = [
     "EFFECT_VERDICT",
@@ -351,9 +351,7 @@ def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, decid
                 "cost_weeks": cost.weeks,
                 "cost_usd": cost.usd,
             }
-            answer = _first(spoke, lambda f: f.effect != "info") or (
-                "Unknown: no cost was given." if cost.weeks is None else None
-            )
+            answer = _first(spoke, lambda f: f.effect != "info") or _cost_answer(cost)
         elif stage == "alternative":
             alternative = ctx.material_alternative or ctx.alternative
             if alternative is not None:
@@ -370,6 +368,18 @@ def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, decid
             )
         )
     return answers
+
+
+def _cost_answer(cost: Cost) -> str:
+    if cost.weeks is None:
+        return "Unknown: no cost was given."
+    money = f" ({usd(cost.usd)})" if cost.usd else ""
+    if cost.upkeep_weeks:
+        return (
+            f"{weeks(cost.weeks)}{money}: {num(cost.build_weeks or 0)} to build and {num(cost.upkeep_weeks)} of "
+            f"upkeep over the horizon."
+        )
+    return f"{weeks(cost.weeks)}{money} to build."
 
 
 def _first(findings: Sequence[Finding], keep: Callable[[Finding], bool]) -> str | None:

@@ -86,3 +86,45 @@ def test_every_surface_gives_one_verdict_statement_and_figure_set(
     assert gated.verdict() == (api["verdict"], api["statement"])
     assert (entry["verdict"], entry["statement"]) == (api["verdict"], api["statement"])
     assert api["verdict"] == case.split("_fleet")[0]
+
+
+PART2 = {
+    "target": "my_kernel",
+    "p": 0.012267,
+    "p_end_to_end": 0.00014,
+    "k": "inf",
+    "baseline_ms": 3.606501,
+    "scope": {"measured": "device_activity", "method": "timeline"},
+    "breakdown_scope": "end_to_end",
+    "breakdown": [
+        {"name": "my_kernel", "ms": 0.014},
+        {"name": "hipMemcpy", "ms": 62.6, "kind": "copy"},
+        {"name": "hipMalloc", "ms": 22.0, "kind": "alloc"},
+        {"name": "rest", "ms": 15.386, "kind": "other"},
+    ],
+}
+FLEET = {"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80000}}
+QUESTIONS = (
+    "1. Can these numbers be trusted?",
+    "2. What is it worth?",
+    "3. What does it cost?",
+    "4. Is there a better use of the effort?",
+    "5. On what conditions?",
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "verdict", "worth_says"),
+    [(PART2, "redirect", "0.014% of the profiled run"), (FLEET, "fund_if", "320 GPU-equivalents")],
+)
+def test_review_explain_prints_the_stages_in_order(raw: dict[str, Any], verdict: str, worth_says: str) -> None:
+    """`worthit review --explain` on the seed's Part 2 case and on a fleet case: each stage, its answer, in order."""
+    done = worthit("review", "--explain", "-", stdin=json.dumps(raw))
+    assert done.returncode == (1 if verdict == "redirect" else 0), done.stderr
+    out = done.stdout
+    assert out.startswith(f"verdict: {verdict}")
+    positions = [out.index(question) for question in QUESTIONS]
+    assert positions == sorted(positions)
+    worth = out[positions[1] : positions[2]]
+    assert worth_says in worth
+    assert "reasoning:" not in worthit("review", "-", stdin=json.dumps(raw)).stdout
