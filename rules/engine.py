@@ -12,7 +12,7 @@ particular rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from types import ModuleType
 
@@ -322,52 +322,77 @@ def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, decid
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
-    finding carries), or a short fixed answer when no check spoke to it.
+    finding carries), or a short fixed answer when no check spoke to it. One pass over the findings: this runs for
+    every proposal.
     """
     worth = ctx.worth
-    by_stage: dict[Stage, list[Finding]] = {stage: [] for stage in STAGES}
-    for finding in findings:
-        by_stage[finding.stage or "condition"].append(finding)
-    conditions = [f for f in findings if f.effect == "condition"]
     cost = worth.cost
-    answers: list[StageAnswer] = []
-    for stage in STAGES:
-        spoke = by_stage[stage]
-        figures: dict[str, Figure] = {}
-        answer: str | None = None
+    carrier = CARRIED_BY[worth.basis]
+    rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
+    doubt = objection = carried = priced = better = first_alternative = condition = None
+    for finding in findings:
+        stage = finding.stage or "condition"
+        rules[stage].append(finding.rule)
+        effect = finding.effect
+        if effect == "condition" and condition is None:
+            condition = finding.message
         if stage == "trust":
-            answer = next((f"No: {f.message}" for f in spoke if f.effect == "remeasure"), None)
-            answer = answer or "Yes: no check doubts the scope, the method or the inputs."
+            if effect == "remeasure" and doubt is None:
+                doubt = "No: " + finding.message
         elif stage == "worth":
-            figures = _worth_figures(ctx)
-            carrier = CARRIED_BY[worth.basis]
-            answer = _first(spoke, lambda f: f.effect == "opposes") or next(
-                (f.message for f in findings if f.rule == carrier), None
-            )
+            if effect == "opposes" and objection is None:
+                objection = finding.message
         elif stage == "cost":
-            figures = {
+            if effect != "info" and priced is None:
+                priced = finding.message
+        elif stage == "alternative":
+            if first_alternative is None:
+                first_alternative = finding.message
+            if effect != "info" and better is None:
+                better = finding.message
+        if finding.rule == carrier and carried is None:
+            carried = finding.message
+    alternative = ctx.material_alternative or ctx.alternative
+    return [
+        StageAnswer(
+            stage="trust",
+            question=QUESTIONS["trust"],
+            answer=doubt or "Yes: no check doubts the scope, the method or the inputs.",
+            rules=rules["trust"],
+        ),
+        StageAnswer(
+            stage="worth",
+            question=QUESTIONS["worth"],
+            answer=objection or carried or "No objection.",
+            rules=rules["worth"],
+            figures=_worth_figures(ctx),
+        ),
+        StageAnswer(
+            stage="cost",
+            question=QUESTIONS["cost"],
+            answer=priced or _cost_answer(cost),
+            rules=rules["cost"],
+            figures={
                 "build_weeks": cost.build_weeks,
                 "upkeep_weeks": cost.upkeep_weeks,
                 "cost_weeks": cost.weeks,
                 "cost_usd": cost.usd,
-            }
-            answer = _first(spoke, lambda f: f.effect != "info") or _cost_answer(cost)
-        elif stage == "alternative":
-            alternative = ctx.material_alternative or ctx.alternative
-            if alternative is not None:
-                figures = alternative.figures()
-            answer = _first(spoke, lambda f: f.effect != "info") or _first(spoke, lambda f: True)
-            answer = answer or "None known: nothing in the breakdown is larger than the target."
-        else:
-            answer = conditions[0].message if conditions else "None."
-        if answer is None:  # the stage passed; its figures say by how much
-            answer = _first(spoke, lambda f: True) or "No objection."
-        answers.append(
-            StageAnswer(
-                stage=stage, question=QUESTIONS[stage], answer=answer, rules=[f.rule for f in spoke], figures=figures
-            )
-        )
-    return answers
+            },
+        ),
+        StageAnswer(
+            stage="alternative",
+            question=QUESTIONS["alternative"],
+            answer=better or first_alternative or "None known: nothing in the breakdown is larger than the target.",
+            rules=rules["alternative"],
+            figures=alternative.figures() if alternative is not None else {},
+        ),
+        StageAnswer(
+            stage="condition",
+            question=QUESTIONS["condition"],
+            answer=condition or "None.",
+            rules=rules["condition"],
+        ),
+    ]
 
 
 def _cost_answer(cost: Cost) -> str:
@@ -380,10 +405,6 @@ def _cost_answer(cost: Cost) -> str:
             f"upkeep over the horizon."
         )
     return f"{weeks(cost.weeks)}{money} to build."
-
-
-def _first(findings: Sequence[Finding], keep: Callable[[Finding], bool]) -> str | None:
-    return next((f.message for f in findings if keep(f)), None)
 
 
 def _worth_figures(ctx: Context) -> dict[str, Figure]:

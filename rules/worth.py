@@ -39,7 +39,7 @@ CREDIBILITY_RULE = "roadmap_risk"
 """The rule whose finding says why a strategic workload does not count (`Worth.strategic_credible`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cost:
     """Stage 3: build plus upkeep of unportable code over the horizon — one figure for decision, plan, portfolio."""
 
@@ -50,7 +50,7 @@ class Cost:
     usd: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Money:
     """The saving's volume priced with the policy: GPU-equivalents freed on a fleet, recurring or for one job."""
 
@@ -65,7 +65,7 @@ class Money:
     clears: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Worth:
     """Stage 2: the saving on the decision scope and whether it pays for its cost."""
 

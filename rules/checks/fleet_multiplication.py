@@ -48,8 +48,10 @@ EXAMPLES = (
 def check(ctx: Context) -> Finding | None:
     """Prices the capacity a saving frees across the fleet against the engineering it costs."""
     fleet = ctx.proposal.flags.fleet_gpus
+    if fleet is None:
+        return None
     money = ctx.worth.money
-    if fleet is None or money is None:
+    if money is None:  # pragma: no cover - the worth stage prices every fleet
         return None
     policy = ctx.policy
     saving = ctx.run_saving
