@@ -123,3 +123,53 @@ def test_cli_review_with_a_profile_matches_the_api(tmp_path: Path) -> None:
     evaluation = json.loads(result.stdout)
     assert evaluation["verdict"] == "redirect"
     assert "84.6% that is allocation and host↔device copy" in evaluation["statement"]
+
+
+REAL = ROOT.parent / "shared" / "fixtures" / "real" / "pytorch"
+RANKS = ("trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz")
+
+
+def test_a_distributed_run_uploaded_as_one_profile_measures_the_barrier(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Two ranks' traces as one multipart upload: per-rank compute and communication, the straggler (rank 1), and a
+    proposal on the straggler's top compute kernel gets `flags.barrier` measured instead of a remeasure."""
+    server = server_factory(database_url)
+    files = [("file", (name, (REAL / name).read_bytes(), "application/gzip")) for name in RANKS]
+    with server.client() as client:
+        created = client.post("/v1/profiles", files=files, params={"name": "two ranks"})
+        assert created.status_code == 201, created.text
+        breakdown = created.json()["breakdown"]
+        ranks = {rank["rank"]: rank["activity"] for rank in breakdown["ranks"]}
+        assert ranks[0]["compute_ns"] == 106_252_000
+        assert ranks[1]["compute_ns"] == 135_548_000
+        assert ranks[0]["comm_ns"] == 195_327_000
+        assert ranks[1]["comm_ns"] == 168_027_000
+        assert breakdown["barrier"]["straggler"] == 1
+        assert breakdown["barrier"]["wait_ns"] == 135_548_000 - 106_252_000
+        compute = [phase for phase in breakdown["phases"] if phase["kind"] == "kernel"]
+        top = max(compute, key=lambda phase: phase["total_ns"])["name"]
+        decision = client.post(
+            "/v1/decisions", json={"target": top, "profile_id": created.json()["id"], "k": 2, "cost_weeks": 2}
+        )
+        assert decision.status_code == 201, decision.text
+        barrier = decision.json()["proposal"]["flags"]["barrier"]
+        assert barrier["ranks"] == 2
+        assert barrier["wait_fraction"] == pytest.approx(breakdown["barrier"]["wait_fraction"])
+        assert decision.json()["verdict"] != "remeasure"
+        assert next(f for f in decision.json()["findings"] if f["rule"] == "barrier_denominator")["effect"] == "info"
+
+
+def test_steps_chosen_on_upload_and_refused_when_absent(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """`?steps=` picks ProfilerStep spans of a trace; a step the trace does not hold is a 422 naming the steps."""
+    server = server_factory(sqlite_url)
+    body = (REAL / "nccl_parser_config_nccl_data.json.gz").read_bytes()
+    with server.client() as client:
+        every = client.post("/v1/profiles", content=body, params={"steps": "all"})
+        default = client.post("/v1/profiles", content=body)
+        missing = client.post("/v1/profiles", content=body, params={"steps": "900:901"})
+    assert every.status_code == default.status_code == 201, (every.text, default.text)
+    assert every.json()["breakdown"]["steps"] == default.json()["breakdown"]["steps"] + 1  # the last left out
+    assert missing.status_code == 422, missing.text
+    assert missing.headers["content-type"].startswith("application/problem+json")
+    assert "no steps 900:901; the trace has steps 4, 5, 6" in missing.json()["detail"]
