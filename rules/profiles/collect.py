@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from worthit.rules.profiles.intervals import union_length_arrays
-from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share
+from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share, timed_phase
 
 #: Kinds of work that run on a device. Memsets are device work of kind "other".
 DEVICE_KINDS: frozenset[Kind] = frozenset({"kernel", "copy", "other"})
@@ -99,15 +99,7 @@ class Collector:
         act = _activity(by_kind, busy, device_starts, device_ends) if busy is not None else None
         compute = act.compute_ns if act is not None else None
         phases = [
-            Phase(
-                name=name,
-                kind=kind,
-                total_ns=total,
-                calls=calls,
-                share_of_device=share(total, busy) if on_device else None,
-                share_of_wall=share(total, wall),
-                share_of_compute=share(total, compute) if kind == "kernel" and on_device else None,
-            )
+            timed_phase(name, kind, total, calls, busy=busy, wall=wall, compute=compute, on_device=on_device)
             for name, kind, total, calls, on_device in interval_phases
         ]
         phases.extend(_rebase(p, wall) for p in self.summed)

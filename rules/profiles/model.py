@@ -141,6 +141,30 @@ def share(part: int, whole: int | None) -> float | None:
     return part / whole
 
 
+def timed_phase(
+    name: str,
+    kind: Kind,
+    total: int,
+    calls: int,
+    *,
+    busy: int | None,
+    wall: int | None,
+    compute: int | None,
+    on_device: bool = True,
+) -> Phase:
+    """A phase measured from intervals, with its shares of device activity, of wall and (a compute kernel's) of
+    compute-only time: the three denominators every reader reports alike."""
+    return Phase(
+        name=name,
+        kind=kind,
+        total_ns=total,
+        calls=calls,
+        share_of_device=share(total, busy) if on_device else None,
+        share_of_wall=share(total, wall),
+        share_of_compute=share(total, compute) if kind == "kernel" and on_device else None,
+    )
+
+
 def largest_first(phases: list[Phase]) -> list[Phase]:
     """Phases ordered by total time, largest first; ties by name so the order is stable."""
     return sorted(phases, key=lambda p: (-p.total_ns, p.name))

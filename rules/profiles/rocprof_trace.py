@@ -16,7 +16,7 @@ import polars as pl
 from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, norm, row_error
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
-from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share
+from worthit.rules.profiles.model import Activity, Breakdown, Kind, largest_first, timed_phase
 from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
 
 KERNEL_TRACE: Final = "rocprofv3_kernel_trace"
@@ -102,15 +102,7 @@ def fast_kernel_trace(data: bytes) -> Breakdown | None:
     lo, hi = int(groups["lo"].min()), int(groups["hi"].max())  # type: ignore[arg-type]
     wall = hi - lo
     phases = [
-        Phase(
-            name=n,
-            kind=kinds[n],
-            total_ns=int(total),
-            calls=int(calls),
-            share_of_device=share(int(total), busy),
-            share_of_wall=share(int(total), wall),
-            share_of_compute=share(int(total), compute) if kinds[n] == "kernel" else None,
-        )
+        timed_phase(n, kinds[n], int(total), int(calls), busy=busy, wall=wall, compute=compute)
         for n, total, calls in groups.select("name", "total", "calls").iter_rows()
     ]
     notes = []

@@ -19,6 +19,7 @@ from worthit.rules.profiles.model import (
     StepFigures,
     largest_first,
     share,
+    timed_phase,
 )
 from worthit.rules.profiles.torch_trace import StepRange, barrier_of
 
@@ -105,15 +106,7 @@ def _of_steps(figures: list[StepFigures], kinds: dict[str, Kind], fmt: str) -> B
     act = _sum([s.activity for s in figures])
     wall = sum(s.wall_ns for s in figures)
     phases = [
-        Phase(
-            name=name,
-            kind=kinds.get(name, "kernel"),
-            total_ns=ns,
-            calls=0,
-            share_of_device=share(ns, act.busy_ns),
-            share_of_wall=share(ns, wall),
-            share_of_compute=share(ns, act.compute_ns) if kinds.get(name, "kernel") == "kernel" else None,
-        )
+        timed_phase(name, kinds.get(name, "kernel"), ns, 0, busy=act.busy_ns, wall=wall, compute=act.compute_ns)
         for name, ns in totals.items()
     ]
     return Breakdown(

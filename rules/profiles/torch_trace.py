@@ -37,11 +37,11 @@ from worthit.rules.profiles.model import (
     BarrierFigures,
     Breakdown,
     Kind,
-    Phase,
     RankFigures,
     StepFigures,
     largest_first,
     share,
+    timed_phase,
 )
 from worthit.rules.profiles.naming import copy_name, kernel_kind
 
@@ -493,15 +493,7 @@ def _breakdown(p: _Parsed, window: _Window) -> Breakdown:
         total = union_length(intervals)
         on_device = kind in _DEVICE_KINDS
         phases.append(
-            Phase(
-                name=name,
-                kind=kind,
-                total_ns=total,
-                calls=len(intervals),
-                share_of_device=share(total, busy) if on_device else None,
-                share_of_wall=share(total, wall),
-                share_of_compute=share(total, compute) if kind == "kernel" else None,
-            )
+            timed_phase(name, kind, total, len(intervals), busy=busy, wall=wall, compute=compute, on_device=on_device)
         )
     notes = ["CPU ops are top-level per thread (nested ops are inside their parent's time)."]
     if window.note:
@@ -632,14 +624,15 @@ def _sum_ranks(parts: list[Breakdown]) -> Breakdown:
     rank_time = wall * len(parts)
     busy = act.busy_ns if act is not None else None
     phases = [
-        Phase(
-            name=name,
-            kind=kind,
-            total_ns=total,
-            calls=calls,
-            share_of_device=share(total, busy) if kind in _DEVICE_KINDS else None,
-            share_of_wall=share(total, rank_time),
-            share_of_compute=share(total, act.compute_ns if act is not None else None) if kind == "kernel" else None,
+        timed_phase(
+            name,
+            kind,
+            total,
+            calls,
+            busy=busy,
+            wall=rank_time,
+            compute=act.compute_ns if act is not None else None,
+            on_device=kind in _DEVICE_KINDS,
         )
         for (name, kind), (total, calls) in totals.items()
     ]
