@@ -274,15 +274,15 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
-    from worthit.service.api.rules import rule_docs
+    from worthit.rules.checks import explanations
 
-    docs = [doc for doc in rule_docs() if args.rule in (None, doc.id)]
+    docs = [explanation for rule, explanation in explanations() if args.rule in (None, rule)]
     if not docs:
-        known = ", ".join(doc.id for doc in rule_docs())
+        known = ", ".join(rule for rule, _ in explanations())
         print(f"worthit: no rule `{args.rule}`; the rules are {known}", file=sys.stderr)
         return EXIT_USAGE
-    for doc in docs:
-        out.write(doc.explanation + "\n\n")
+    for explanation in docs:
+        out.write(explanation + "\n\n")
     return EXIT_PASS
 
 

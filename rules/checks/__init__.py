@@ -9,6 +9,7 @@ sets another aside: what the work is worth and what it costs are one figure ever
 
 from __future__ import annotations
 
+import inspect
 from types import ModuleType
 
 from worthit.rules.checks import (
@@ -68,3 +69,9 @@ CHECKS: tuple[ModuleType, ...] = (
 )
 
 BY_ID: dict[str, ModuleType] = {module.ID: module for module in CHECKS}
+
+
+def explanations() -> list[tuple[str, str]]:
+    """Each rule's id and its docstring, cleaned, in the registry's order: what `GET /v1/rules` and `worthit rules`
+    serve, so the explanation and the behaviour cannot drift."""
+    return [(module.ID, inspect.cleandoc(module.__doc__ or "")) for module in CHECKS]

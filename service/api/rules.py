@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import inspect
-
 from litestar import get
 
-from worthit.rules.checks import CHECKS
+from worthit.rules.checks import explanations
 from worthit.service.api.schemas import RuleDoc
 from worthit.service.http.problems import problem_responses
 
 
 def rule_docs() -> list[RuleDoc]:
-    return [RuleDoc(id=module.ID, explanation=inspect.cleandoc(module.__doc__ or "")) for module in CHECKS]
+    return [RuleDoc(id=rule, explanation=explanation) for rule, explanation in explanations()]
 
 
 @get("/v1/rules", tags=["rules"], opt={"scope": "read"}, responses=problem_responses())

@@ -132,10 +132,12 @@ print(json.dumps({"code": code, "heavy": heavy}))
         ["review", "--json", "proposal.json"],
         ["review", "proposal.yaml"],
         ["gate", "--body", "pr.md"],
+        ["rules", "fleet_multiplication"],
+        ["review", "--explain", "proposal.json"],
     ],
 )
 def test_offline_commands_import_neither_litestar_nor_sqlalchemy(tmp_path: Path, argv: list[str]) -> None:
-    """`worthit review` and `worthit gate` run in a process of their own without the web framework or the database."""
+    """`worthit review`, `gate` and `rules` run in a process of their own without the web framework or the database."""
     (tmp_path / "proposal.json").write_text('{"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100}')
     (tmp_path / "proposal.yaml").write_text("target: attention_softmax\np: 21%\nk: 10x\nbaseline_ms: 100ms\n")
     (tmp_path / "pr.md").write_text("```worthit\ntarget: attention_softmax\np: 21%\nk: 10\n```\n")
