@@ -1,0 +1,104 @@
+"""Issue #14 item 4, end to end on real servers: memory stays bounded whatever a client sends."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from tests.conftest import Server
+from worthit.service.db.engine import create_engine
+from worthit.service.settings import Settings
+
+pytestmark = pytest.mark.e2e
+
+POD_LIMIT = 512 * 1024**2
+DEFAULT_MAX_INFLATED = 64 * 1024**2
+
+
+def gzip_of_spaces(inflated: int, head: bytes = b'{"traceEvents": [') -> bytes:
+    """A gzip bomb: a JSON start then `inflated` bytes of spaces, about a thousandth of that on the wire."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [deflater.compress(head)]
+    block = b" " * (1 << 20)
+    parts += [deflater.compress(block) for _ in range(inflated >> 20)]
+    parts.append(deflater.flush())
+    return b"".join(parts)
+
+
+def peak_rss(pid: int) -> int:
+    """The process's high-water resident set (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for {pid}")
+
+
+def profiles_stored(database_url: str) -> int:
+    async def count() -> int:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            async with engine.connect() as connection:
+                return int((await connection.execute(text("SELECT count(*) FROM profiles"))).scalar_one())
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(count())
+
+
+def test_gzip_bomb_is_refused_with_413_naming_the_limit(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """A 600 MiB-inflating upload of ~600 KB: 413 naming the inflate limit and its setting, nothing stored."""
+    bomb = gzip_of_spaces(600 * 1024**2)
+    assert len(bomb) < 1024**2
+    server = server_factory(database_url)
+    with server.client(timeout=60) as client:
+        response = client.post("/v1/profiles", content=bomb, headers={"content-type": "application/gzip"})
+    assert response.status_code == 413
+    assert response.headers["content-type"] == "application/problem+json"
+    assert f"the limit of {DEFAULT_MAX_INFLATED} bytes" in response.json()["detail"]
+    assert "WORTHIT_MAX_INFLATED_BYTES" in response.json()["detail"]
+    assert profiles_stored(database_url) == 0
+    assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+def test_inflate_limit_is_a_setting(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """WORTHIT_MAX_INFLATED_BYTES moves the limit: 8 MiB of spaces pass 16 MiB and are refused under 4 MiB."""
+    bomb = gzip_of_spaces(8 * 1024**2)
+    low = server_factory(sqlite_url, env={"WORTHIT_MAX_INFLATED_BYTES": str(4 * 1024**2)})
+    with low.client() as client:
+        response = client.post("/v1/profiles", content=bomb)
+    assert response.status_code == 413
+    assert f"the limit of {4 * 1024**2} bytes" in response.json()["detail"]
+    low.stop()
+    high = server_factory(sqlite_url, env={"WORTHIT_MAX_INFLATED_BYTES": str(16 * 1024**2)})
+    with high.client() as client:
+        response = client.post("/v1/profiles", content=bomb)
+    # Inflated whole: now the reader sees the JSON, which ends early.
+    assert response.status_code == 422
+    assert "malformed JSON" in response.json()["detail"]
+
+
+def test_abandoned_upload_stops_inflating(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """When the deadline answers 503, the worker thread stops within a chunk instead of inflating on for minutes."""
+    bomb = gzip_of_spaces(3 * 1024**3)
+    server = server_factory(
+        sqlite_url,
+        env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.2", "WORTHIT_MAX_INFLATED_BYTES": str(4 * 1024**3)},
+    )
+    with server.client(timeout=60) as client:
+        response = client.post("/v1/profiles", content=bomb)
+        assert response.status_code == 503
+        deadline = time.monotonic() + 20
+        while "stopped parsing a profile: its request was abandoned" not in server.log.read_text():
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.1)
+        assert client.get("/healthz").status_code == 200
+    assert profiles_stored(sqlite_url) == 0
+    assert peak_rss(server.process.pid) < POD_LIMIT
