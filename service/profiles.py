@@ -14,6 +14,7 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, gunzip, is_gzip
+from worthit.rules.profiles.fold import fold_breakdown
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.rules.profiles.torch_trace import parse_steps
 from worthit.service.db.profiles import ProfileStore
@@ -95,7 +96,8 @@ class ProfileService:
         def work() -> Breakdown | None:
             try:
                 limit = self._max_inflated_bytes
-                return parse(files, format, steps, names, max_inflated_bytes=limit, stop=stopped.is_set)
+                # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
+                return fold_breakdown(parse(files, format, steps, names, max_inflated_bytes=limit, stop=stopped.is_set))
             except Stopped:
                 log.warning("stopped parsing a profile: its request was abandoned")
                 return None

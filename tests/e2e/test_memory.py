@@ -102,3 +102,57 @@ def test_abandoned_upload_stops_inflating(sqlite_url: str, server_factory: Calla
         assert client.get("/healthz").status_code == 200
     assert profiles_stored(sqlite_url) == 0
     assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+KERNEL_TRACE_HEADER = (
+    '"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id",'
+    '"Start_Timestamp","End_Timestamp","LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count",'
+    '"Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"\n'
+)
+
+
+def many_kernels(count: int) -> tuple[bytes, int]:
+    """A rocprofv3 kernel trace of `count` distinct kernels one after another, and their summed time in ns.
+
+    The first kernel is the largest (1 ms); the others take 1 µs plus their index in ns."""
+    rows = [KERNEL_TRACE_HEADER]
+    t = 1_000_000
+    total = 0
+    for i in range(count):
+        duration = 1_000_000 if i == 0 else 1000 + i
+        rows.append(
+            f'"KERNEL_DISPATCH",1,1,1,69,{i + 1},{i + 1},"kernel_{i:06d}(float*)",{i + 1},'
+            f"{t},{t + duration},0,0,64,0,32,64,1,1,1024,1024,1\n"
+        )
+        t += duration
+        total += duration
+    return "".join(rows).encode(), total
+
+
+def test_profile_of_50000_kernels_is_stored_as_64_phases_whose_shares_add_up(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """The largest 63 kernels by name and one "(the rest: 49,937 kernel phases)" holding the others' time."""
+    trace, total_ns = many_kernels(50_000)
+    server = server_factory(database_url)
+    with server.client(timeout=60) as client:
+        response = client.post("/v1/profiles", content=trace)
+        assert response.status_code == 201, response.text
+        profile = response.json()
+        phases = profile["breakdown"]["phases"]
+        assert len(phases) == 64
+        assert phases[0]["name"] == "kernel_000000(float*)"
+        assert phases[-1]["name"] == "(the rest: 49,937 kernel phases)"
+        assert phases[-1]["calls"] == 49_937
+        assert sum(p["total_ns"] for p in phases) == total_ns
+        assert sum(p["share_of_device"] for p in phases) == pytest.approx(1.0, rel=1e-9)
+        assert client.get(f"/v1/profiles/{profile['id']}").json() == profile
+
+        proposal = {"target": "kernel_000000", "profile_id": profile["id"], "k": 2, "scope": {"workload": "big"}}
+        decision = client.post("/v1/decisions", json=proposal)
+        assert decision.status_code == 201, decision.text
+        breakdown = decision.json()["proposal"]["breakdown"]
+        assert len(breakdown) <= 64
+        assert breakdown[0]["name"] == "kernel_000000(float*)"
+        assert sum(p["ms"] for p in breakdown) == pytest.approx(total_ns / 1e6, rel=1e-9)
+        assert len(decision.content) < 64 * 1024
