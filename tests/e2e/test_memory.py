@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import text
 
@@ -156,3 +159,95 @@ def test_profile_of_50000_kernels_is_stored_as_64_phases_whose_shares_add_up(
         assert breakdown[0]["name"] == "kernel_000000(float*)"
         assert sum(p["ms"] for p in breakdown) == pytest.approx(total_ns / 1e6, rel=1e-9)
         assert len(decision.content) < 64 * 1024
+
+
+def unfinished_headers(url: str, size: int) -> socket.socket:
+    """A connection that sends a request line and `size` bytes of one header, never ending it."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
+    block = b"a" * 65536
+    try:
+        for _ in range(size // len(block)):
+            connection.sendall(block)
+    except OSError:
+        pass  # the server answered and closed while we were still sending: what we want
+    return connection
+
+
+def answer_of(connection: socket.socket) -> bytes:
+    received = b""
+    try:
+        while chunk := connection.recv(65536):
+            received += chunk
+    except OSError:
+        pass
+    connection.close()
+    return received
+
+
+def test_header_beyond_the_limit_gets_431_and_the_connection_closed(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """40 connections each sending 4 MB of one unfinished header: each gets 431 naming the limit, then EOF."""
+    server = server_factory(sqlite_url)
+    connections = [unfinished_headers(server.url, 4 * 1024**2) for _ in range(40)]
+    for connection in connections:
+        answer = answer_of(connection)
+        assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        assert b"content-type: application/problem+json" in answer
+        assert b"at most 65536 bytes (WORTHIT_MAX_HEADER_BYTES)" in answer
+    with server.client() as client:
+        # Headers within the limit still pass, a large one included.
+        assert client.get("/healthz", headers={"x-fine": "a" * 60_000}).status_code == 200
+    assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
+    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
+) -> None:
+    """Unfinished big headers, a gzip bomb, a 30 MB trace, a page over 30 big decisions: peak RSS under 512 MiB and
+    every /healthz probe (one each ~0.5 s) answered 200 within 2 s."""
+    from benchmarks.bench_profiles import make_torch_trace
+
+    trace_path = tmp_path / "trace.json"
+    make_torch_trace(trace_path, 30)
+    bomb = gzip_of_spaces(600 * 1024**2)
+    kernels, _ = many_kernels(50_000)
+    server = server_factory(sqlite_url)
+    probes: list[tuple[int, float]] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        with server.client(timeout=2) as client:
+            while not done.is_set():
+                started = time.monotonic()
+                try:
+                    status = client.get("/healthz").status_code
+                except httpx.HTTPError:
+                    status = 0
+                probes.append((status, time.monotonic() - started))
+                done.wait(0.5)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        connections = [unfinished_headers(server.url, 4 * 1024**2) for _ in range(40)]
+        assert all(answer_of(c).startswith(b"HTTP/1.1 431") for c in connections)
+        with server.client(timeout=60) as client:
+            assert client.post("/v1/profiles", content=bomb).status_code == 413
+            assert client.post("/v1/profiles", content=trace_path.read_bytes()).status_code == 201
+            profile = client.post("/v1/profiles", content=kernels).json()
+            proposal = {"target": "kernel_000000", "profile_id": profile["id"], "k": 2, "scope": {"workload": "big"}}
+            for _ in range(30):
+                assert client.post("/v1/decisions", json=proposal).status_code == 201
+            page = client.get("/workloads/big")
+            assert page.status_code == 200
+            assert "the rest" in page.text
+    finally:
+        done.set()
+        prober.join()
+    assert peak_rss(server.process.pid) < POD_LIMIT
+    assert probes
+    assert [status for status, _ in probes] == [200] * len(probes)
+    assert max(seconds for _, seconds in probes) < 2
