@@ -114,7 +114,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.policies = policies
         outcome_store = OutcomeStore(engine, writer)
         calibrator = Calibrator(outcome_store)
-        app.state.profiles = profiles = ProfileService(ProfileStore(engine, writer))
+        app.state.profiles = profiles = ProfileService(
+            ProfileStore(engine, writer), max_inflated_bytes=settings.max_inflated_bytes
+        )
         app.state.decisions = DecisionService(
             DecisionStore(engine, writer),
             policies,
@@ -154,7 +156,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             list_rules,
             DecisionController,
             PolicyController,
-            ProfileController,
+            # Profiles are far larger than JSON proposals: their own upload limit, a setting like the API's.
+            Router("/", route_handlers=[ProfileController], request_max_body_size=settings.max_profile_bytes),
             PlanController,
             slack_command,
             OutcomeController,

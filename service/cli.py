@@ -328,6 +328,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
+        # httptools has no header size limit: this subclass counts header bytes and answers 431 beyond the setting.
+        http="worthit.service.http.protocol:HeaderLimitedProtocol",
         access_log=False,  # the app writes its own JSON access line per request (service/observability.py)
         timeout_graceful_shutdown=10,
     )

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import statistics
 from datetime import UTC, datetime
@@ -36,6 +37,7 @@ from worthit.rules.model import (
     Verdict,
 )
 from worthit.rules.policy import Policy
+from worthit.rules.profiles.fold import fold_proposal_phases
 from worthit.rules.text import count, join, label, ms, sentence, times
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions import DecisionService
@@ -432,7 +434,9 @@ class OutcomeService:
         documents = [] if unmatchable else await self._store.workload_documents(workload, HISTORY_LIMIT)
         if not documents:
             raise NotFound(f"No decisions for workload `{workload}`")
-        steps = [step for document in documents if (step := _step(document)) is not None]
+        # Decoding thirty stored decisions is CPU work (megabytes each, for ones stored before breakdowns were
+        # bounded): off the event loop, so /healthz and every other request keep answering meanwhile.
+        steps = await asyncio.to_thread(_steps, documents)
         return WorkloadHistory(workload=workload, steps=steps, bottlenecks=[step.bottleneck for step in steps])
 
 
@@ -441,9 +445,14 @@ def _utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def _steps(documents: list[str]) -> list[WorkloadStep]:
+    return [step for document in documents if (step := _step(document)) is not None]
+
+
 def _step(document: str) -> WorkloadStep | None:
     decision = msgspec.json.decode(document, type=Decision)
-    phases = decision.proposal.breakdown or []
+    # Bounded whatever was stored: the largest phases by name, the others summed per kind.
+    phases = fold_proposal_phases(decision.proposal.breakdown or [])
     total = sum(phase.ms for phase in phases)
     if total <= 0:
         return None

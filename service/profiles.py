@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -11,6 +13,8 @@ import msgspec
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
+from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, gunzip, is_gzip
+from worthit.rules.profiles.fold import fold_breakdown
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.rules.profiles.torch_trace import parse_steps
 from worthit.service.db.profiles import ProfileStore
@@ -24,11 +28,21 @@ def parse(
     format: str | None = None,
     steps: str | None = None,
     names: Sequence[str] | None = None,
+    *,
+    max_inflated_bytes: int = MAX_INFLATED_BYTES,
+    stop: Callable[[], bool] | None = None,
 ) -> Breakdown:
     """One breakdown from one file, or from several files of one run combined (a trace, its copies, its stats; the
     PyTorch traces of a distributed run's ranks). `steps` ("2:5") chooses ProfilerStep#2..#5 of a PyTorch trace;
-    `names` label the files in errors and per-rank figures."""
+    `names` label the files in errors and per-rank figures.
+
+    Gzip is inflated here, streamed, at most `max_inflated_bytes` over all files together (beyond it
+    ProfileTooLarge, a 413); `stop()` is asked between chunks and before reading, and answering True ends the work
+    with Stopped."""
     chosen = parse_steps(steps) if steps is not None else None
+    files = _inflated(files, format, max_inflated_bytes, stop)
+    if stop is not None and stop():
+        raise Stopped
     try:
         if len(files) == 1:
             return read_any(files[0], format, chosen)
@@ -42,9 +56,27 @@ def parse(
         ) from exc
 
 
+def _inflated(files: Sequence[bytes], format: str | None, limit: int, stop: Callable[[], bool] | None) -> list[bytes]:
+    out: list[bytes] = []
+    left = limit
+    for data in files:
+        if is_gzip(data):
+            data = gunzip(data, format, left, stop)
+            left -= len(data)
+        out.append(data)
+    return out
+
+
+log = logging.getLogger(__name__)
+
+
 class ProfileService:
-    def __init__(self, store: ProfileStore) -> None:
+    def __init__(self, store: ProfileStore, *, max_inflated_bytes: int = MAX_INFLATED_BYTES) -> None:
         self._store = store
+        self._max_inflated_bytes = max_inflated_bytes
+        # One parse at a time per process: each may build several times its input in memory, so two at once
+        # would double the peak the pod limit has to hold; the others wait their turn (within their deadline).
+        self._parsing = asyncio.Semaphore(1)
 
     async def create(
         self,
@@ -55,8 +87,28 @@ class ProfileService:
         steps: str | None = None,
         names: Sequence[str] | None = None,
     ) -> ProfileDoc:
-        """Parse (in a worker thread: a large trace takes seconds) and store the breakdown."""
-        breakdown = await asyncio.to_thread(parse, files, format, steps, names)
+        """Parse (in a worker thread: a large trace takes seconds) and store the breakdown.
+
+        When the request is abandoned (its deadline passed, the client left), the task is cancelled: the flag
+        tells the worker thread to stop too, instead of inflating and parsing on for nobody."""
+        stopped = threading.Event()
+
+        def work() -> Breakdown | None:
+            try:
+                limit = self._max_inflated_bytes
+                # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
+                return fold_breakdown(parse(files, format, steps, names, max_inflated_bytes=limit, stop=stopped.is_set))
+            except Stopped:
+                log.warning("stopped parsing a profile: its request was abandoned")
+                return None
+
+        try:
+            async with self._parsing:
+                breakdown = await asyncio.to_thread(work)
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        assert breakdown is not None  # noqa: S101 - only a set flag stops a parse, and only a cancel sets it
         doc = ProfileDoc(
             id=new_id(),
             created_at=datetime.now(UTC),

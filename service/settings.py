@@ -23,6 +23,13 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     require_auth: bool = False
     slack_signing_secret: str | None = None
     max_body_bytes: Annotated[int, Meta(ge=1024)] = 256 * 1024
+    max_header_bytes: Annotated[int, Meta(ge=1024)] = 64 * 1024
+    """Request line and headers together; beyond it 431 and the connection closed (service/http/protocol.py)."""
+    max_profile_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024**2
+    """The upload limit of `POST /v1/profiles` (the JSON API's is `max_body_bytes`)."""
+    max_inflated_bytes: Annotated[int, Meta(ge=1024)] = 64 * 1024**2
+    """What a gzip profile may inflate to. Parsing builds about five times the plain bytes in memory, so the default
+    (twice the upload limit) keeps one parse near 400 MB, within the pod's 512 MiB."""
     rate_limit: str = "1200/minute"
     """Per token (or per address without one), per process; "off" disables it."""
     request_timeout_seconds: Annotated[float, Meta(gt=0)] = 30.0

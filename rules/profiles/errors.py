@@ -24,6 +24,14 @@ class ProfileError(WorthitError, ValueError):
         super().__init__(f"{what}{where}: {detail}")
 
 
+class ProfileTooLarge(ProfileError):
+    """A profile bigger than the reader may build (its gzip stream inflates beyond `limit` bytes): a 413."""
+
+    def __init__(self, detail: str, *, limit: int, format_expected: str | None = None) -> None:
+        self.limit = limit
+        super().__init__(detail, format_expected=format_expected)
+
+
 class PhaseNotFoundError(WorthitError, ValueError):
     """A target name or pattern that matches no phase, or more than one.
 

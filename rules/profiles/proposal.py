@@ -14,6 +14,7 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Barrier, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
+from worthit.rules.profiles.fold import MAX_PHASES, fold_proposal_phases
 from worthit.rules.profiles.lookup import find_phase
 from worthit.rules.profiles.model import BarrierFigures, Breakdown, Phase, RankFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, short_name
@@ -68,10 +69,13 @@ def top_level(breakdown: Breakdown) -> list[Phase]:
     ]
 
 
-def breakdown_of(breakdown: Breakdown) -> list[ProposalPhase]:
-    """The recording's top-level parts in ms, with what no part accounts for as one more phase."""
+def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[ProposalPhase]:
+    """The recording's top-level parts in ms, with what no part accounts for as one more phase; at most
+    `MAX_PHASES` in all, the `target` always among them (the others beyond the largest folded per kind)."""
     parts = top_level(breakdown)
     phases = [ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other")) for n, p in _unique(parts)]
+    keep = frozenset(() if target is None else (target,))
+    phases = fold_proposal_phases(phases, MAX_PHASES - 1, keep)
     if breakdown.wall_ns is not None:
         rest = (breakdown.wall_ns - sum(p.total_ns for p in parts)) / 1e6
         if rest > 0:
@@ -135,7 +139,7 @@ def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
         p_end_to_end=min(p_end_to_end, 1.0) if p_end_to_end else proposal.p_end_to_end,
         baseline_ms=baseline_ms,
         scope=scope,
-        breakdown=proposal.breakdown or breakdown_of(breakdown),
+        breakdown=proposal.breakdown or breakdown_of(breakdown, _name(phase)),
         breakdown_scope="end_to_end" if on_device and proposal.breakdown is None else proposal.breakdown_scope,
     )
 

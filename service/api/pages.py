@@ -10,6 +10,7 @@ the pages are for a proxy that adds the header (or for deployments that leave re
 
 from __future__ import annotations
 
+import asyncio
 import math
 from datetime import datetime
 from pathlib import Path
@@ -213,7 +214,9 @@ class PageController(Controller):
             decision = await decisions.get(decision_id)
         except NotFound as exc:
             return _error(404, str(exc))
-        return _page("decision.html", decision_context(decision, await outcomes.find(decision_id)))
+        outcome = await outcomes.find(decision_id)
+        # Building the figures and the chart is CPU work proportional to the decision: off the event loop.
+        return _page("decision.html", await asyncio.to_thread(decision_context, decision, outcome))
 
     @get("/decisions", opt={"scope": "read"}, include_in_schema=False)
     async def decisions_page(
@@ -260,4 +263,4 @@ class PageController(Controller):
             history = await outcomes.history(name.removeprefix("/"))  # a `path` parameter keeps its leading slash
         except NotFound as exc:
             return _error(404, str(exc))
-        return _page("workload.html", history_context(history))
+        return _page("workload.html", await asyncio.to_thread(history_context, history))

@@ -16,9 +16,6 @@ from worthit.service.http.problems import problem_responses
 from worthit.service.profiles import ProfileService
 from worthit.service.records import ProfileDoc
 
-# Profiles are large (a million kernel rows is ~150 MB); the route's own cap, far above the JSON API's.
-MAX_PROFILE_BYTES = 512 * 1024 * 1024
-
 
 class ProfileController(Controller):
     path = "/v1/profiles"
@@ -28,7 +25,6 @@ class ProfileController(Controller):
         "/",
         opt={"scope": "write"},
         status_code=201,
-        request_max_body_size=MAX_PROFILE_BYTES,
         responses=problem_responses(413, 415, 422),
     )
     async def upload(

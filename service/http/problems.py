@@ -18,7 +18,7 @@ from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, IntegrityE
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from worthit.rules.errors import InvalidInput, PolicyError
-from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
 from worthit.service.errors import Conflict, NotFound, Unavailable
 from worthit.service.validation import validation_problem
 
@@ -175,6 +175,8 @@ def _database_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Pro
 
 
 def _profile_handler(_: Request[Any, Any, Any], exc: ProfileError) -> Response[Problem]:
+    if isinstance(exc, ProfileTooLarge):
+        return problem_response(413, str(exc), [ProblemError(detail=str(exc), pointer="")], kind="too-large")
     return problem_response(422, str(exc), [ProblemError(detail=str(exc), pointer="")], kind="profile")
 
 

@@ -1,0 +1,114 @@
+"""Bounded breakdowns: the largest phases kept by name, the rest folded into one phase per kind.
+
+A trace of 50,000 distinct kernels made a 2.6 MB decision and a page over thirty of them built 306 MB. Nobody
+reads the 50,000th kernel; what matters is the top of the list and how much the rest weighs. So a stored
+breakdown keeps at most `MAX_PHASES` phases: the largest, and for the others one "the rest" phase per kind (and
+per summed/traced), whose time, calls and shares are their sums — so shares still add up as before, per kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from worthit.rules.model import Phase as ProposalPhase
+from worthit.rules.profiles.model import Breakdown, Phase, largest_first
+
+#: At most this many phases in a stored profile's, proposal's or decision's breakdown.
+MAX_PHASES = 64
+
+
+def rest_name(kind: str, count: int, inclusive: bool = False) -> str:
+    """The folded phase's name: says what it holds, so a reader never mistakes it for one kernel."""
+    return f"(the rest: {count:,} {kind} phases{', summed' if inclusive else ''})"
+
+
+def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[str] = frozenset()) -> list[Phase]:
+    """`phases` with at most `limit` entries: the largest (and those named in `keep`) as they are, the others folded
+    per (kind, inclusive) into one phase each. The order of the kept phases is preserved."""
+    if len(phases) <= limit:
+        return phases
+    ranked = largest_first(phases)
+    pinned = [p for p in ranked if p.name in keep]
+    others = [p for p in ranked if p.name not in keep]
+    n = max(limit - len(pinned) - 1, 0)
+    while n > 0 and n + len(pinned) + len({(p.kind, p.inclusive) for p in others[n:]}) > limit:
+        n -= 1
+    kept = {p.name for p in pinned} | {p.name for p in others[:n]}
+    groups: dict[tuple[str, bool], list[Phase]] = {}
+    for phase in others[n:]:
+        groups.setdefault((phase.kind, phase.inclusive), []).append(phase)
+    folded = [
+        Phase(
+            name=rest_name(kind, len(group), inclusive),
+            kind=group[0].kind,
+            total_ns=sum(p.total_ns for p in group),
+            calls=sum(p.calls for p in group),
+            share_of_device=_sum(p.share_of_device for p in group),
+            share_of_wall=_sum(p.share_of_wall for p in group),
+            inclusive=inclusive,
+            share_of_sum=_sum(p.share_of_sum for p in group),
+            share_of_compute=_sum(p.share_of_compute for p in group),
+        )
+        for (kind, inclusive), group in groups.items()
+    ]
+    return [p for p in phases if p.name in kept] + largest_first(folded)
+
+
+def fold_breakdown(breakdown: Breakdown, limit: int = MAX_PHASES) -> Breakdown:
+    """`breakdown` with its phases (and each rank's, and each step's phase times) bounded by `fold_phases`."""
+    phases = fold_phases(breakdown.phases, limit)
+    ranks = [msgspec.structs.replace(r, phases=fold_phases(r.phases, limit)) for r in breakdown.ranks]
+    if phases is breakdown.phases and all(a.phases is b.phases for a, b in zip(ranks, breakdown.ranks, strict=True)):
+        return breakdown
+    into: dict[str, str] = {}
+    pairs = [(breakdown.phases, phases), *((r.phases, f.phases) for r, f in zip(breakdown.ranks, ranks, strict=True))]
+    for source, bounded in pairs:
+        names = {p.name for p in bounded}
+        by_group = {(p.kind, p.inclusive): p.name for p in bounded if p.name.startswith("(the rest: ")}
+        for p in source:
+            if p.name not in names:
+                into.setdefault(p.name, by_group[(p.kind, p.inclusive)])
+    steps = []
+    for step in breakdown.step_figures:
+        times: dict[str, int] = {}
+        for name, ns in step.phases.items():
+            target = into.get(name, name)
+            times[target] = times.get(target, 0) + ns
+        steps.append(msgspec.structs.replace(step, phases=times))
+    note = f'Phases beyond the largest {limit} are folded into one "the rest" phase per kind.'
+    return msgspec.structs.replace(
+        breakdown, phases=phases, ranks=ranks, step_figures=steps, notes=[*breakdown.notes, note]
+    )
+
+
+def fold_proposal_phases(
+    phases: list[ProposalPhase], limit: int = MAX_PHASES, keep: frozenset[str] = frozenset()
+) -> list[ProposalPhase]:
+    """A proposal's breakdown with at most `limit` phases: the largest and `keep` kept, the rest summed per kind."""
+    if len(phases) <= limit:
+        return phases
+    ranked = sorted(phases, key=lambda p: (-p.ms, p.name))
+    pinned = [p for p in ranked if p.name in keep]
+    others = [p for p in ranked if p.name not in keep]
+    n = max(limit - len(pinned) - 1, 0)
+    while n > 0 and n + len(pinned) + len({p.kind for p in others[n:]}) > limit:
+        n -= 1
+    kept = {p.name for p in pinned} | {p.name for p in others[:n]}
+    groups: dict[str, list[ProposalPhase]] = {}
+    for phase in others[n:]:
+        groups.setdefault(phase.kind, []).append(phase)
+    folded = [
+        ProposalPhase(name=rest_name(kind, len(group)), ms=sum(p.ms for p in group), kind=group[0].kind)
+        for kind, group in groups.items()
+    ]
+    return [p for p in phases if p.name in kept] + sorted(folded, key=lambda p: -p.ms)
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    figures = list(values)
+    return None if any(v is None for v in figures) else sum(v for v in figures if v is not None)
+
+
+__all__ = ["MAX_PHASES", "fold_breakdown", "fold_phases", "fold_proposal_phases", "rest_name"]

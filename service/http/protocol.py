@@ -1,0 +1,69 @@
+"""uvicorn's httptools protocol with a bound on request header size (httptools itself has none).
+
+httptools buffers an unfinished header line in memory for as long as the client keeps sending it: forty
+connections with 16 MB of unfinished headers held 763 MB. Here the bytes received before a request's headers
+end are counted after each read; past `WORTHIT_MAX_HEADER_BYTES` the server answers 431 and closes. What one
+connection can make the parser hold is then the limit plus one read (asyncio reads at most 256 KiB).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from worthit.service.settings import Settings
+
+STATUS_431 = b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+
+
+@functools.cache
+def max_header_bytes() -> int:
+    """The limit, read once per process (workers are processes: each reads the same environment)."""
+    return Settings.from_env().max_header_bytes
+
+
+class HeaderLimitedProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._limit = max_header_bytes()
+        self._header_bytes = 0
+        self._in_headers = True
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._header_bytes = 0
+        self._in_headers = True
+
+    def on_headers_complete(self) -> None:
+        self._in_headers = False
+        super().on_headers_complete()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._in_headers and not self.transport.is_closing():
+            self._header_bytes += len(data)
+            if self._header_bytes > self._limit:
+                self._send_431()
+
+    def _send_431(self) -> None:
+        detail = (
+            f'{{"type":"https://worthit.dev/problems/too-large","title":"Request Header Fields Too Large",'
+            f'"status":431,"detail":"Expected request headers of at most {self._limit} bytes '
+            f'(WORTHIT_MAX_HEADER_BYTES), got more"}}'
+        ).encode()
+        head = [STATUS_431]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        head += [
+            b"content-type: application/problem+json\r\n",
+            b"content-length: " + str(len(detail)).encode() + b"\r\n",
+            b"connection: close\r\n\r\n",
+            detail,
+        ]
+        self.transport.write(b"".join(head))
+        self.transport.close()
+
+
+__all__ = ["HeaderLimitedProtocol", "max_header_bytes"]

@@ -1,0 +1,253 @@
+"""Issue #14 item 4, end to end on real servers: memory stays bounded whatever a client sends."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from tests.conftest import Server
+from worthit.service.db.engine import create_engine
+from worthit.service.settings import Settings
+
+pytestmark = pytest.mark.e2e
+
+POD_LIMIT = 512 * 1024**2
+DEFAULT_MAX_INFLATED = 64 * 1024**2
+
+
+def gzip_of_spaces(inflated: int, head: bytes = b'{"traceEvents": [') -> bytes:
+    """A gzip bomb: a JSON start then `inflated` bytes of spaces, about a thousandth of that on the wire."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [deflater.compress(head)]
+    block = b" " * (1 << 20)
+    parts += [deflater.compress(block) for _ in range(inflated >> 20)]
+    parts.append(deflater.flush())
+    return b"".join(parts)
+
+
+def peak_rss(pid: int) -> int:
+    """The process's high-water resident set (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for {pid}")
+
+
+def profiles_stored(database_url: str) -> int:
+    async def count() -> int:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            async with engine.connect() as connection:
+                return int((await connection.execute(text("SELECT count(*) FROM profiles"))).scalar_one())
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(count())
+
+
+def test_gzip_bomb_is_refused_with_413_naming_the_limit(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """A 600 MiB-inflating upload of ~600 KB: 413 naming the inflate limit and its setting, nothing stored."""
+    bomb = gzip_of_spaces(600 * 1024**2)
+    assert len(bomb) < 1024**2
+    server = server_factory(database_url)
+    with server.client(timeout=60) as client:
+        response = client.post("/v1/profiles", content=bomb, headers={"content-type": "application/gzip"})
+    assert response.status_code == 413
+    assert response.headers["content-type"] == "application/problem+json"
+    assert f"the limit of {DEFAULT_MAX_INFLATED} bytes" in response.json()["detail"]
+    assert "WORTHIT_MAX_INFLATED_BYTES" in response.json()["detail"]
+    assert profiles_stored(database_url) == 0
+    assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+def test_inflate_limit_is_a_setting(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """WORTHIT_MAX_INFLATED_BYTES moves the limit: 8 MiB of spaces pass 16 MiB and are refused under 4 MiB."""
+    bomb = gzip_of_spaces(8 * 1024**2)
+    low = server_factory(sqlite_url, env={"WORTHIT_MAX_INFLATED_BYTES": str(4 * 1024**2)})
+    with low.client() as client:
+        response = client.post("/v1/profiles", content=bomb)
+    assert response.status_code == 413
+    assert f"the limit of {4 * 1024**2} bytes" in response.json()["detail"]
+    low.stop()
+    high = server_factory(sqlite_url, env={"WORTHIT_MAX_INFLATED_BYTES": str(16 * 1024**2)})
+    with high.client() as client:
+        response = client.post("/v1/profiles", content=bomb)
+    # Inflated whole: now the reader sees the JSON, which ends early.
+    assert response.status_code == 422
+    assert "malformed JSON" in response.json()["detail"]
+
+
+def test_abandoned_upload_stops_inflating(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """When the deadline answers 503, the worker thread stops within a chunk instead of inflating on for minutes."""
+    bomb = gzip_of_spaces(3 * 1024**3)
+    server = server_factory(
+        sqlite_url,
+        env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.2", "WORTHIT_MAX_INFLATED_BYTES": str(4 * 1024**3)},
+    )
+    with server.client(timeout=60) as client:
+        response = client.post("/v1/profiles", content=bomb)
+        assert response.status_code == 503
+        deadline = time.monotonic() + 20
+        while "stopped parsing a profile: its request was abandoned" not in server.log.read_text():
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.1)
+        assert client.get("/healthz").status_code == 200
+    assert profiles_stored(sqlite_url) == 0
+    assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+KERNEL_TRACE_HEADER = (
+    '"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id",'
+    '"Start_Timestamp","End_Timestamp","LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count",'
+    '"Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"\n'
+)
+
+
+def many_kernels(count: int) -> tuple[bytes, int]:
+    """A rocprofv3 kernel trace of `count` distinct kernels one after another, and their summed time in ns.
+
+    The first kernel is the largest (1 ms); the others take 1 µs plus their index in ns."""
+    rows = [KERNEL_TRACE_HEADER]
+    t = 1_000_000
+    total = 0
+    for i in range(count):
+        duration = 1_000_000 if i == 0 else 1000 + i
+        rows.append(
+            f'"KERNEL_DISPATCH",1,1,1,69,{i + 1},{i + 1},"kernel_{i:06d}(float*)",{i + 1},'
+            f"{t},{t + duration},0,0,64,0,32,64,1,1,1024,1024,1\n"
+        )
+        t += duration
+        total += duration
+    return "".join(rows).encode(), total
+
+
+def test_profile_of_50000_kernels_is_stored_as_64_phases_whose_shares_add_up(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """The largest 63 kernels by name and one "(the rest: 49,937 kernel phases)" holding the others' time."""
+    trace, total_ns = many_kernels(50_000)
+    server = server_factory(database_url)
+    with server.client(timeout=60) as client:
+        response = client.post("/v1/profiles", content=trace)
+        assert response.status_code == 201, response.text
+        profile = response.json()
+        phases = profile["breakdown"]["phases"]
+        assert len(phases) == 64
+        assert phases[0]["name"] == "kernel_000000(float*)"
+        assert phases[-1]["name"] == "(the rest: 49,937 kernel phases)"
+        assert phases[-1]["calls"] == 49_937
+        assert sum(p["total_ns"] for p in phases) == total_ns
+        assert sum(p["share_of_device"] for p in phases) == pytest.approx(1.0, rel=1e-9)
+        assert client.get(f"/v1/profiles/{profile['id']}").json() == profile
+
+        proposal = {"target": "kernel_000000", "profile_id": profile["id"], "k": 2, "scope": {"workload": "big"}}
+        decision = client.post("/v1/decisions", json=proposal)
+        assert decision.status_code == 201, decision.text
+        breakdown = decision.json()["proposal"]["breakdown"]
+        assert len(breakdown) <= 64
+        assert breakdown[0]["name"] == "kernel_000000(float*)"
+        assert sum(p["ms"] for p in breakdown) == pytest.approx(total_ns / 1e6, rel=1e-9)
+        assert len(decision.content) < 64 * 1024
+
+
+def unfinished_headers(url: str, size: int) -> socket.socket:
+    """A connection that sends a request line and `size` bytes of one header, never ending it."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
+    block = b"a" * 65536
+    try:
+        for _ in range(size // len(block)):
+            connection.sendall(block)
+    except OSError:
+        pass  # the server answered and closed while we were still sending: what we want
+    return connection
+
+
+def answer_of(connection: socket.socket) -> bytes:
+    received = b""
+    try:
+        while chunk := connection.recv(65536):
+            received += chunk
+    except OSError:
+        pass
+    connection.close()
+    return received
+
+
+def test_header_beyond_the_limit_gets_431_and_the_connection_closed(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """40 connections each sending 4 MB of one unfinished header: each gets 431 naming the limit, then EOF."""
+    server = server_factory(sqlite_url)
+    connections = [unfinished_headers(server.url, 4 * 1024**2) for _ in range(40)]
+    for connection in connections:
+        answer = answer_of(connection)
+        assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        assert b"content-type: application/problem+json" in answer
+        assert b"at most 65536 bytes (WORTHIT_MAX_HEADER_BYTES)" in answer
+    with server.client() as client:
+        # Headers within the limit still pass, a large one included.
+        assert client.get("/healthz", headers={"x-fine": "a" * 60_000}).status_code == 200
+    assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
+    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
+) -> None:
+    """Unfinished big headers, a gzip bomb, a 30 MB trace, a page over 30 big decisions: peak RSS under 512 MiB and
+    every /healthz probe (one each ~0.5 s) answered 200 within 2 s."""
+    from benchmarks.bench_profiles import make_torch_trace
+
+    trace_path = tmp_path / "trace.json"
+    make_torch_trace(trace_path, 30)
+    bomb = gzip_of_spaces(600 * 1024**2)
+    kernels, _ = many_kernels(50_000)
+    server = server_factory(sqlite_url)
+    probes: list[tuple[int, float]] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        with server.client(timeout=2) as client:
+            while not done.is_set():
+                started = time.monotonic()
+                try:
+                    status = client.get("/healthz").status_code
+                except httpx.HTTPError:
+                    status = 0
+                probes.append((status, time.monotonic() - started))
+                done.wait(0.5)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        connections = [unfinished_headers(server.url, 4 * 1024**2) for _ in range(40)]
+        assert all(answer_of(c).startswith(b"HTTP/1.1 431") for c in connections)
+        with server.client(timeout=60) as client:
+            assert client.post("/v1/profiles", content=bomb).status_code == 413
+            assert client.post("/v1/profiles", content=trace_path.read_bytes()).status_code == 201
+            profile = client.post("/v1/profiles", content=kernels).json()
+            proposal = {"target": "kernel_000000", "profile_id": profile["id"], "k": 2, "scope": {"workload": "big"}}
+            for _ in range(30):
+                assert client.post("/v1/decisions", json=proposal).status_code == 201
+            page = client.get("/workloads/big")
+            assert page.status_code == 200
+            assert "the rest" in page.text
+    finally:
+        done.set()
+        prober.join()
+    assert peak_rss(server.process.pid) < POD_LIMIT
+    assert probes
+    assert [status for status, _ in probes] == [200] * len(probes)
+    assert max(seconds for _, seconds in probes) < 2
