@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
-from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Verdict
+from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.text import label, ms, pct
 from worthit.rules.worth import Worth, worth_of
@@ -222,6 +222,11 @@ class Context:
         return [phase for phase in self.proposal.breakdown or () if phase.name != self.proposal.target]
 
     @lazy
+    def largest_other(self) -> Phase | None:
+        """The largest phase other than the target that is one thing (not a folded rest or the unaccounted time)."""
+        return max((p for p in self.others if not is_aggregate(p.name)), key=lambda phase: phase.ms, default=None)
+
+    @lazy
     def alternative(self) -> Alternative | None:
         """The largest thing bigger than the target and above the noise floor: one phase, or the non-kernel
         phases together (the seed's "the 85% that is allocation and host↔device copy")."""
@@ -229,6 +234,7 @@ class Context:
         candidates = [
             Alternative(label(phase.name), self.share(phase), phase.ms, grouped=False, kinds=(phase.kind,))
             for phase in self.others
+            if not is_aggregate(phase.name)
         ]
         group = [phase for phase in self.others if phase.kind in NON_KERNEL]
         if len(group) >= 2:

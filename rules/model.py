@@ -43,6 +43,16 @@ Figure = float | int | str | bool | None
 
 VERDICTS: tuple[Verdict, ...] = ("fund", "fund_if", "remeasure", "redirect", "decline")
 
+REST_PREFIX = "(the rest: "
+"""How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold."""
+UNACCOUNTED = "rest of the recording"
+"""The phase a profile's breakdown adds for the time no phase accounts for."""
+
+
+def is_aggregate(name: str) -> bool:
+    """A phase that stands for many (the folded rest, the unaccounted time): never a target to name instead."""
+    return name.startswith(REST_PREFIX) or name == UNACCOUNTED
+
 
 class Base(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Every API struct: keyword-only, unknown fields rejected, numbers finite."""

@@ -56,7 +56,7 @@ EXAMPLES = (
 
 def check(ctx: Context) -> Finding | None:
     """Reports the largest phase when it is larger than the target; redirects when the target is under the floor."""
-    largest = max(ctx.others, key=lambda phase: phase.ms, default=None)
+    largest = ctx.largest_other
     if largest is None or not ctx.breakdown_total or ctx.share(largest) <= ctx.target_share:
         return None
     share = ctx.share(largest)

@@ -96,7 +96,7 @@ def _next_bottleneck(ctx: Context, figures: dict[str, Figure]) -> str:
         return ""
     new_target = target.ms / ctx.k
     new_total = ctx.breakdown_total - (target.ms - new_target)
-    top = max(ctx.others, key=lambda phase: phase.ms, default=None)
+    top = ctx.largest_other
     if top is None or new_total <= 0 or top.ms <= new_target:
         return ""
     share_after = top.ms / new_total

@@ -39,7 +39,7 @@ class PhaseNotFoundError(WorthitError, ValueError):
     the largest phases otherwise), so an error message can offer them.
     """
 
-    def __init__(self, pattern: str, candidates: Sequence[str], *, ambiguous: bool) -> None:
+    def __init__(self, pattern: str, candidates: Sequence[str], *, ambiguous: bool, folded: Sequence[str] = ()) -> None:
         self.pattern = pattern
         self.candidates = list(candidates)
         self.ambiguous = ambiguous
@@ -48,5 +48,7 @@ class PhaseNotFoundError(WorthitError, ValueError):
             detail = f"Expected `{pattern}` to match exactly one phase, it matches several: {listed}"
         else:
             detail = f"Expected `{pattern}` to name a phase, none matches; candidates: {listed}"
+            if folded:
+                detail += f" (the profile keeps its largest phases by name; smaller ones are in {folded[0]})"
         self.detail = detail
         super().__init__(detail)

@@ -12,16 +12,20 @@ from collections.abc import Iterable
 
 import msgspec
 
+from worthit.rules.model import REST_PREFIX
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
 
-#: At most this many phases in a stored profile's, proposal's or decision's breakdown.
+#: At most this many phases in a proposal's or decision's breakdown (what pages and histories render).
 MAX_PHASES = 64
+#: At most this many phases in a stored profile: enough that a target can name any kernel anyone would speed up
+#: (one at the 1,024th place of a trace is a tiny share), bounded so a 50,000-kernel trace stays a small row.
+PROFILE_MAX_PHASES = 1024
 
 
 def rest_name(kind: str, count: int, inclusive: bool = False) -> str:
     """The folded phase's name: says what it holds, so a reader never mistakes it for one kernel."""
-    return f"(the rest: {count:,} {kind} phases{', summed' if inclusive else ''})"
+    return f"{REST_PREFIX}{count:,} {kind} phases{', summed' if inclusive else ''})"
 
 
 def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[str] = frozenset()) -> list[Phase]:
@@ -56,7 +60,7 @@ def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[st
     return [p for p in phases if p.name in kept] + largest_first(folded)
 
 
-def fold_breakdown(breakdown: Breakdown, limit: int = MAX_PHASES) -> Breakdown:
+def fold_breakdown(breakdown: Breakdown, limit: int = PROFILE_MAX_PHASES) -> Breakdown:
     """`breakdown` with its phases (and each rank's, and each step's phase times) bounded by `fold_phases`."""
     phases = fold_phases(breakdown.phases, limit)
     ranks = [msgspec.structs.replace(r, phases=fold_phases(r.phases, limit)) for r in breakdown.ranks]

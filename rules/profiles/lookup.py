@@ -45,7 +45,10 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
         return matches[0]
     if matches:
         raise PhaseNotFoundError(pattern, _names(largest_first(matches)), ambiguous=True)
-    raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False)
+    folded = [p for p in breakdown.phases if p.name.startswith("(the rest: ")]
+    raise PhaseNotFoundError(
+        pattern, _names(largest_first(breakdown.phases)), ambiguous=False, folded=[p.name for p in folded]
+    )
 
 
 def _names(phases: list[Phase]) -> list[str]:

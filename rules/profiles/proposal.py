@@ -11,7 +11,7 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import Barrier, PhaseKind, Proposal
+from worthit.rules.model import UNACCOUNTED, Barrier, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, fold_proposal_phases
@@ -33,7 +33,6 @@ KIND: dict[str, PhaseKind] = {
     "cpu_op": "other",
     "other": "other",
 }
-UNACCOUNTED = "rest of the recording"
 
 
 def _name(phase: Phase) -> str:

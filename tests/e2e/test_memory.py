@@ -132,10 +132,11 @@ def many_kernels(count: int) -> tuple[bytes, int]:
     return "".join(rows).encode(), total
 
 
-def test_profile_of_50000_kernels_is_stored_as_64_phases_whose_shares_add_up(
+def test_profile_of_50000_kernels_is_stored_bounded_and_a_decision_as_64_phases(
     database_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """The largest 63 kernels by name and one "(the rest: 49,937 kernel phases)" holding the others' time."""
+    """The profile keeps its 1,023 largest kernels by name and one "(the rest: 48,977 kernel phases)" holding the
+    others' time; a decision citing it carries 64 phases at most; a kernel folded away is a 422 that says so."""
     trace, total_ns = many_kernels(50_000)
     server = server_factory(database_url)
     with server.client(timeout=60) as client:
@@ -143,10 +144,10 @@ def test_profile_of_50000_kernels_is_stored_as_64_phases_whose_shares_add_up(
         assert response.status_code == 201, response.text
         profile = response.json()
         phases = profile["breakdown"]["phases"]
-        assert len(phases) == 64
+        assert len(phases) == 1024
         assert phases[0]["name"] == "kernel_000000(float*)"
-        assert phases[-1]["name"] == "(the rest: 49,937 kernel phases)"
-        assert phases[-1]["calls"] == 49_937
+        assert phases[-1]["name"] == "(the rest: 48,977 kernel phases)"
+        assert phases[-1]["calls"] == 48_977
         assert sum(p["total_ns"] for p in phases) == total_ns
         assert sum(p["share_of_device"] for p in phases) == pytest.approx(1.0, rel=1e-9)
         assert client.get(f"/v1/profiles/{profile['id']}").json() == profile
@@ -159,6 +160,9 @@ def test_profile_of_50000_kernels_is_stored_as_64_phases_whose_shares_add_up(
         assert breakdown[0]["name"] == "kernel_000000(float*)"
         assert sum(p["ms"] for p in breakdown) == pytest.approx(total_ns / 1e6, rel=1e-9)
         assert len(decision.content) < 64 * 1024
+        folded = client.post("/v1/decisions", json=proposal | {"target": "kernel_000001(float*)"})
+        assert folded.status_code == 422, folded.text
+        assert "smaller ones are in (the rest: 48,977 kernel phases)" in folded.json()["detail"]
 
 
 def unfinished_headers(url: str, size: int) -> socket.socket:
