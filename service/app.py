@@ -111,6 +111,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.engine = engine
         app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.auth_always_on)
         app.state.rate_limiter = None if settings.rate_limit == "off" else RateLimiter(settings.rate_limit)
+        app.state.auth_failures = (
+            None if settings.auth_failure_limit == "off" else RateLimiter(settings.auth_failure_limit)
+        )
         app.state.policies = policies
         outcome_store = OutcomeStore(engine, writer)
         calibrator = Calibrator(outcome_store)
