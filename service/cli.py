@@ -321,6 +321,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     # uvicorn drains in-flight requests and closes the app on SIGTERM, then raises the signal again for the
     # program's own handler: ours makes that stop an exit 0 rather than death by signal (143).
     signal.signal(signal.SIGTERM, _exit_cleanly)
+    proxies = settings.trusted_proxy_networks
     uvicorn.run(
         "worthit.service.app:create_app",
         factory=True,
@@ -330,6 +331,10 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         log_level=settings.log_level,
         access_log=False,  # the app writes its own JSON access line per request (service/observability.py)
         timeout_graceful_shutdown=10,
+        # The client is the socket's peer unless that peer is a configured proxy: uvicorn's default believes
+        # X-Forwarded-For from loopback, which let one local client pose as a new address (a new bucket) per request.
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=",".join(proxies) or None,
     )
     return EXIT_PASS
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -164,6 +165,40 @@ def test_rate_limit_answers_429_with_retry_after(sqlite_url: str, server_factory
         assert limited.headers["content-type"].startswith("application/problem+json")
         assert 1 <= int(limited.headers["retry-after"]) <= 60
         assert client.get("/healthz").status_code == 200, "probes are not rate limited"
+
+
+def test_forwarded_addresses_are_believed_only_from_trusted_proxies(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    untrusting = server_factory(sqlite_url, env={"WORTHIT_RATE_LIMIT": "2/minute"})
+    with untrusting.client() as client:
+        statuses = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"x-forwarded-for": f"203.0.113.{n}"}).status_code
+            for n in range(3)
+        ]
+        assert statuses == [200, 200, 429], "a rotating X-Forwarded-For from an untrusted peer is one client"
+    trusting = server_factory(
+        sqlite_url, env={"WORTHIT_RATE_LIMIT": "2/minute", "WORTHIT_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1"}
+    )
+    with trusting.client() as client:
+        statuses = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"x-forwarded-for": f"203.0.113.{n}"}).status_code
+            for n in range(3)
+        ]
+        assert statuses == [200, 200, 200], "behind a trusted proxy, each forwarded client has its own bucket"
+        same = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"x-forwarded-for": "203.0.113.0"}).status_code
+            for _ in range(2)
+        ]
+        assert same == [200, 429]
+
+
+def test_a_malformed_trusted_proxy_stops_the_start(sqlite_url: str) -> None:
+    result = worthit(
+        "serve", "--database", sqlite_url, env={**os.environ, "WORTHIT_TRUSTED_PROXIES": "10.0.0.0/8, proxy"}
+    )
+    assert result.returncode != 0
+    assert "'proxy'" in result.stderr
 
 
 def test_failed_authentications_are_rate_limited_per_address_before_any_lookup(
