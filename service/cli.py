@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from types import FrameType
@@ -494,7 +495,58 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return int(args.func(args, sys.stdout))
+    try:
+        if args.command in DATABASE_COMMANDS:
+            _open_sqlite(Settings.from_env(database_url=getattr(args, "database", None)))
+        return int(args.func(args, sys.stdout))
+    except msgspec.ValidationError as exc:  # a setting from the environment that does not read
+        print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if args.command not in DATABASE_COMMANDS or not isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error):
+            raise
+        # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
+        # cause in one line, not a driver's traceback.
+        print(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# The commands that open the database before doing anything else (serve: before its workers start).
+DATABASE_COMMANDS = frozenset({"serve", "migrate", "token"})
+
+
+def _open_sqlite(settings: Settings) -> None:
+    """Open a SQLite file once with the stdlib driver, so a file that cannot be opened fails here, synchronously.
+
+    Through aiosqlite the same failure, once its event loop has closed, could print a thread's traceback as well.
+    """
+    if not settings.is_sqlite:
+        return
+    from sqlalchemy.engine import make_url
+
+    path = make_url(settings.async_database_url).database
+    if path and path != ":memory:" and not path.startswith("file:"):
+        sqlite3.connect(path).close()
+
+
+def database_cause(exc: BaseException) -> str:
+    """The driver's own words for why the database cannot be used, on one line."""
+    from sqlalchemy.exc import DBAPIError
+
+    cause: BaseException = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    return " ".join(str(cause).split()) or type(cause).__name__
+
+
+def _shown_url(args: argparse.Namespace) -> str:
+    from sqlalchemy.engine import make_url
+
+    url = Settings.from_env(database_url=getattr(args, "database", None)).database_url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # a bare SQLite path
+        return url
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -191,14 +190,6 @@ def test_forwarded_addresses_are_believed_only_from_trusted_proxies(
             for _ in range(2)
         ]
         assert same == [200, 429]
-
-
-def test_a_malformed_trusted_proxy_stops_the_start(sqlite_url: str) -> None:
-    result = worthit(
-        "serve", "--database", sqlite_url, env={**os.environ, "WORTHIT_TRUSTED_PROXIES": "10.0.0.0/8, proxy"}
-    )
-    assert result.returncode != 0
-    assert "'proxy'" in result.stderr
 
 
 def test_failed_authentications_are_rate_limited_per_address_before_any_lookup(
