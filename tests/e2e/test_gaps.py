@@ -3,14 +3,19 @@ idle and slow connections."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import POSTGRES_URL, postgres_answers, worthit
+from tests.conftest import POSTGRES_URL, Server, worthit
+from tests.harness import admin, postgres_answers
 
 pytestmark = pytest.mark.e2e
+
+PROPOSAL = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}
 
 
 def _environment() -> dict[str, str]:
@@ -51,3 +56,39 @@ def test_a_setting_that_does_not_read_is_one_line_and_exit_2(tmp_path: Path) -> 
     assert result.stderr.splitlines() == [
         "worthit: Expected `trusted_proxies` to list addresses or CIDRs (`10.0.0.0/8, 127.0.0.1`), got 'proxy'"
     ]
+
+
+def _database_name(url: str) -> str:
+    return url.rsplit("/", 1)[1]
+
+
+def _read_only(name: str, on: bool) -> None:
+    setting = "SET default_transaction_read_only = on" if on else "RESET default_transaction_read_only"
+    asyncio.run(admin(f'ALTER DATABASE "{name}" {setting}'))
+    # Sessions keep the setting they started with: end them all, so every new one takes the new default.
+    asyncio.run(admin(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"))
+
+
+def test_readiness_fails_while_writes_fail_and_recovers_after_one_succeeds(
+    postgres_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(postgres_url)
+    name = _database_name(postgres_url)
+    with server.client() as client:
+        assert client.post("/v1/decisions", json=PROPOSAL).status_code == 201
+        assert client.get("/readyz").status_code == 200
+        _read_only(name, True)
+        failed = client.post("/v1/decisions", json=PROPOSAL)
+        assert failed.status_code == 503, failed.text
+        ready = client.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.headers["content-type"].startswith("application/problem+json")
+        detail = ready.json()["detail"]
+        assert detail.startswith("Writes are failing: the last one, at ")
+        assert "read-only transaction" in detail
+        assert detail.endswith("; none has succeeded since")
+        _read_only(name, False)
+        assert client.get("/readyz").status_code == 503, "reads answering is not enough: a write must succeed"
+        assert client.post("/v1/decisions", json=PROPOSAL).status_code == 201
+        assert client.get("/readyz").status_code == 200
+        assert len(client.get("/v1/decisions").json()["items"]) == 2
