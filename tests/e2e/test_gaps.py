@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import POSTGRES_URL, Server, worthit
+from tests.e2e.test_slack import SECRET, signed_headers, slash_body
 from tests.harness import admin, postgres_answers
 
 pytestmark = pytest.mark.e2e
@@ -91,4 +92,27 @@ def test_readiness_fails_while_writes_fail_and_recovers_after_one_succeeds(
         assert client.get("/readyz").status_code == 503, "reads answering is not enough: a write must succeed"
         assert client.post("/v1/decisions", json=PROPOSAL).status_code == 201
         assert client.get("/readyz").status_code == 200
+        assert len(client.get("/v1/decisions").json()["items"]) == 2
+
+
+def test_a_replayed_slack_command_answers_the_same_and_stores_nothing(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(database_url, env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET}, workers=2)
+    body = slash_body("p=21% k=10 cost=3w baseline=100ms target=attention_softmax")
+    headers = signed_headers(body)
+    with server.client() as client:
+        first = client.post("/slack/commands", content=body, headers=headers)
+        assert first.status_code == 200
+        # Two workers: replays on fresh connections land on either; each answers the first one's decision.
+        replays = []
+        for _ in range(6):
+            with server.client() as fresh:
+                replays.append(fresh.post("/slack/commands", content=body, headers=headers))
+        assert [replay.status_code for replay in replays] == [200] * 6
+        assert all(replay.json() == first.json() for replay in replays)
+        assert len(client.get("/v1/decisions").json()["items"]) == 1
+        # The same text signed again (a new request, as Slack sends a new one) is a new decision.
+        again = signed_headers(body, timestamp=int(headers["X-Slack-Request-Timestamp"]) + 1)
+        assert client.post("/slack/commands", content=body, headers=again).status_code == 200
         assert len(client.get("/v1/decisions").json()["items"]) == 2
