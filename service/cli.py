@@ -290,6 +290,8 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import uvicorn
 
+    from worthit.service.http.timeouts import protocol as header_deadline_protocol
+
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
     settings = Settings.from_env(**overrides, migrate_on_start=False if args.no_migrate else None)
     for key, value in overrides.items():
@@ -336,6 +338,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         # X-Forwarded-For from loopback, which let one local client pose as a new address (a new bucket) per request.
         proxy_headers=bool(proxies),
         forwarded_allow_ips=",".join(proxies) or None,
+        timeout_keep_alive=settings.keep_alive_timeout_seconds,
+        http=header_deadline_protocol(settings.header_timeout_seconds),
     )
     return EXIT_PASS
 

@@ -30,6 +30,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     trusted_proxies: str = ""
     """Comma list of proxy addresses or CIDRs whose X-Forwarded-For names the client; none by default."""
     request_timeout_seconds: Annotated[float, Meta(gt=0)] = 30.0
+    keep_alive_timeout_seconds: Annotated[int, Meta(ge=1)] = 5
+    """How long a connection may stay idle after a response before the server closes it."""
+    header_timeout_seconds: Annotated[float, Meta(gt=0)] = 10.0
+    """How long a connection has to send a request's headers, from its opening or a further request's first byte."""
     public_url: str | None = None
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -116,3 +117,46 @@ def test_a_replayed_slack_command_answers_the_same_and_stores_nothing(
         again = signed_headers(body, timestamp=int(headers["X-Slack-Request-Timestamp"]) + 1)
         assert client.post("/slack/commands", content=body, headers=again).status_code == 200
         assert len(client.get("/v1/decisions").json()["items"]) == 2
+
+
+def _closed_by_server(sock: socket.socket) -> bytes:
+    """What the server sends before it closes the connection (a generous timeout: a server that never closes fails)."""
+    sock.settimeout(30)
+    received = b""
+    while chunk := sock.recv(4096):
+        received += chunk
+    return received
+
+
+@pytest.mark.parametrize("sent", [b"", b"GET /healthz HT"], ids=["nothing", "half a request line"])
+def test_a_connection_without_complete_headers_is_closed(
+    sent: bytes, sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(sqlite_url, env={"WORTHIT_HEADER_TIMEOUT_SECONDS": "0.5"})
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(sent)
+        assert _closed_by_server(sock) == b""
+
+
+def test_a_slow_further_request_on_a_kept_alive_connection_is_closed(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(
+        sqlite_url, env={"WORTHIT_HEADER_TIMEOUT_SECONDS": "0.5", "WORTHIT_KEEP_ALIVE_TIMEOUT_SECONDS": "60"}
+    )
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        response = b""
+        while not response.endswith(b'{"status":"ok"}'):
+            response += sock.recv(4096)
+        assert response.startswith(b"HTTP/1.1 200 OK\r\n")
+        sock.sendall(b"GET /hea")
+        assert _closed_by_server(sock) == b""
+
+
+def test_complete_requests_are_served_as_before(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    server = server_factory(sqlite_url, env={"WORTHIT_HEADER_TIMEOUT_SECONDS": "0.5"}, workers=2)
+    with server.client() as client:
+        assert [client.get("/healthz").status_code for _ in range(5)] == [200] * 5
