@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -528,9 +529,7 @@ def _open_sqlite(settings: Settings) -> None:
     """
     if not settings.is_sqlite:
         return
-    from sqlalchemy.engine import make_url
-
-    path = make_url(settings.async_database_url).database
+    path = settings.async_database_url.partition(":///")[2].partition("?")[0]
     if path and path != ":memory:" and not path.startswith("file:"):
         sqlite3.connect(path).close()
 
@@ -544,13 +543,13 @@ def database_cause(exc: BaseException) -> str:
 
 
 def _shown_url(args: argparse.Namespace) -> str:
-    from sqlalchemy.engine import make_url
-
+    """The database URL as given, its password hidden."""
     url = Settings.from_env(database_url=getattr(args, "database", None)).database_url
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # a bare SQLite path
+    parts = urlsplit(url)
+    if parts.password is None:
         return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 if __name__ == "__main__":
