@@ -109,8 +109,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await writer.start()
         policies = PolicyService(PolicyStore(engine, writer))
         app.state.engine = engine
+        app.state.writer = writer
         app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.auth_always_on)
         app.state.rate_limiter = None if settings.rate_limit == "off" else RateLimiter(settings.rate_limit)
+        app.state.auth_failures = (
+            None if settings.auth_failure_limit == "off" else RateLimiter(settings.auth_failure_limit)
+        )
         app.state.policies = policies
         outcome_store = OutcomeStore(engine, writer)
         calibrator = Calibrator(outcome_store)

@@ -11,10 +11,12 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -289,6 +291,8 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import uvicorn
 
+    from worthit.service.http.timeouts import protocol as header_deadline_protocol
+
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
     settings = Settings.from_env(**overrides, migrate_on_start=False if args.no_migrate else None)
     for key, value in overrides.items():
@@ -321,6 +325,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     # uvicorn drains in-flight requests and closes the app on SIGTERM, then raises the signal again for the
     # program's own handler: ours makes that stop an exit 0 rather than death by signal (143).
     signal.signal(signal.SIGTERM, _exit_cleanly)
+    proxies = settings.trusted_proxy_networks
     uvicorn.run(
         "worthit.service.app:create_app",
         factory=True,
@@ -332,6 +337,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         http="worthit.service.http.protocol:HeaderLimitedProtocol",
         access_log=False,  # the app writes its own JSON access line per request (service/observability.py)
         timeout_graceful_shutdown=10,
+        # The client is the socket's peer unless that peer is a configured proxy: uvicorn's default believes
+        # X-Forwarded-For from loopback, which let one local client pose as a new address (a new bucket) per request.
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=",".join(proxies) or None,
+        timeout_keep_alive=settings.keep_alive_timeout_seconds,
+        http=header_deadline_protocol(settings.header_timeout_seconds),
     )
     return EXIT_PASS
 
@@ -491,7 +502,56 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return int(args.func(args, sys.stdout))
+    try:
+        if args.command in DATABASE_COMMANDS:
+            _open_sqlite(Settings.from_env(database_url=getattr(args, "database", None)))
+        return int(args.func(args, sys.stdout))
+    except msgspec.ValidationError as exc:  # a setting from the environment that does not read
+        print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if args.command not in DATABASE_COMMANDS or not isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error):
+            raise
+        # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
+        # cause in one line, not a driver's traceback.
+        print(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# The commands that open the database before doing anything else (serve: before its workers start).
+DATABASE_COMMANDS = frozenset({"serve", "migrate", "token"})
+
+
+def _open_sqlite(settings: Settings) -> None:
+    """Open a SQLite file once with the stdlib driver, so a file that cannot be opened fails here, synchronously.
+
+    Through aiosqlite the same failure, once its event loop has closed, could print a thread's traceback as well.
+    """
+    if not settings.is_sqlite:
+        return
+    path = settings.async_database_url.partition(":///")[2].partition("?")[0]
+    if path and path != ":memory:" and not path.startswith("file:"):
+        sqlite3.connect(path).close()
+
+
+def database_cause(exc: BaseException) -> str:
+    """The driver's own words for why the database cannot be used, on one line."""
+    from sqlalchemy.exc import DBAPIError
+
+    cause: BaseException = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    return " ".join(str(cause).split()) or type(cause).__name__
+
+
+def _shown_url(args: argparse.Namespace) -> str:
+    """The database URL as given, its password hidden."""
+    url = Settings.from_env(database_url=getattr(args, "database", None)).database_url
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 if __name__ == "__main__":

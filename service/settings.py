@@ -32,7 +32,15 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     (twice the upload limit) keeps one parse near 400 MB, within the pod's 512 MiB."""
     rate_limit: str = "1200/minute"
     """Per token (or per address without one), per process; "off" disables it."""
+    auth_failure_limit: str = "30/minute"
+    """Failed authentications per client address, per process, before that address gets 429 ("off" disables)."""
+    trusted_proxies: str = ""
+    """Comma list of proxy addresses or CIDRs whose X-Forwarded-For names the client; none by default."""
     request_timeout_seconds: Annotated[float, Meta(gt=0)] = 30.0
+    keep_alive_timeout_seconds: Annotated[int, Meta(ge=1)] = 5
+    """How long a connection may stay idle after a response before the server closes it."""
+    header_timeout_seconds: Annotated[float, Meta(gt=0)] = 10.0
+    """How long a connection has to send a request's headers, from its opening or a further request's first byte."""
     public_url: str | None = None
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True
@@ -41,10 +49,12 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     log_level: str = "info"
 
     def __post_init__(self) -> None:
-        if self.rate_limit != "off":
-            from worthit.service.http.ratelimit import parse
+        from worthit.service.http.ratelimit import parse
 
-            parse(self.rate_limit)  # a malformed limit stops the start, naming what was expected
+        for limit in (self.rate_limit, self.auth_failure_limit):
+            if limit != "off":
+                parse(limit)  # a malformed limit stops the start, naming what was expected
+        _ = self.trusted_proxy_networks  # a malformed address stops the start too
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -65,6 +75,20 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     def auth_always_on(self) -> bool:
         """Tokens are required from the start and for good: asked for, or the server is reachable beyond this host."""
         return self.require_auth or not is_loopback(self.host)
+
+    @property
+    def trusted_proxy_networks(self) -> list[str]:
+        """The proxies to believe X-Forwarded-For from, normalised (`10.0.0.0/8`, `127.0.0.1/32`); ValueError names
+        an entry that is neither an address nor a network."""
+        networks = []
+        for entry in filter(None, (part.strip() for part in self.trusted_proxies.split(","))):
+            try:
+                networks.append(str(ipaddress.ip_network(entry, strict=False)))
+            except ValueError:
+                raise ValueError(
+                    f"Expected `trusted_proxies` to list addresses or CIDRs (`10.0.0.0/8, 127.0.0.1`), got {entry!r}"
+                ) from None
+        return networks
 
     @property
     def async_database_url(self) -> str:

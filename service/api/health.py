@@ -9,6 +9,7 @@ from litestar.datastructures import State
 
 from worthit.service.api.schemas import Health, Ready
 from worthit.service.db.migrate import current_revision, head_revision, schema_serves
+from worthit.service.db.writer import WriteFailure
 from worthit.service.errors import Unavailable
 from worthit.service.http.problems import problem_responses
 
@@ -24,7 +25,11 @@ async def healthz() -> Health:
 
 @get("/readyz", tags=["operations"], opt={"scope": "public"}, responses=problem_responses())
 async def readyz(state: State) -> Ready:
-    """The database answers and its schema is the one this code expects; 503 otherwise."""
+    """The database answers, its schema is the one this code expects and its writes succeed; 503 otherwise.
+
+    Writes fail for readiness from the moment one fails for the database's sake (a full disk, a read-only
+    database) until one succeeds again.
+    """
     try:
         async with asyncio.timeout(READY_TIMEOUT_SECONDS):
             revision = await current_revision(state.engine)
@@ -32,4 +37,11 @@ async def readyz(state: State) -> Ready:
         raise Unavailable(f"The database does not answer: {type(exc).__name__}") from exc
     if not schema_serves(revision):
         raise Unavailable(f"The database schema is at {revision}, this code needs {head_revision()}")
+    failure: WriteFailure | None = state.writer.failure
+    if failure is not None:
+        # The database answers reads but takes no writes (a full disk, a read-only database): not ready.
+        raise Unavailable(
+            f"Writes are failing: the last one, at {failure.at.isoformat(timespec='seconds')}, failed with "
+            f"{failure.error}; none has succeeded since"
+        )
     return Ready(status="ready", database=state.engine.dialect.name, schema_revision=revision)

@@ -2,12 +2,14 @@
 
 The signature is checked on the raw body before anything is parsed, with Slack's own verifier (`slack_sdk`: HMAC
 over `v0:{timestamp}:{body}`, constant-time compare, a 5-minute replay window). With no secret configured the
-endpoint is off (404), never open. Whatever the text says, a signed request gets 200 and a message: a typo answers
-with the usage naming the token, because Slack shows anything else as an opaque failure.
+endpoint is off (404), never open. A replay of a signed request inside that window answers what the first one did
+and stores nothing: the signature is its idempotency key. Whatever the text says, a signed request gets 200 and a
+message: a typo answers with the usage naming the token, because Slack shows anything else as an opaque failure.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import parse_qs
@@ -22,7 +24,7 @@ from litestar.params import HeaderParameter
 from slack_sdk.signature import SignatureVerifier
 
 from worthit.rules.errors import InvalidInput
-from worthit.service.decisions import DecisionService
+from worthit.service.decisions import DecisionService, request_hash
 from worthit.service.errors import NotFound
 from worthit.service.http.problems import PROBLEM_JSON, Problem
 from worthit.service.settings import Settings
@@ -75,6 +77,11 @@ def signed(secret: str, body: bytes, timestamp: str | None, signature: str | Non
         # The SDK raises on a timestamp that is not an integer (or too large for a float), a body that is not
         # UTF-8, or a signature with non-ASCII characters: each is simply not a valid signature.
         return False
+
+
+def replay_key(timestamp: str | None, signature: str | None) -> str:
+    """The idempotency key of one signed request: Slack signs each request afresh, so only a replay repeats it."""
+    return "slack:" + hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()
 
 
 @post(
@@ -132,7 +139,16 @@ async def slack_command(
         return Response(invalid_message(parsed.token, parsed.reason), status_code=200)
     detail = {name: form[name] for name in SOURCE_FIELDS if form.get(name)}
     try:
-        decision, _ = await decisions.create(parsed.proposal, source="slack", source_detail=detail)
+        decision, _ = await decisions.create(
+            parsed.proposal,
+            source="slack",
+            source_detail=detail,
+            # A replay (the same signed request again, within the window the signature allows) is an idempotent
+            # retry: it answers the decision the first one stored and stores nothing. Keyed in the database, so it
+            # holds across workers and replicas.
+            idempotency_key=replay_key(timestamp, signature),
+            body_hash=request_hash(body, ""),
+        )
     except InvalidInput as exc:
         return Response(usage_message(f"worthit could not evaluate this: {exc.detail}"), status_code=200)
     message = decision_message(

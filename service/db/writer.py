@@ -21,10 +21,11 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from worthit.service.db.engine import SQLITE_PRAGMAS
@@ -55,6 +56,15 @@ class WriterClosed(RuntimeError):
     """The writer is shutting down and takes no more work."""
 
 
+@dataclass(frozen=True, slots=True)
+class WriteFailure:
+    """The writer's most recent transaction failed for the database's sake (not the data's), and none has committed
+    since: a full disk, a read-only file or database, a lost connection."""
+
+    at: datetime
+    error: str
+
+
 class GroupCommitWriter:
     """Serialises writes through one connection and commits them in batches of up to `max_batch`."""
 
@@ -69,6 +79,7 @@ class GroupCommitWriter:
         self._closing = False
         self._connection: Connection | None = None  # SQLite: the writer's own connection, on its own engine
         self._held: AsyncConnection | None = None  # PostgreSQL: a pooled connection, kept while it works
+        self.failure: WriteFailure | None = None
 
     async def start(self) -> None:
         if self._engine.dialect.name == "sqlite":
@@ -142,6 +153,20 @@ class GroupCommitWriter:
                 future.set_result(result)
 
     async def _transaction(self, ops: list[WriteOp]) -> list[Any]:
+        """One transaction, remembering whether the database took it (readiness reports a writer that fails)."""
+        try:
+            results = await self._one_transaction(ops)
+        except (DBAPIError, OSError) as exc:
+            # A constraint or a value the database rejects is the write's fault, not the database's.
+            if not isinstance(exc, IntegrityError | DataError):
+                cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+                message = " ".join(str(cause).split())[:200] or type(cause).__name__
+                self.failure = WriteFailure(at=datetime.now(UTC), error=f"{type(cause).__name__}: {message}")
+            raise
+        self.failure = None
+        return results
+
+    async def _one_transaction(self, ops: list[WriteOp]) -> list[Any]:
         if self._connection is None:
             return await self._async_transaction(ops)
         connection = self._connection

@@ -4,6 +4,10 @@ Tokens are 256 random bits, so a fast digest is enough: there is nothing to brut
 costs one indexed read. The check is global and fails closed: a route without a declared scope needs `admin`.
 Every route states its scope in `opt={"scope": …}`; a test walks the router to keep it so. The check runs as a
 middleware on every route (AuthMiddleware).
+
+Failed authentications (no token where one is needed, a malformed header, an unknown or revoked token) are counted
+per client address (`WORTHIT_AUTH_FAILURE_LIMIT`); an address past its limit gets 429 before its token is looked
+up, whatever token it sends, until its bucket refills.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from worthit.service.cache import TtlCache
 from worthit.service.db.tokens import TokenStore
+from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.tokens import PUBLIC, Principal, digest
 
 # "Are there any tokens?" is cached per process this long: a token created on another process turns auth on
@@ -43,6 +48,11 @@ class Authenticator:
 
     async def principal(self, token: str) -> Principal | None:
         return await self._store.find(digest(token))
+
+
+def _failed(failures: RateLimiter | None, address: str) -> None:
+    if failures is not None:
+        failures.hit(address)
 
 
 def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, str]:
@@ -88,19 +98,31 @@ async def authorize(scope: Any) -> None:
         if name == b"authorization":
             header = value.decode("latin-1")
             break
+    client = scope.get("client")
+    address = client[0] if client else "?"
+    failures: RateLimiter | None = state.auth_failures
+    if failures is not None and (retry_after := failures.check(address)) is not None:
+        # Before any lookup: a flood of made-up tokens from one address costs nothing past its limit.
+        raise TooManyRequestsException(
+            f"Too many failed authentications from this address ({failures.describe()}); retry in {retry_after} s",
+            headers={"Retry-After": str(retry_after)},
+        )
     principal: Principal | None = None
     if header:
         kind, _, token = header.partition(" ")
         if kind.lower() != "bearer" or not token.strip():
+            _failed(failures, address)
             raise NotAuthorizedException(
                 "Expected `Authorization: Bearer <token>`", headers=_challenge("invalid_request")
             )
         principal = await authenticator.principal(token.strip())
         if principal is None:
+            _failed(failures, address)
             raise NotAuthorizedException(
                 "The bearer token is not valid (unknown or revoked)", headers=_challenge("invalid_token")
             )
     elif await authenticator.enforced():
+        _failed(failures, address)
         raise NotAuthorizedException(
             f"This route needs a bearer token with the `{required}` scope", headers=_challenge()
         )
@@ -111,8 +133,7 @@ async def authorize(scope: Any) -> None:
         )
     limiter = state.rate_limiter
     if limiter is not None:
-        client = scope.get("client")
-        key = principal.id if principal is not None else (client[0] if client else "?")
+        key = principal.id if principal is not None else address
         retry_after = limiter.hit(key)
         if retry_after is not None:
             raise TooManyRequestsException(

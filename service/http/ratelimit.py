@@ -47,6 +47,14 @@ class RateLimiter:
         self._buckets[key] = (tokens, now)
         return max(1, math.ceil((1.0 - tokens) / self._rate))
 
+    def check(self, key: str) -> int | None:
+        """Like `hit`, without counting a request: None while `key` has a token left, else the seconds to wait."""
+        if key not in self._buckets:
+            return None
+        tokens, last = self._buckets[key]
+        tokens = min(self._capacity, tokens + (time.monotonic() - last) * self._rate)
+        return None if tokens >= 1.0 else max(1, math.ceil((1.0 - tokens) / self._rate))
+
     def _forget_full(self, now: float) -> None:
         full = [
             key for key, (tokens, last) in self._buckets.items() if tokens + (now - last) * self._rate >= self._capacity

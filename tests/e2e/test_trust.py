@@ -166,6 +166,65 @@ def test_rate_limit_answers_429_with_retry_after(sqlite_url: str, server_factory
         assert client.get("/healthz").status_code == 200, "probes are not rate limited"
 
 
+def test_forwarded_addresses_are_believed_only_from_trusted_proxies(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    untrusting = server_factory(sqlite_url, env={"WORTHIT_RATE_LIMIT": "2/minute"})
+    with untrusting.client() as client:
+        statuses = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"x-forwarded-for": f"203.0.113.{n}"}).status_code
+            for n in range(3)
+        ]
+        assert statuses == [200, 200, 429], "a rotating X-Forwarded-For from an untrusted peer is one client"
+    trusting = server_factory(
+        sqlite_url, env={"WORTHIT_RATE_LIMIT": "2/minute", "WORTHIT_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1"}
+    )
+    with trusting.client() as client:
+        statuses = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"x-forwarded-for": f"203.0.113.{n}"}).status_code
+            for n in range(3)
+        ]
+        assert statuses == [200, 200, 200], "behind a trusted proxy, each forwarded client has its own bucket"
+        same = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"x-forwarded-for": "203.0.113.0"}).status_code
+            for _ in range(2)
+        ]
+        assert same == [200, 429]
+
+
+def test_failed_authentications_are_rate_limited_per_address_before_any_lookup(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    write = create_token(sqlite_url, "write", "planning-tool")
+    server = server_factory(sqlite_url, env={"WORTHIT_AUTH_FAILURE_LIMIT": "3/minute"})
+    with server.client() as client:
+        bad = {"authorization": "Bearer wt_" + "x" * 43}
+        attempts = [
+            client.post("/v1/evaluate", json=PROPOSAL, headers=bad).status_code,
+            client.post("/v1/evaluate", json=PROPOSAL).status_code,  # missing counts as failed
+            client.post("/v1/evaluate", json=PROPOSAL, headers={"authorization": "Basic abc"}).status_code,
+        ]
+        assert attempts == [401, 401, 401]
+        flooded = client.post("/v1/evaluate", json=PROPOSAL, headers=bad)
+        assert flooded.status_code == 429
+        assert flooded.headers["content-type"].startswith("application/problem+json")
+        assert 1 <= int(flooded.headers["retry-after"]) <= 20
+        assert "failed authentications" in flooded.json()["detail"]
+        # Checked before the lookup: while the address is over its limit, no token of it is looked up at all.
+        good = client.post("/v1/evaluate", json=PROPOSAL, headers={"authorization": f"Bearer {write}"})
+        assert good.status_code == 429
+        assert client.get("/healthz").status_code == 200, "probes are not rate limited"
+
+
+def test_successful_authentications_never_count_as_failures(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    write = create_token(sqlite_url, "write", "planning-tool")
+    server = server_factory(sqlite_url, env={"WORTHIT_AUTH_FAILURE_LIMIT": "2/minute"})
+    with server.client(headers={"authorization": f"Bearer {write}"}) as client:
+        assert [client.post("/v1/evaluate", json=PROPOSAL).status_code for _ in range(5)] == [200] * 5
+
+
 def test_request_ids_access_log_and_metrics(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
     server = server_factory(sqlite_url, env={"WORTHIT_LOG_LEVEL": "info"})
     with server.client() as client:

@@ -40,3 +40,15 @@ def test_the_table_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         clock[0] += 1.0  # every earlier bucket has refilled: forgettable
         limiter.hit(f"k{n}")
     assert len(limiter._buckets) <= 10
+
+
+def test_check_peeks_without_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(ratelimit.time, "monotonic", lambda: clock[0])
+    limiter = RateLimiter("2/minute")  # one token every 30 s
+    assert limiter.check("a") is None, "an unseen key has a full bucket"
+    assert [limiter.hit("a"), limiter.check("a"), limiter.hit("a")] == [None, None, None]
+    assert limiter.check("a") == 30
+    assert limiter.check("a") == 30, "checking counts nothing"
+    clock[0] += 30
+    assert limiter.check("a") is None
