@@ -291,7 +291,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import uvicorn
 
-    from worthit.service.http.timeouts import protocol as header_deadline_protocol
+    from worthit.service.http.protocol import guarded
 
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
     settings = Settings.from_env(**overrides, migrate_on_start=False if args.no_migrate else None)
@@ -333,8 +333,6 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
-        # httptools has no header size limit: this subclass counts header bytes and answers 431 beyond the setting.
-        http="worthit.service.http.protocol:HeaderLimitedProtocol",
         access_log=False,  # the app writes its own JSON access line per request (service/observability.py)
         timeout_graceful_shutdown=10,
         # The client is the socket's peer unless that peer is a configured proxy: uvicorn's default believes
@@ -342,7 +340,9 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         proxy_headers=bool(proxies),
         forwarded_allow_ips=",".join(proxies) or None,
         timeout_keep_alive=settings.keep_alive_timeout_seconds,
-        http=header_deadline_protocol(settings.header_timeout_seconds),
+        # httptools has no header size limit and no header deadline: this protocol answers 431 beyond the size
+        # setting and closes a connection whose headers do not arrive in time.
+        http=guarded(settings.header_timeout_seconds),
     )
     return EXIT_PASS
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from worthit.service.http.timeouts import HeaderDeadline
 from worthit.service.settings import Settings
 
 STATUS_431 = b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -66,4 +67,14 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-__all__ = ["HeaderLimitedProtocol", "max_header_bytes"]
+class GuardedProtocol(HeaderDeadline, HeaderLimitedProtocol):
+    """The protocol `worthit serve` runs: httptools with a bound on header size (431) and a deadline for headers."""
+
+
+def guarded(header_timeout: float) -> Any:
+    """What uvicorn's `http` option takes: a partial of a module-level class, so that it pickles for spawned
+    workers."""
+    return functools.partial(GuardedProtocol, header_timeout=header_timeout)
+
+
+__all__ = ["GuardedProtocol", "HeaderLimitedProtocol", "guarded", "max_header_bytes"]
