@@ -123,9 +123,14 @@ def check(ctx: Context) -> Finding | None:
         money = worth.money
         pays = f"{pct(ctx.run_saving)} pays for"
         if money is not None:
+            span = (
+                f"over the {num(money.job_days)}-day job"
+                if money.job_days is not None
+                else f"over {num(policy.horizon_months)} months"
+            )
             pays = (
                 f"on {num(flags.fleet_gpus or 0)} GPUs {pct(ctx.run_saving)} frees {num(money.gpus, 0)} "
-                f"GPU-equivalents, {usd(money.value_usd)}, against"
+                f"GPU-equivalents, {usd(money.value_usd)} {span}, against"
             )
         return Finding(
             rule=ID,
