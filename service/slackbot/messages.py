@@ -51,7 +51,8 @@ def reevaluation_reply(result: dict[str, Any], *, target: str | None, policy: st
     message = _with_actions(
         decision_message(after, decision_id=decision_id, target=target, public_url=public_url), decision_id
     )
-    before = result["before"]
+    # `before` is the stored evaluation; its `policy` says under which version it was made.
+    before = result["before"]["policy"]
     changes = result.get("changes") or []
     if changes:
         lines = [
