@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from litestar import get
 from litestar.datastructures import State
@@ -28,7 +29,8 @@ async def readyz(state: State) -> Ready:
     """The database answers, its schema is the one this code expects and its writes succeed; 503 otherwise.
 
     Writes fail for readiness from the moment one fails for the database's sake (a full disk, a read-only
-    database) until one succeeds again.
+    database) until one succeeds again; while they fail, each probe tries one write itself, so that recovery needs
+    no client traffic.
     """
     try:
         async with asyncio.timeout(READY_TIMEOUT_SECONDS):
@@ -38,6 +40,12 @@ async def readyz(state: State) -> Ready:
     if not schema_serves(revision):
         raise Unavailable(f"The database schema is at {revision}, this code needs {head_revision()}")
     failure: WriteFailure | None = state.writer.failure
+    if failure is not None:
+        # Ask the database whether it takes a write again: a replica out of rotation gets no traffic to find out.
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+                await state.writer.probe()
+        failure = state.writer.failure
     if failure is not None:
         # The database answers reads but takes no writes (a full disk, a read-only database): not ready.
         raise Unavailable(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -98,6 +98,12 @@ class GroupCommitWriter:
             self._connection.close()
             self._connection.engine.dispose()
             self._connection = None
+
+    async def probe(self) -> None:
+        """One real write through the writer (the schema revision rewritten as it is): after a failure, whether the
+        database takes writes again. Its success clears `failure`, as any committed write does; readiness asks for
+        it so that a replica taken out of rotation for failing writes can come back without traffic."""
+        await self.submit(_touch)
 
     async def submit(self, op: Callable[[Connection], T] | Batched[Any, T]) -> T:
         """Run `op` in the next batch; return its result once the batch has committed."""
@@ -254,3 +260,7 @@ def sqlite_writer_engine(engine: AsyncEngine) -> Engine:
             dbapi_connection.execute(pragma)
 
     return sync
+
+
+def _touch(connection: Connection) -> None:
+    connection.execute(text("UPDATE alembic_version SET version_num = version_num"))
