@@ -230,20 +230,21 @@ class Context:
     def alternative(self) -> Alternative | None:
         """The largest thing bigger than the target and above the noise floor: one phase, or the non-kernel
         phases together (the seed's "the 85% that is allocation and host↔device copy")."""
-        floor = self.policy.noise_floor
-        candidates = [
-            Alternative(label(phase.name), self.share(phase), phase.ms, grouped=False, kinds=(phase.kind,))
-            for phase in self.others
-            if not is_aggregate(phase.name)
-        ]
+        floor, target = self.policy.noise_floor, self.target_share
+        best: Alternative | None = None
+        phase = self.largest_other
+        if phase is not None:
+            share = self.share(phase)
+            if share > target and share >= floor:
+                best = Alternative(label(phase.name), share, phase.ms, grouped=False, kinds=(phase.kind,))
         group = [phase for phase in self.others if phase.kind in NON_KERNEL]
         if len(group) >= 2:
             total = sum(phase.ms for phase in group)
             share = total / self.breakdown_total if self.breakdown_total else 0.0
-            kinds = tuple(kind for kind in NON_KERNEL if any(p.kind == kind for p in group))
-            candidates.append(Alternative(kinds_label(list(kinds)), share, total, grouped=True, kinds=kinds))
-        fitting = [alt for alt in candidates if alt.share > self.target_share and alt.share >= floor]
-        return max(fitting, key=lambda alt: alt.share, default=None)
+            if share > target and share >= floor and (best is None or share > best.share):
+                kinds = tuple(kind for kind in NON_KERNEL if any(p.kind == kind for p in group))
+                best = Alternative(kinds_label(list(kinds)), share, total, grouped=True, kinds=kinds)
+        return best
 
     @lazy
     def material_alternative(self) -> Alternative | None:
