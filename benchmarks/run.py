@@ -194,8 +194,8 @@ def where_the_time_goes(rates: dict[str, float], cpu: dict[str, float]) -> str:
         f"with no HTTP at all, adds {store:.0f} µs ({store / bare:.2f}x the GET); Litestar's handling of a POST "
         f"(reading and checking the body, the response) adds about {post:.0f} µs more (evaluate over HTTP, less the "
         f"GET and the in-process evaluation). Even with a POST that cost nothing, the best ratio would be "
-        f"{bare / (bare + store):.2f}x; the engine's own target (20,000/s, 50 µs) would by itself leave "
-        f"{bare / (bare + 50):.2f}x.\n"
+        f"{bare / (bare + store):.2f}x; the engine's own target (40,000/s, 25 µs) would by itself leave "
+        f"{bare / (bare + 25):.2f}x.\n"
     )
 
 
