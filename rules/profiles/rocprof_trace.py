@@ -87,13 +87,19 @@ def fast_kernel_trace(data: bytes) -> Breakdown | None:
     start, end = pl.col(start_col), pl.col(end_col)
     if frame.select((end < start).any()).item():
         return None
-    frame = frame.select(pl.col(name_col).cast(pl.String).alias("name"), start.alias("s"), end.alias("e"))
-    groups = frame.group_by("name").agg(total=_union_expr(), calls=pl.len(), lo=pl.col("s").min(), hi=pl.col("e").max())
+    # The names stay categorical (one small dictionary) through the grouping: cast to strings they cost more than
+    # the file itself. Only the groups' keys become strings.
+    frame = frame.select(pl.col(name_col).alias("name"), start.alias("s"), end.alias("e"))
+    groups = (
+        frame.group_by("name")
+        .agg(total=_union_expr(), calls=pl.len(), lo=pl.col("s").min(), hi=pl.col("e").max())
+        .with_columns(pl.col("name").cast(pl.String))
+    )
     kinds = {str(n): kernel_kind(str(n)) for n in groups["name"].to_list()}
     busy = int(frame.select(_union_expr()).item())
     comm_names = [n for n, k in kinds.items() if k == "comm"]
     if comm_names:
-        is_comm = pl.col("name").cast(pl.String).is_in(comm_names)
+        is_comm = pl.col("name").cast(pl.String).is_in(comm_names)  # rare: collectives in a kernel trace
         compute = int(frame.filter(~is_comm).select(_union_expr()).item() or 0)
         comm = int(frame.filter(is_comm).select(_union_expr()).item() or 0)
         overlap = compute + comm - busy
