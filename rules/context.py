@@ -99,6 +99,12 @@ def opposition(
     )
 
 
+def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -> Finding:
+    """A per-run objection that the value of the work answers (a fleet, a credible strategic workload, a kernel that
+    is the product): info, with `overridden_by` naming the rule whose figure carries it."""
+    return Finding(rule=rule, effect="info", figures=figures, overridden_by=ctx.worth.carried_by, message=message)
+
+
 def kinds_label(kinds: Sequence[str]) -> str:
     """`allocation and host↔device copy`: the non-kernel kinds present, in a fixed order."""
     words = [KIND_LABEL[kind] for kind in NON_KERNEL if kind in kinds]

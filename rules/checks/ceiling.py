@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context, Example, carried, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, times
 
@@ -136,13 +136,7 @@ def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Findin
         f"so {further} fights over {what}"
     )
     if ctx.worth.clears and ctx.worth.basis != "measured":
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            overridden_by=ctx.worth.carried_by,
-            message=f"{head}, which the value of the work carries.",
-        )
+        return carried(ctx, ID, figures, f"{head}, which the value of the work carries.")
     if left < floor:
         reason = f"below the {pct(floor)} noise floor no matter how brilliant the rewrite"
     elif best_rate is not None and best_rate < ctx.policy.min_rate:

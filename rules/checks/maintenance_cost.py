@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context, Example, carried
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct, saves, usd, weeks
 
@@ -112,12 +112,11 @@ def check(ctx: Context) -> Finding | None:
             message=f"{head}, for {kept}, {risk}.",
         )
     if worth.basis == "product":
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            overridden_by=worth.carried_by,
-            message=f"The kernel is the product, so {horizon} is the cost of owning it, not a reason against it.",
+        return carried(
+            ctx,
+            ID,
+            figures,
+            f"The kernel is the product, so {horizon} is the cost of owning it, not a reason against it.",
         )
     if not flags.portable_fallback:
         money = worth.money

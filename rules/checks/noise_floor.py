@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context, Example, carried, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, num, pct, times, usd
 
@@ -80,13 +80,12 @@ def check(ctx: Context) -> Finding | None:
             ),
         )
     if worth.clears:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            overridden_by=worth.carried_by,
-            message=f"{pct(saving)} end to end is under the {pct(floor)} noise floor per run, which the value of the "
-            f"work carries",
+        return carried(
+            ctx,
+            ID,
+            figures,
+            f"{pct(saving)} end to end is under the {pct(floor)} noise floor per run, which the value of the "
+            "work carries",
         )
     if saving < 0:
         head = (

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context, Example, carried, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct, weeks
 
@@ -66,13 +66,12 @@ def check(ctx: Context) -> Finding | None:
         "end_to_end_saving": ctx.run_saving,
     }
     if worth.clears:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            overridden_by=worth.carried_by,
-            message=f"Per run, {weeks(cost)} for {pct(ctx.run_saving)} of the step is {pct(rate)} per engineer-week, "
-            f"under the {pct(floor)} bar, which the value of the work carries",
+        return carried(
+            ctx,
+            ID,
+            figures,
+            f"Per run, {weeks(cost)} for {pct(ctx.run_saving)} of the step is {pct(rate)} per engineer-week, under the "
+            f"{pct(floor)} bar, which the value of the work carries",
         )
     base = ctx.baseline_ms
     if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
