@@ -55,9 +55,11 @@ def read_kernel_trace(data: bytes) -> Breakdown:
 def fast_kernel_trace(data: bytes) -> Breakdown | None:
     """The kernel trace read by polars' multithreaded CSV reader, or None when the file needs the exact reader.
 
-    Only three columns are parsed (kernel name as a categorical, start, end) and the unions are computed on
-    separately sorted starts and ends (see `intervals`), per kernel in one group-by: a million rows in a fraction
-    of a second, in memory a few times the three columns. The figures equal the streaming reader's.
+    Only the kernel name (a categorical), start and end are kept, and the last column is read only to see that
+    no row is short. The unions are computed on sorted starts and sorted ends (see `intervals`): per kernel in
+    one sort of packed keys (`_kernel_unions`), over the whole trace in one more. A million rows in a quarter of
+    a second, in less memory than the pandas script a performance engineer would write (`make bench`). The
+    figures equal the streaming reader's.
     """
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
     first_line = body[: body.find(b"\n")] if b"\n" in body else body
@@ -69,15 +71,11 @@ def fast_kernel_trace(data: bytes) -> Breakdown | None:
     if trace_format_of(names) != KERNEL_TRACE or len(set(names)) != len(names):
         return None
     name_col, start_col, end_col = (raw[names.index(c)] for c in ("kernel_name", "start_timestamp", "end_timestamp"))
-    last_col = raw[-1]
-    wanted = list(dict.fromkeys([name_col, start_col, end_col, last_col]))
+    # The last column as a categorical: a handful of distinct values, 4 bytes a row (as text it would be 16).
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {raw[-1]: pl.Categorical}
+    schema.update({name_col: pl.Categorical, start_col: pl.Int64, end_col: pl.Int64})
     try:
-        frame = pl.read_csv(
-            body,
-            columns=wanted,
-            schema_overrides={name_col: pl.Categorical, start_col: pl.Int64, end_col: pl.Int64},
-            infer_schema=False,
-        )
+        frame = pl.read_csv(body, columns=list(schema), schema_overrides=schema, infer_schema=False)
     except Exception:
         return None
     rows = frame.height
@@ -85,31 +83,28 @@ def fast_kernel_trace(data: bytes) -> Breakdown | None:
     if not rows or any(frame.null_count().row(0)):
         return None
     start, end = pl.col(start_col), pl.col(end_col)
-    if frame.select((end < start).any()).item():
+    # Timestamps in [0, 2**62): no difference of two can overflow 64 bits. Anything else is the exact reader's.
+    if frame.select((end < start).any() | (start.min() < 0) | (end.max() >= _LIMIT)).item():
         return None
-    # The names stay categorical (one small dictionary) through the grouping: cast to strings they cost more than
-    # the file itself. Only the groups' keys become strings.
+    # The names stay categorical (one small dictionary) throughout: cast to strings they cost more than the file.
     frame = frame.select(pl.col(name_col).alias("name"), start.alias("s"), end.alias("e"))
-    groups = (
-        frame.group_by("name")
-        .agg(total=_union_expr(), calls=pl.len(), lo=pl.col("s").min(), hi=pl.col("e").max())
-        .with_columns(pl.col("name").cast(pl.String))
-    )
-    kinds = {str(n): kernel_kind(str(n)) for n in groups["name"].to_list()}
-    busy = int(frame.select(_union_expr()).item())
+    per_kernel = _kernel_unions(frame)
+    kinds = {n: kernel_kind(n) for n in per_kernel["name"].to_list()}
+    busy = _covered(frame["s"], frame["e"])
     comm_names = [n for n, k in kinds.items() if k == "comm"]
     if comm_names:
         is_comm = pl.col("name").cast(pl.String).is_in(comm_names)  # rare: collectives in a kernel trace
-        compute = int(frame.filter(~is_comm).select(_union_expr()).item() or 0)
-        comm = int(frame.filter(is_comm).select(_union_expr()).item() or 0)
+        compute_rows, comm_rows = frame.filter(~is_comm), frame.filter(is_comm)
+        compute = _covered(compute_rows["s"], compute_rows["e"])
+        comm = _covered(comm_rows["s"], comm_rows["e"])
         overlap = compute + comm - busy
     else:
         compute, comm, overlap = busy, 0, 0
-    lo, hi = int(groups["lo"].min()), int(groups["hi"].max())  # type: ignore[arg-type]
+    lo, hi = int(frame["s"].min()), int(frame["e"].max())  # type: ignore[arg-type]
     wall = hi - lo
     phases = [
         timed_phase(n, kinds[n], int(total), int(calls), busy=busy, wall=wall, compute=compute)
-        for n, total, calls in groups.select("name", "total", "calls").iter_rows()
+        for n, total, calls in per_kernel.select("name", "total", "calls").iter_rows()
     ]
     notes = []
     if "agent_id" in names:
@@ -134,11 +129,77 @@ def fast_kernel_trace(data: bytes) -> Breakdown | None:
     )
 
 
-def _union_expr() -> pl.Expr:
-    """Covered length of the intervals (s, e): span less the gaps between the k-th end and the (k+1)-th start."""
+# Timestamps and packed keys stay below 2**62 (non-negative int64s), so the difference of any two fits.
+_PACKED_BITS: Final = 62
+_LIMIT: Final = 1 << _PACKED_BITS
+
+
+def _kernel_unions(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per kernel name of `frame` (name, s, e): ``name`` (str), ``total`` (the union of its intervals), ``calls``.
+
+    Each row's key packs its kernel (the categorical's code, rebased) above its time (rebased to the first
+    start), so one sort of the start keys and one of the end keys give every kernel's sorted starts and sorted
+    ends side by side in the same rows: a kernel's union is then its span less the gaps between its k-th end
+    and (k+1)-th start, summed by a streaming group-by without gathering any group. Where the keys would not fit
+    in 62 bits (a span of days times thousands of kernels), each kernel's intervals are grouped instead, which
+    takes about twice the memory.
+    """
+    physical = pl.col("name").to_physical()
+    bounds = frame.lazy().select(lo=pl.col("s").min(), hi=pl.col("e").max(), first=physical.min(), last=physical.max())
+    lo, hi, first_code, last_code = bounds.collect(engine="streaming").row(0)
+    code = physical.cast(pl.Int64)
+    shift = (hi - lo).bit_length()
+    if (last_code - first_code).bit_length() + shift > _PACKED_BITS:
+        return _grouped_unions(frame)
+    unit = 1 << shift
+
+    def packed(times: str) -> pl.Series:
+        keys = frame.lazy().select(k=(code - first_code) * unit + (pl.col(times) - lo)).collect(engine="streaming")
+        return keys.to_series().sort(in_place=True)
+
+    starts, ends = packed("s"), packed("e")
+    kernel = pl.col("s") // unit
+    spans = (
+        pl.DataFrame({"s": starts, "e": ends})
+        .lazy()
+        .group_by(code=kernel)
+        .agg(span=pl.col("e").max() - pl.col("s").min(), calls=pl.len())
+    )
+    # Row k's end against row k+1's start: a gap inside a kernel when both rows are that kernel's.
+    pairs = pl.DataFrame({"s": starts.slice(1), "e": ends.slice(0, len(ends) - 1)}).lazy()
+    gaps = pairs.filter(kernel == pl.col("e") // unit).group_by(code=kernel).agg(gaps=_gap().sum())
+    names = frame.lazy().select(pl.col("name").unique()).select(code=code - first_code, name=pl.col("name"))
+    return (
+        spans.join(gaps, on="code", how="left")
+        .join(names, on="code")
+        .select(pl.col("name").cast(pl.String), total=pl.col("span") - pl.col("gaps").fill_null(0), calls="calls")
+        .collect(engine="streaming")
+    )
+
+
+def _grouped_unions(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_kernel_unions` by grouping each kernel's intervals and sorting its starts and ends apart."""
     starts, ends = pl.col("s").sort(), pl.col("e").sort()
-    gaps = (starts.shift(-1) - ends).clip(lower_bound=0).sum()
-    return ends.max() - starts.min() - gaps
+    total = ends.max() - starts.min() - (starts.shift(-1) - ends).clip(lower_bound=0).sum()
+    return (
+        frame.group_by("name").agg(total=total, calls=pl.len()).select(pl.col("name").cast(pl.String), "total", "calls")
+    )
+
+
+def _covered(starts: pl.Series, ends: pl.Series) -> int:
+    """Covered length of the intervals (starts[i], ends[i]): span less the gaps between the k-th end and the
+    (k+1)-th start once both are sorted."""
+    if starts.is_empty():
+        return 0
+    starts, ends = starts.sort(), ends.sort()
+    pairs = pl.DataFrame({"s": starts.slice(1), "e": ends.slice(0, len(ends) - 1)}).lazy()
+    gaps = pairs.select(_gap().sum()).collect(engine="streaming").item()
+    return int(ends[-1] - starts[0] - (gaps or 0))
+
+
+def _gap() -> pl.Expr:
+    """The idle time between an end (``e``) and the next start (``s``) in sorted order: none if they overlap."""
+    return (pl.col("s") - pl.col("e")).clip(lower_bound=0)
 
 
 def read_memory_copy_trace(data: bytes) -> Breakdown:
