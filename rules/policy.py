@@ -45,6 +45,7 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     breakdown_tolerance: Share = 0.01
     max_unaccounted: Share = 0.25
     alternative_ratio: Annotated[float, Meta(ge=1)] = 2.0
+    estimate_margin: Annotated[float, Meta(ge=1)] = 10.0
     calibrate: bool = False
     gate: Gate = msgspec.field(default_factory=Gate)
 

@@ -2,13 +2,17 @@
 
 What it checks: `scope.method = estimate`. When the proposal passes at its estimated p, the condition is the
 break-even p: the smallest share at which the same proposal, measured, would still pass (found by bisection on the
-pure verdict function). When it fails even at the estimate, the estimate changes nothing and this stays silent.
+pure verdict function). When it passes even at the estimate divided by the policy's `estimate_margin` (10: an
+order of magnitude), no plausible error in the estimate changes the answer: info, with the break-even p, and the
+decision rests on the other stages. When it fails even at the estimate, the estimate changes nothing and this stays
+silent.
 
 Why it matters: an estimate is the number most likely to be wrong and the one the whole decision rests on; the
 break-even p says how wrong it may be before the answer changes, which tells the proposer what to measure first.
 
 Example: sampler at an estimated 15% of a 40 ms step, 3× for 3 weeks, passes; it would still pass down to 4.5%
-(a 3% saving over 3 weeks is the 1%-per-week bar): fund if a timeline shows p ≥ 4.5%.
+(a 3% saving over 3 weeks is the 1%-per-week bar): fund if a timeline shows p ≥ 4.5%. A tokenizer at an
+estimated 6% on 3,000 inference GPUs, 3× for 2 weeks, pays down to 0.029%, 200 times less: fund on the estimate.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import msgspec
 
 from worthit.rules.context import PASSING, Context, Example, break_even
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import pct
+from worthit.rules.text import num, pct
 
 ID = "estimate"
 STAGE = "condition"
@@ -28,6 +32,13 @@ EXAMPLES = (
         fires=True,
         verdict="fund_if",
         figures={"p": 0.15, "break_even_p": 0.045},
+    ),
+    Example(
+        {"target": "tokenizer", "p": 0.06, "k": 3, "cost_weeks": 2, "scope": {"method": "estimate"}}
+        | {"flags": {"fleet_gpus": 3000}},
+        fires=True,
+        verdict="fund",
+        figures={"p": 0.06, "estimate_margin": 10},
     ),
     Example({"target": "sampler", "p": 0.15, "k": 3, "baseline_ms": 40, "cost_weeks": 3}, fires=False),
     Example(
@@ -51,8 +62,22 @@ def check(ctx: Context) -> Finding | None:
 
     if not passes(ctx.p):
         return None
-    edge = _SMALLEST_P if passes(_SMALLEST_P) else break_even(passes, _SMALLEST_P, ctx.p)
-    figures: dict[str, Figure] = {"p": ctx.p, "break_even_p": edge}
+    margin = ctx.policy.estimate_margin
+    figures: dict[str, Figure] = {"p": ctx.p, "estimate_margin": margin}
+    if passes(ctx.p / margin):
+        # Passing at a tenth of the estimate, the estimate's error cannot change the answer: no search needed.
+        edge = _SMALLEST_P if passes(_SMALLEST_P) else break_even(passes, _SMALLEST_P, ctx.p / margin)
+        figures |= {"break_even_p": edge, "estimate_headroom": ctx.p / edge}
+        if edge <= _SMALLEST_P:
+            why = "the work pays at any p, so no error in the estimate changes the answer"
+        else:
+            why = (
+                f"the work pays down to p = {pct(edge)}, so the estimate would have to be "
+                f"{num(ctx.p / edge, 0)}× too high to change the answer"
+            )
+        return Finding(rule=ID, effect="info", figures=figures, message=f"The {pct(ctx.p)} is an estimate, but {why}.")
+    edge = break_even(passes, ctx.p / margin, ctx.p)
+    figures["break_even_p"] = edge
     return Finding(
         rule=ID,
         effect="condition",
