@@ -9,6 +9,27 @@ def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def a(spoken: str) -> str:
+    """`spoken` after its indefinite article as it is read out: `a 40 ms`, `an 11.2%`, `an 8×`, `an 18,000`."""
+    return f"{'an' if _vowel_sound(spoken) else 'a'} {spoken}"
+
+
+def _vowel_sound(text: str) -> bool:
+    """Whether a figure as written is said starting with a vowel: eight…, eleven…, eighteen… (by thousands)."""
+    if text.startswith("-"):
+        return False  # minus …
+    digits = ""
+    for char in text:
+        if char.isdigit():
+            digits += char
+        elif char != ",":
+            break
+    if not digits:
+        return text[:1].lower() in ("a", "e", "i", "o", "u")  # `an estimate`, `an under 1% win`; `a $5k`, `a ∞`
+    lead = digits[: len(digits) % 3 or 3]  # the group said first: 11 of 11,000; 1 of 1800 (one thousand …)
+    return lead.startswith("8") or lead in ("11", "18")
+
+
 def ms(value: float) -> str:
     """A time given in ms: `81.1 ms`, `2.1 ms`, `39.8 µs`, `1.2 s`."""
     if value < 0:
@@ -51,10 +72,15 @@ def times(factor: float | None) -> str:
 
 
 def k_text(k: float) -> str:
-    """A proposed speedup of the target: `10×`, or `removed` for k = ∞."""
+    """A proposed speedup of the target: `10× faster`, `0.9× as fast (slower)`, or `removed entirely` for k = ∞."""
     if math.isinf(k):
         return "removed entirely"
-    return f"{k:.3g}× faster" if k >= 1e6 else f"{_trim(f'{k:.2f}')}× faster"
+    if k >= 1e6:
+        return f"{k:.3g}× faster"
+    factor = _trim(f"{k:.2f}")
+    if factor == "1":
+        return "no faster"
+    return f"{factor}× as fast (slower)" if k < 1 else f"{factor}× faster"
 
 
 def num(value: float, digits: int = 1) -> str:

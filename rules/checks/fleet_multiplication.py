@@ -81,7 +81,8 @@ def check(ctx: Context) -> Finding | None:
         worth = f"for the {num(money.job_days or 0)}-day job only, worth {usd(money.value_usd)} once"
     if money.clears:
         if cost <= 0:
-            against = "for no stated engineering cost"
+            stated = ctx.worth.cost.weeks is not None
+            against = "at no engineering cost" if stated else "for no stated engineering cost"
         elif money.payback_months is not None:
             against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
         else:
@@ -107,5 +108,8 @@ def check(ctx: Context) -> Finding | None:
 
 
 def times_of(value: float, cost: float) -> str:
-    """`40×` — how many times its cost a one-off saving returns."""
-    return times(value / cost) if cost > 0 else "free"
+    """`71×`, `4.2×` — how many times its cost a one-off saving returns, in the two digits a planner quotes."""
+    if cost <= 0:
+        return "free"
+    ratio = value / cost
+    return times(ratio) if ratio >= 100 else f"{num(ratio, 0 if ratio >= 10 else 1)}×"

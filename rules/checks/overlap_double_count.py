@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import ms, pct
+from worthit.rules.text import a, ms, pct
 
 ID = "overlap_double_count"
 STAGE = "trust"
@@ -57,7 +57,7 @@ def check(ctx: Context) -> Finding | None:
     if over and wall is not None:
         figures |= {"breakdown_ms": parts, "wall_ms": wall, "double_counted_ms": parts - wall}
         message = (
-            f"The parts add up to {ms(parts)} in a {ms(wall)} step, so {ms(parts - wall)} of overlapped work "
+            f"The parts add up to {ms(parts)} in {a(ms(wall))} step, so {ms(parts - wall)} of overlapped work "
             f"is counted twice; re-run the shares on the step's start-to-completion time."
         )
     else:

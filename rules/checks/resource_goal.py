@@ -3,8 +3,10 @@
 What it checks: a `goal`. Memory needed above device memory is a capacity problem that speed cannot fix: redirect
 (keep less resident, change the execution, or split model and state across GPUs). A latency goal below the floor
 single-GPU work can reach on this breakdown (every kernel phase at the proposal's k; without a breakdown, the
-target at zero) needs more GPUs: redirect. A latency goal reachable on one GPU gets the plan that reaches it. A
-throughput goal, when the model fits one GPU, is a replica count: info with the replicas before and after.
+target at zero) needs more GPUs: redirect; unless the breakdown's copies, host and input time is what holds the step
+above the goal (the kernels at k alone fit in it), when the redirect is to that time, which more GPUs would not
+remove. A latency goal reachable on one GPU gets the plan that reaches it. A throughput goal, when the model fits
+one GPU, is a replica count: info with the replicas before and after.
 
 Why it matters: reading data quickly and having room to hold it are different problems, as are how long one request
 takes and how many requests the service handles. Tuning one GPU further cannot meet a goal that needs another.
@@ -21,7 +23,7 @@ from worthit.rules.context import NON_KERNEL, Context, Example, kinds_label
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Figure, Finding, Phase
 from worthit.rules.plans import plan
-from worthit.rules.text import count, join, label, ms, num, pct, times
+from worthit.rules.text import a, count, join, label, ms, num, pct, times
 
 ID = "resource_goal"
 STAGE = "alternative"
@@ -86,7 +88,7 @@ def check(ctx: Context) -> Finding | None:
                     verdict="redirect",
                     figures=dict(figures),  # its own copy: later findings add to `figures`
                     message=(
-                        f"The chosen execution needs {num(required)} GB on a {num(device)} GB device, a capacity "
+                        f"The chosen execution needs {num(required)} GB on {a(num(device))} GB device, a capacity "
                         f"problem no speedup fixes: keep less state resident, change the execution, or split model "
                         f"and state across {alternative}."
                     ),
@@ -176,6 +178,22 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
                     f"The {ms(non_kernel)} of {kinds} alone is above the {ms(goal)} latency goal, so neither faster "
                     f"kernels nor more GPUs reach it until that time is overlapped or removed (keep data resident, "
                     f"overlap copies with compute, capture the step in a graph)."
+                ),
+            )
+        kernel_floor = floor - non_kernel
+        if not result.reachable and non_kernel > 0 and kernel_floor <= goal:
+            # The kernels at k fit in the goal; what keeps the step above it is time more GPUs would not remove.
+            kinds = kinds_label([phase.kind for phase in breakdown if phase.kind in NON_KERNEL and phase.ms > 0])
+            figures |= {"non_kernel_ms": non_kernel, "kernel_floor_ms": kernel_floor, "alternative": kinds}
+            return Finding(
+                rule=ID,
+                effect="opposes",
+                verdict="redirect",
+                figures=figures,
+                message=(
+                    f"Even with every kernel {times(k)} faster this step stops at {ms(floor)}, above the {ms(goal)} "
+                    f"latency goal, and {ms(non_kernel)} of that is {kinds}, which more GPUs would not remove: "
+                    f"overlap or remove it, and the kernels alone take {ms(kernel_floor)} on one GPU."
                 ),
             )
         if not result.reachable:

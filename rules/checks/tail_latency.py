@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import ms, pct, saves
+from worthit.rules.text import a, ms, pct, saves
 
 ID = "tail_latency"
 STAGE = "condition"
@@ -53,9 +53,9 @@ def check(ctx: Context) -> Finding | None:
         "p99_measured_worse": slo.p99_measured_worse,
         "mean_saving": ctx.run_saving,
     }
-    against = f" against a {ms(slo.p99_ms)} p99 SLO" if slo.p99_ms is not None else ""
-    held = f" held to a {ms(slo.p99_ms)} p99 SLO" if slo.p99_ms is not None else " with a latency SLO"
-    win = f"a {pct(ctx.run_saving)} mean win" if ctx.run_saving > 0 else f"a change that {saves(ctx.run_saving)}"
+    against = f" against {a(ms(slo.p99_ms))} p99 SLO" if slo.p99_ms is not None else ""
+    held = f" held to {a(ms(slo.p99_ms))} p99 SLO" if slo.p99_ms is not None else " with a latency SLO"
+    win = f"{a(pct(ctx.run_saving))} mean win" if ctx.run_saving > 0 else f"a change that {saves(ctx.run_saving)}"
     if slo.p99_measured_worse is True:
         head = f"The p99 was measured worse, so for a service{held} {win} that costs the tail is a net loss"
         return opposition(ctx, ID, head, figures, then="is the safer place to look")

@@ -291,3 +291,98 @@ def test_the_trust_stage_answers_no_with_the_doubt() -> None:
     trust = evaluation.reasoning[0]
     assert trust.answer.startswith("No: ")
     assert "counters_blind_spot" in trust.rules
+
+
+# --- reviewed by hand on proposals beyond the seeds (this session) -------------------------------------------------
+
+
+def test_an_estimate_far_above_its_break_even_funds_on_the_estimate() -> None:
+    """An estimated 6% tokenizer share on 3,000 GPUs, 3× for 2 weeks: the money pays down to p ≈ 0.029%, 200× less
+    than the estimate, so a timeline cannot change the answer: fund, not "fund if a timeline shows p ≥ 0.029%"."""
+    proposal = {"target": "tokenizer", "p": 0.06, "k": 3, "cost_weeks": 2, "scope": {"method": "estimate"}}
+    evaluation = review(proposal | {"flags": {"fleet_gpus": 3000}})
+    # Break-even: GPU-equivalents p·(1 − 1/3)·3000 worth $17,520 a year each must pay $10k within 12 months.
+    edge = 2 * WEEK_USD / GPU_YEAR_USD / (3000 * (1 - 1 / 3))
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "fleet_multiplication"
+    estimate = finding(evaluation, "estimate")
+    assert estimate.effect == "info"
+    assert estimate.figures["break_even_p"] == pytest.approx(edge, rel=2e-3)
+    assert estimate.figures["estimate_headroom"] == pytest.approx(0.06 / edge, rel=2e-3)
+    assert "210× too high" in estimate.message
+
+
+def test_an_estimate_within_the_margin_of_its_break_even_still_waits_for_a_timeline() -> None:
+    """The same tokenizer on 30 GPUs: break-even p ≈ 2.9%, half the estimate: fund if a timeline shows it."""
+    proposal = {"target": "tokenizer", "p": 0.06, "k": 3, "cost_weeks": 2, "scope": {"method": "estimate"}}
+    evaluation = review(proposal | {"flags": {"fleet_gpus": 30}})
+    edge = 2 * WEEK_USD / GPU_YEAR_USD / (30 * (1 - 1 / 3))
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "estimate"
+    assert finding(evaluation, "estimate").figures["break_even_p"] == pytest.approx(edge, rel=2e-3)
+
+
+def test_a_latency_goal_held_up_by_copies_and_host_time_is_not_sent_to_more_gpus() -> None:
+    """35 ms step: kernels 14 + 6 ms, copies 9 ms, host 6 ms; goal 20 ms. Every kernel 2× faster leaves 25 ms, but
+    the kernels alone take 10 ms: the redirect is to the 15 ms of copies and host time, not to more GPUs."""
+    breakdown = [
+        {"name": "decoder_gemm", "ms": 14},
+        {"name": "attention", "ms": 6},
+        {"name": "H2D copy", "ms": 9, "kind": "copy"},
+        {"name": "host sync", "ms": 6, "kind": "host"},
+    ]
+    evaluation = review(
+        {"target": "decoder_gemm", "p": 0.4, "k": 2, "baseline_ms": 35, "cost_weeks": 3}
+        | {"goal": {"latency_ms": 20}, "breakdown": breakdown}
+    )
+    goal = finding(evaluation, "resource_goal")
+    assert evaluation.verdict == "redirect"
+    assert evaluation.deciding_rule == "resource_goal"
+    assert goal.figures["single_gpu_floor_ms"] == pytest.approx((14 + 6) / 2 + 9 + 6)
+    assert goal.figures["kernel_floor_ms"] == pytest.approx((14 + 6) / 2)
+    assert goal.figures["non_kernel_ms"] == pytest.approx(15)
+    assert "more GPUs would not remove" in evaluation.statement
+    assert "10 ms on one GPU" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_latency_goal_the_kernels_alone_miss_still_needs_more_gpus() -> None:
+    """Same step with a 9 ms goal: the kernels alone at 2× take 10 ms, so one GPU cannot reach it."""
+    breakdown = [
+        {"name": "decoder_gemm", "ms": 14},
+        {"name": "attention", "ms": 6},
+        {"name": "H2D copy", "ms": 5, "kind": "copy"},
+    ]
+    evaluation = review(
+        {"target": "decoder_gemm", "p": 0.56, "k": 2, "baseline_ms": 25, "cost_weeks": 3}
+        | {"goal": {"latency_ms": 9}, "breakdown": breakdown}
+    )
+    assert evaluation.verdict == "redirect"
+    assert finding(evaluation, "resource_goal").figures["alternative"] == "more GPUs"
+
+
+def test_a_one_off_jobs_return_is_quoted_in_two_digits() -> None:
+    """4% at 2× of a 90-day job on 8,192 GPUs: 163.84 GPU-equivalents × 90 days × 24 h × $2 = $707,789 against
+    $10k: 71× its cost, not 70.779×."""
+    evaluation = review(
+        {"target": "layernorm_residual", "p": 0.04, "k": 2, "baseline_ms": 1800, "cost_weeks": 2}
+        | {"flags": {"fleet_gpus": 8192, "run_days": 90}}
+    )
+    value = 8192 * 0.02 * 90 * 24 * 2.0
+    assert finding(evaluation, "fleet_multiplication").figures["job_value_usd"] == pytest.approx(value)
+    assert f"{value / (2 * WEEK_USD):.0f}× its cost" == "71× its cost"
+    assert "71× its cost" in evaluation.statement
+
+
+def test_a_stated_zero_cost_is_no_cost_not_an_unstated_one() -> None:
+    """cost_weeks 0 is a cost given as nothing; without cost_weeks the cost is not stated."""
+    base = {"target": "bucket", "p": 0.08, "k": 1.3, "flags": {"fleet_gpus": 512}}
+    assert "at no engineering cost" in review(base | {"cost_weeks": 0}).statement
+    assert "no stated engineering cost" in review(base).statement
+
+
+def test_a_slowdown_is_not_called_faster() -> None:
+    evaluation = review({"target": "softmax", "p": 0.1, "k": 0.9, "baseline_ms": 50, "cost_weeks": 2})
+    message = finding(evaluation, "amdahl").message
+    assert "0.9× as fast (slower)" in message
+    assert "0.9× faster" not in message

@@ -1,0 +1,60 @@
+"""How figures are read out: the indefinite article before a number follows the number's first spoken word."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from worthit.rules.text import a, ms, num, pct
+
+ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def first_word(n: int) -> str:
+    """The first word of `n` spelled out in English, by thousands (1,800 is "one thousand eight hundred")."""
+    while n >= 1000:
+        n //= 1000
+    if n >= 100:
+        return ONES[n // 100]
+    if n >= 20:
+        return TENS[n // 10]
+    if n >= 10:
+        return TEENS[n - 10]
+    return ONES[n]
+
+
+def article(n: int) -> str:
+    """By sound, not spelling: "one" starts with a w."""
+    word = first_word(n)
+    return "an" if word[0] in "aeiou" and word != "one" else "a"
+
+
+@given(st.integers(min_value=0, max_value=10**15))
+def test_the_article_before_a_whole_number_follows_its_first_spoken_word(n: int) -> None:
+    assert a(num(n)) == f"{article(n)} {num(n)}"
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=9))
+def test_decimals_take_the_article_of_their_whole_part(whole: int, tenth: int) -> None:
+    text = f"{whole}.{tenth}%"
+    assert a(text).split()[0] == article(whole)
+
+
+@pytest.mark.parametrize(
+    ("spoken", "expected"),
+    [
+        (pct(0.112), "an 11.2%"),
+        (ms(8), "an 8 ms"),
+        (ms(1800), "a 1800 ms"),
+        (ms(40), "a 40 ms"),
+        (num(18_000), "an 18,000"),
+        (pct(-0.11), "a -11%"),
+        ("under 0.001%", "an under 0.001%"),
+        ("$708k", "a $708k"),
+    ],
+)
+def test_articles_read_out(spoken: str, expected: str) -> None:
+    assert a(spoken) == expected
