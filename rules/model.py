@@ -47,6 +47,9 @@ REST_PREFIX = "(the rest: "
 """How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold."""
 UNACCOUNTED = "rest of the recording"
 """The phase a profile's breakdown adds for the time no phase accounts for."""
+INPUT_WAIT = "device idle (input pipeline)"
+HOST_WAIT = "device idle (host)"
+"""The phases a profile with a host timeline adds instead: the device's idle time, by what it waited for."""
 
 
 def is_aggregate(name: str) -> bool:

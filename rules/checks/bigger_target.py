@@ -1,7 +1,9 @@
 """bigger_target — rank targets by p first.
 
-What it checks: a breakdown is given and another phase is larger than the target. It reports what the same k on
-the largest phase would give. Info; a redirect when the target itself is under the noise floor.
+What it checks: a breakdown is given and another phase that a speedup applies to (not copies, host, allocation
+or input-pipeline time, which `non_kernel_time` names with their own fixes) is larger than the target. It reports
+what the same k on the largest such phase would give. Info; a redirect when the target itself is under the noise
+floor.
 
 Why it matters: a mediocre speedup on the dominant phase beats a heroic one on a small phase; this is the single
 most valuable habit Amdahl's law gives. The cheaper, smaller project is not the better one by default.
@@ -14,8 +16,8 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example
-from worthit.rules.model import Figure, Finding
+from worthit.rules.context import NON_KERNEL, Context, Example
+from worthit.rules.model import Figure, Finding, is_aggregate
 from worthit.rules.text import label, ms, pct, times
 
 ID = "bigger_target"
@@ -56,7 +58,11 @@ EXAMPLES = (
 
 def check(ctx: Context) -> Finding | None:
     """Reports the largest phase when it is larger than the target; redirects when the target is under the floor."""
-    largest = ctx.largest_other
+    largest = max(
+        (p for p in ctx.others if p.kind not in NON_KERNEL and not is_aggregate(p.name)),
+        key=lambda phase: phase.ms,
+        default=None,
+    )
     if largest is None or not ctx.breakdown_total or ctx.share(largest) <= ctx.target_share:
         return None
     share = ctx.share(largest)

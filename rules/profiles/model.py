@@ -45,7 +45,9 @@ class Activity(msgspec.Struct, kw_only=True, frozen=True):
     `span_ns`: first device start to last device end. `busy_ns`: union of all device work. `compute_ns`: union
     of compute kernels; `comm_ns`: union of communication kernels; `overlap_ns`: time both ran at once (so
     compute + comm - overlap is their union); `copy_ns`: union of memory copies; `idle_ns`: span - busy.
-    `kernels`: how many kernels (compute and communication) ran.
+    `kernels`: how many kernels (compute and communication) ran. `input_ns`: time no device work ran while the
+    host was inside the input pipeline (PyTorch's ``enumerate(DataLoader)`` ops), over the whole recording: the
+    GPU waiting on data (0 where the profile has no host timeline).
     """
 
     span_ns: int
@@ -56,6 +58,7 @@ class Activity(msgspec.Struct, kw_only=True, frozen=True):
     copy_ns: int
     idle_ns: int
     kernels: int
+    input_ns: int = 0
 
 
 class StepFigures(msgspec.Struct, kw_only=True):

@@ -62,6 +62,15 @@ _COMM_RE = re.compile(
 )
 
 
+# PyTorch's profiler records each batch fetched from a DataLoader as ``enumerate(DataLoader)#<Iter>.__next__``.
+_INPUT_RE = re.compile(r"^enumerate\(DataLoader\)|DataLoaderIter\.__next__")
+
+
+def is_input_op(name: str) -> bool:
+    """Whether a host op is the input pipeline handing the step its next batch (a DataLoader's ``__next__``)."""
+    return _INPUT_RE.search(name) is not None
+
+
 def kernel_kind(name: str) -> Kind:
     """Kind of a device kernel from its name: communication (NCCL, RCCL, collectives) → comm, the rest → kernel."""
     return "comm" if _COMM_RE.search(name) else "kernel"

@@ -11,14 +11,15 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import UNACCOUNTED, Barrier, PhaseKind, Proposal
+from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, fold_proposal_phases
 from worthit.rules.profiles.lookup import find_phase
-from worthit.rules.profiles.model import BarrierFigures, Breakdown, Phase, RankFigures
+from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Phase, RankFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, short_name
 from worthit.rules.profiles.steps import select_steps
+from worthit.rules.profiles.torch_trace import FORMAT as TORCH_FORMAT
 from worthit.rules.profiles.torch_trace import parse_steps
 
 MAX_NAME = DISPLAY_MAX
@@ -57,28 +58,62 @@ def top_level(breakdown: Breakdown) -> list[Phase]:
 
     A summed API call (hipMemcpy, cudaMemcpy) contains the device copy it triggers, so when a table of such calls
     is present, device copies are left out in favour of the calls that include them; kernels stay (a launch call
-    returns before its kernel runs).
+    returns before its kernel runs). Host ops (a PyTorch trace's CPU ops) run while the device works: beside a
+    device timeline they are not parts of the run but the reason for its idle time (`device_waits`).
     """
-    inclusive_copies = any(p.inclusive and p.kind == "copy" for p in breakdown.phases)
+    return _parts(
+        breakdown.phases, host_timeline=_waits_on_host(breakdown.format, breakdown.phases, breakdown.activity)
+    )
+
+
+def _waits_on_host(fmt: str, phases: list[Phase], activity: Activity | None) -> bool:
+    """Whether the recording has a host timeline beside its device one (a PyTorch trace: its steps and CPU ops are
+    host time), so that the device's idle time is time it waited on the host or its input pipeline."""
+    if activity is None or activity.busy_ns <= 0:
+        return False
+    return fmt == TORCH_FORMAT or any(p.kind == "cpu_op" for p in phases)
+
+
+def _parts(phases: list[Phase], *, host_timeline: bool) -> list[Phase]:
+    inclusive_copies = any(p.inclusive and p.kind == "copy" for p in phases)
     return [
         p
-        for p in breakdown.phases
+        for p in phases
         # A device annotation (gpu_user_annotation) contains kernels: it is not a part beside them.
-        if p.kind != "annotation" and not (inclusive_copies and p.kind == "copy" and not p.inclusive)
+        if p.kind != "annotation"
+        and not (inclusive_copies and p.kind == "copy" and not p.inclusive)
+        and not (host_timeline and p.kind == "cpu_op")
     ]
 
 
+def device_waits(
+    rest_ms: float, activity: Activity | None, *, host_timeline: bool, scale: float = 1.0
+) -> list[ProposalPhase]:
+    """The time no part accounts for, as phases: beside a host timeline it is the device's idle time, split into
+    the wait on the input pipeline (`Activity.input_ns`, times `scale`) and the wait on the host; else one
+    unaccounted phase."""
+    if rest_ms <= 0:
+        return []
+    if not host_timeline or activity is None:
+        return [ProposalPhase(name=UNACCOUNTED, ms=rest_ms, kind="other")]
+    waiting = min(activity.input_ns * scale / 1e6, rest_ms)
+    phases = [ProposalPhase(name=INPUT_WAIT, ms=waiting, kind="input")] if waiting > 0 else []
+    if rest_ms - waiting > 0:
+        phases.append(ProposalPhase(name=HOST_WAIT, ms=rest_ms - waiting, kind="host"))
+    return phases
+
+
 def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[ProposalPhase]:
-    """The recording's top-level parts in ms, with what no part accounts for as one more phase; at most
-    `MAX_PHASES` in all, the `target` always among them (the others beyond the largest folded per kind)."""
-    parts = top_level(breakdown)
+    """The recording's top-level parts in ms, with what no part accounts for as more phases (`device_waits`); at
+    most `MAX_PHASES` in all, the `target` always among them (the others beyond the largest folded per kind)."""
+    host_timeline = _waits_on_host(breakdown.format, breakdown.phases, breakdown.activity)
+    parts = _parts(breakdown.phases, host_timeline=host_timeline)
     phases = [ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other")) for n, p in _unique(parts)]
     keep = frozenset(() if target is None else (target,))
-    phases = fold_proposal_phases(phases, MAX_PHASES - 1, keep)
+    phases = fold_proposal_phases(phases, MAX_PHASES - 2, keep)
     if breakdown.wall_ns is not None:
         rest = (breakdown.wall_ns - sum(p.total_ns for p in parts)) / 1e6
-        if rest > 0:
-            phases.append(ProposalPhase(name=UNACCOUNTED, ms=rest, kind="other"))
+        phases += device_waits(rest, breakdown.activity, host_timeline=host_timeline)
     return phases
 
 
@@ -190,7 +225,9 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         target_ms=target_ns / count / 1e6,
         rank_p=min(phase.total_ns / busy, 1.0) if busy and phase.total_ns else None,
     )
-    parts = [p_ for p_ in rank.phases if p_.kind != "annotation"]
+    host_timeline = _waits_on_host(b.format, rank.phases, rank.activity)
+    parts = _parts(rank.phases, host_timeline=host_timeline)
+    scale = step_ns / count / rank.wall_ns if rank.wall_ns else 0.0  # the rank's figures per step of the barrier
     shares = {x.name: x.total_ns / rank.wall_ns for x in parts} if rank.wall_ns else {}
     phases = [
         ProposalPhase(name=n, ms=shares[x.name] * step_ns / count / 1e6, kind=KIND.get(x.kind, "other"))
@@ -198,8 +235,7 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         if shares.get(x.name)
     ]
     rest = step_ns / count / 1e6 - sum(x.ms for x in phases)
-    if rest > 0:
-        phases.append(ProposalPhase(name=UNACCOUNTED, ms=rest, kind="other"))
+    phases += device_waits(rest, rank.activity, host_timeline=host_timeline, scale=scale)
     scope = msgspec.structs.replace(
         proposal.scope,
         measured="step",

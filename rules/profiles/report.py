@@ -88,6 +88,7 @@ def _activity_line(label: str, a: Activity) -> str:
         f"{label}: compute {_ms(a.compute_ns)} ms · communication {_ms(a.comm_ns)} ms · overlap "
         f"{_ms(a.overlap_ns)} ms · copies {_ms(a.copy_ns)} ms · idle {_ms(a.idle_ns)} ms of span "
         f"{_ms(a.span_ns)} ms · {a.kernels} kernels"
+        + (f" · waiting on the input pipeline {_ms(a.input_ns)} ms" if a.input_ns else "")
     )
 
 

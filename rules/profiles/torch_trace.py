@@ -43,7 +43,7 @@ from worthit.rules.profiles.model import (
     share,
     timed_phase,
 )
-from worthit.rules.profiles.naming import copy_name, kernel_kind
+from worthit.rules.profiles.naming import copy_name, is_input_op, kernel_kind
 
 FORMAT = "pytorch_trace"
 STEP_PREFIX = "ProfilerStep#"
@@ -481,6 +481,8 @@ def _breakdown(p: _Parsed, window: _Window) -> Breakdown:
         if window.holds(s):
             per_phase[(n, "annotation")].append((s, e))
     act = activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen) if chosen else None
+    if act is not None:
+        act = msgspec.structs.replace(act, input_ns=_input_wait(p, chosen, cpu))
     starts = [p.dev_start[i] for i in chosen] + [s for s, _, _ in cpu] + [s for s, _ in p.other if window.holds(s)]
     ends = [p.dev_end[i] for i in chosen] + [e for _, e, _ in cpu] + [e for s, e in p.other if window.holds(s)]
     if not starts:
@@ -527,6 +529,19 @@ def _breakdown(p: _Parsed, window: _Window) -> Breakdown:
     return b
 
 
+def _input_wait(p: _Parsed, chosen: list[int], cpu: list[tuple[int, int, str]]) -> int:
+    """Time inside the host's DataLoader ops during which no device work ran: the GPU waiting on data."""
+    loading = [(s, e) for s, e, name in cpu if is_input_op(name)]
+    return _idle_within(loading, [(p.dev_start[i], p.dev_end[i]) for i in chosen]) if loading else 0
+
+
+def _idle_within(host: list[tuple[int, int]], device: list[tuple[int, int]]) -> int:
+    """How much of the `host` intervals no `device` interval covers."""
+    if not host:
+        return 0
+    return union_length(host + device) - union_length(device)
+
+
 def _no_timeline(p: _Parsed) -> str:
     if p.profiler_ranges:
         return (
@@ -545,9 +560,16 @@ def _step_figures(p: _Parsed, steps: list[_Step], rank: int | None) -> list[Step
         return []
     order = sorted(range(len(p.dev_launch)), key=p.dev_launch.__getitem__)
     launches = [p.dev_launch[i] for i in order]
+    loading = [(s, e, n) for s, e, n in p.cpu if is_input_op(n)]
+    # The device is idle only when no work runs at all, whichever step launched it: every interval by start.
+    by_start = sorted(zip(p.dev_start, p.dev_end, strict=True)) if loading else []
+    starts = [s for s, _ in by_start]
+    longest = max((e - s for s, e in by_start), default=0)
     out = []
     for step in steps:
         chosen = order[bisect_left(launches, step.start) : bisect_left(launches, step.end)]
+        inside = [(max(s, step.start), min(e, step.end)) for s, e, n in loading if s < step.end and e > step.start]
+        running = by_start[bisect_left(starts, step.start - longest) : bisect_left(starts, step.end)] if inside else []
         per_phase: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for i in chosen:
             per_phase[p.dev_name[i]].append((p.dev_start[i], p.dev_end[i]))
@@ -557,7 +579,10 @@ def _step_figures(p: _Parsed, steps: list[_Step], rank: int | None) -> list[Step
                 number=step.number,
                 rank=rank,
                 wall_ns=step.end - step.start,
-                activity=activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen),
+                activity=msgspec.structs.replace(
+                    activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen),
+                    input_ns=_idle_within(inside, running),
+                ),
                 phases={name: union_length(iv) for name, iv in per_phase.items()},
             )
         )

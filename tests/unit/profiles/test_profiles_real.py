@@ -277,3 +277,56 @@ def test_steps_range_errors_name_what_exists() -> None:
         read_any((REAL / "rocprofv3" / "sdk_481f7ff_kernel_trace.csv").read_bytes(), steps=parse_steps("1"))
     with pytest.raises(ProfileError, match="expected steps"):
         parse_steps("two")
+
+
+def test_a_training_step_that_waits_on_its_dataloader_says_so() -> None:
+    """ResNet-50 with ``num_workers=0``: the host's ``enumerate(DataLoader)`` ops hold the GPU idle. CPU ops run
+    beside the device, so they are not parts of the run: the breakdown is the device's work plus its idle time,
+    split into the wait on the input pipeline (idle inside DataLoader ops, recomputed here) and the wait on the
+    host, and adds up to the recording's wall time instead of half as much again."""
+    path = REAL / "pytorch" / "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
+    _, evs = events(path)
+    device = [pair(e) for e in evs if e["cat"] in ("Kernel", "Memcpy", "Memset")]
+    loading = [pair(e) for e in evs if e["name"].startswith("enumerate(DataLoader)")]
+    waiting = covered(loading + device) - covered(device)
+    assert 300e6 < waiting < covered(loading)  # most of the loading time, but not the part the GPU worked through
+    b = read_any(path.read_bytes(), steps=parse_steps("all"))
+    assert b.activity is not None
+    assert b.activity.input_ns == waiting
+    assert f"waiting on the input pipeline {waiting / 1e6:.3f} ms" in render_table(b)
+    target = next(p for p in b.phases if p.kind == "kernel")
+    raw = {"target": target.name, "k": 1.5, "cost_weeks": 3, "profile_id": "resnet"}
+    resolved = proposal_from_profile(msgspec.convert(raw, Proposal), b)
+    parts = {p.name: p for p in resolved.breakdown or []}
+    assert not any("aten::" in name or "DataLoader" in name for name in parts)
+    assert parts["device idle (input pipeline)"].kind == "input"
+    assert parts["device idle (input pipeline)"].ms == pytest.approx(waiting / 1e6)
+    assert parts["device idle (host)"].kind == "host"
+    assert sum(p.ms for p in parts.values()) == pytest.approx((b.wall_ns or 0) / 1e6)
+    evaluation = evaluate(resolved, default_policy())
+    non_kernel = next(f for f in evaluation.findings if f.rule == "non_kernel_time")
+    assert non_kernel.figures["input_ms"] == pytest.approx(waiting / 1e6)
+    assert "input pipeline" in non_kernel.message
+    assert "bigger_target" not in {f.rule for f in evaluation.findings}  # no kernel is larger than the target
+
+
+def test_the_input_wait_of_chosen_steps_is_measured_within_them() -> None:
+    """ProfilerStep#6..#8 of the ResNet-50 trace: each step's DataLoader time clipped to the step, less the time any
+    device work ran (launched in whichever step), recomputed here; a proposal on those steps carries their sum."""
+    path = REAL / "pytorch" / "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
+    _, evs = events(path)
+    device = [pair(e) for e in evs if e["cat"] in ("Kernel", "Memcpy", "Memset")]
+    spans = {int(e["name"].split("#")[1]): pair(e) for e in evs if e["name"].startswith("ProfilerStep#")}
+    loading = [pair(e) for e in evs if e["name"].startswith("enumerate(DataLoader)")]
+    expected = 0
+    for number in (6, 7, 8):
+        lo, hi = spans[number]
+        inside = [(max(s, lo), min(e, hi)) for s, e in loading if s < hi and e > lo]
+        expected += covered(inside + device) - covered(device)
+    assert expected > 0
+    b = read_any(path.read_bytes(), steps=parse_steps("all"))
+    target = next(p for p in b.phases if p.kind == "kernel")
+    raw = {"target": target.name, "k": 1.5, "cost_weeks": 3, "profile_id": "resnet", "steps": "6:8"}
+    resolved = proposal_from_profile(msgspec.convert(raw, Proposal), b)
+    parts = {p.name: p for p in resolved.breakdown or []}
+    assert parts["device idle (input pipeline)"].ms == pytest.approx(expected / 1e6)

@@ -386,3 +386,27 @@ def test_a_slowdown_is_not_called_faster() -> None:
     message = finding(evaluation, "amdahl").message
     assert "0.9× as fast (slower)" in message
     assert "0.9× faster" not in message
+
+
+def test_the_same_k_is_offered_only_on_phases_a_speedup_applies_to() -> None:
+    """A 50 ms GEMM in a 200 ms step that waits 90 ms on its input pipeline: the input wait is named with its own
+    fix (non_kernel_time), never as "the same 1.5× there"; the 30 ms attention is smaller, so no bigger target."""
+    breakdown = [
+        {"name": "gemm_fwd", "ms": 50},
+        {"name": "attention", "ms": 30},
+        {"name": "dataloader wait", "ms": 90, "kind": "input"},
+        {"name": "H2D copy", "ms": 20, "kind": "copy"},
+        {"name": "host gaps", "ms": 10, "kind": "host"},
+    ]
+    evaluation = review({"target": "gemm_fwd", "p": 0.25, "k": 1.5, "cost_weeks": 3, "breakdown": breakdown})
+    assert "bigger_target" not in {f.rule for f in evaluation.findings}
+    non_kernel = finding(evaluation, "non_kernel_time")
+    assert non_kernel.figures["non_kernel_ms"] == pytest.approx(120)
+    # The two largest fixes in the sentence (input 90 ms, copies 20 ms); all three in the figures.
+    assert "90 ms it waits on the input pipeline" in non_kernel.message
+    assert "20 ms of copies" in non_kernel.message
+    assert "host time" not in non_kernel.message
+    assert "10 ms of host time" in str(non_kernel.figures["fix_host"])
+    assert_one_sentence(non_kernel.message)
+    bigger = review({"target": "attention", "p": 0.15, "k": 1.5, "cost_weeks": 3, "breakdown": breakdown})
+    assert finding(bigger, "bigger_target").figures["largest"] == "gemm_fwd"
