@@ -17,10 +17,10 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
 
     An exact name wins, or the exact display name (`short_name`, what reports and proposals show for a name of
     hundreds of characters). Otherwise `pattern` is matched case-insensitively — as a glob when it contains
-    ``*``, ``?`` or ``[``, else as a unique prefix, then as a substring — and must match exactly one phase
-    (kernel names are long C++ signatures; "softmax" should find ``void softmax_warp_forward<…>(…)`` when it
-    is the only one). Raises PhaseNotFoundError listing up to ten candidates (display names): the matches when
-    several match, else the largest phases.
+    ``*``, ``?`` or ``[``, else as a unique prefix (a leading ``void`` ignored), then as a substring — and must
+    match exactly one phase (kernel names are long C++ signatures; "softmax" should find
+    ``void softmax_warp_forward<…>(…)`` when it is the only one). Raises PhaseNotFoundError listing up to ten
+    candidates (display names): the matches when several match, else the largest phases.
     """
     for phase in breakdown.phases:
         if phase.name == pattern:
@@ -34,7 +34,7 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     if _GLOB & set(needle):
         matches = [p for p in breakdown.phases if fnmatch.fnmatchcase(p.name.lower(), needle)]
     else:
-        prefixed = [p for p in breakdown.phases if p.name.lower().startswith(needle)]
+        prefixed = [p for p in breakdown.phases if _bare(p.name).startswith(needle)]
         if len(prefixed) == 1:
             return prefixed[0]
         matches = [p for p in breakdown.phases if needle in p.name.lower()]
@@ -49,6 +49,13 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     raise PhaseNotFoundError(
         pattern, _names(largest_first(breakdown.phases)), ambiguous=False, folded=[p.name for p in folded]
     )
+
+
+def _bare(name: str) -> str:
+    """A name as one types its start: lower case, without the ``void `` return type C++ kernel signatures carry
+    (so "split_embedding_backward" is a prefix of ``void split_embedding_backward…`` as of ``split_embedding_…``)."""
+    lowered = name.lower()
+    return lowered[5:] if lowered.startswith("void ") else lowered
 
 
 def _names(phases: list[Phase]) -> list[str]:

@@ -22,6 +22,7 @@ import msgspec
 import pytest
 
 from worthit.rules.engine import evaluate
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.profiles import ProfileError, combine, read_any, render_table
@@ -330,3 +331,27 @@ def test_the_input_wait_of_chosen_steps_is_measured_within_them() -> None:
     resolved = proposal_from_profile(msgspec.convert(raw, Proposal), b)
     parts = {p.name: p for p in resolved.breakdown or []}
     assert parts["device idle (input pipeline)"].ms == pytest.approx(expected / 1e6)
+
+
+def test_a_kernel_family_named_by_its_start_is_ambiguous_not_its_smallest_member() -> None:
+    """Rank 1 holds three split_embedding_backward kernels: 28.8 and 14.7 ms signatures that start with ``void ``,
+    and a 0.5 ms one that does not. Typed as its start, the family used to resolve to the 0.5 ms kernel (the only
+    literal prefix match): a p 50 times too small. It is ambiguous, with the largest listed first."""
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS])
+    needle = "split_embedding_backward_codegen_rowwise_adagrad"
+    rank1 = next(r for r in b.ranks if r.rank == 1)
+    family = sorted((p for p in rank1.phases if needle in p.name), key=lambda p: -p.total_ns)
+    assert [p.name.startswith("void ") for p in family] == [True, True, False]
+    proposal = msgspec.convert({"target": needle, "k": 2, "profile_id": "run"}, Proposal)
+    with pytest.raises(InvalidInput, match="matches several") as raised:
+        proposal_from_profile(proposal, b)
+    assert raised.value.args[0].index("cta_per_row") < raised.value.args[0].index("find_long_segments")
+    exact = msgspec.convert(
+        {
+            "target": "split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta",
+            "k": 2,
+            "profile_id": "run",
+        },
+        Proposal,
+    )
+    assert proposal_from_profile(exact, b).flags.barrier is not None  # the void-led signature found by its start
