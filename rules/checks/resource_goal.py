@@ -166,48 +166,33 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
             "plan_k": k,
         }
         non_kernel = sum(phase.ms for phase in breakdown if phase.kind in NON_KERNEL)
-        if not result.reachable and non_kernel >= goal:
-            kinds = kinds_label([phase.kind for phase in breakdown if phase.kind in NON_KERNEL and phase.ms > 0])
-            figures |= {"non_kernel_ms": non_kernel, "alternative": kinds}
-            return Finding(
-                rule=ID,
-                effect="opposes",
-                verdict="redirect",
-                figures=figures,
-                message=(
-                    f"The {ms(non_kernel)} of {kinds} alone is above the {ms(goal)} latency goal, so neither faster "
-                    f"kernels nor more GPUs reach it until that time is overlapped or removed (keep data resident, "
-                    f"overlap copies with compute, capture the step in a graph)."
-                ),
-            )
+        present = [phase.kind for phase in breakdown if phase.kind in NON_KERNEL and phase.ms > 0]
+        kinds = kinds_label(present) if present else ""
         kernel_floor = floor - non_kernel
+        if not result.reachable and non_kernel >= goal:
+            figures |= {"non_kernel_ms": non_kernel, "alternative": kinds}
+            return _redirect(
+                figures,
+                f"The {ms(non_kernel)} of {kinds} alone is above the {ms(goal)} latency goal, so neither faster "
+                f"kernels nor more GPUs reach it until that time is overlapped or removed (keep data resident, "
+                f"overlap copies with compute, capture the step in a graph).",
+            )
         if not result.reachable and non_kernel > 0 and kernel_floor <= goal:
             # The kernels at k fit in the goal; what keeps the step above it is time more GPUs would not remove.
-            kinds = kinds_label([phase.kind for phase in breakdown if phase.kind in NON_KERNEL and phase.ms > 0])
             figures |= {"non_kernel_ms": non_kernel, "kernel_floor_ms": kernel_floor, "alternative": kinds}
-            return Finding(
-                rule=ID,
-                effect="opposes",
-                verdict="redirect",
-                figures=figures,
-                message=(
-                    f"Even with every kernel {times(k)} faster this step stops at {ms(floor)}, above the {ms(goal)} "
-                    f"latency goal, and {ms(non_kernel)} of that is {kinds}, which more GPUs would not remove: "
-                    f"overlap or remove it, and the kernels alone take {ms(kernel_floor)} on one GPU."
-                ),
+            return _redirect(
+                figures,
+                f"Even with every kernel {times(k)} faster this step stops at {ms(floor)}, above the {ms(goal)} "
+                f"latency goal, and {ms(non_kernel)} of that is {kinds}, which more GPUs would not remove: "
+                f"overlap or remove it, and the kernels alone take {ms(kernel_floor)} on one GPU.",
             )
         if not result.reachable:
             figures["alternative"] = "more GPUs"
-            return Finding(
-                rule=ID,
-                effect="opposes",
-                verdict="redirect",
-                figures=figures,
-                message=(
-                    f"Even with every kernel {times(k)} faster this step stops at {ms(floor)} on one GPU, above "
-                    f"the {ms(goal)} latency goal, so reaching it takes more GPUs splitting the work, not more "
-                    f"tuning here."
-                ),
+            return _redirect(
+                figures,
+                f"Even with every kernel {times(k)} faster this step stops at {ms(floor)} on one GPU, above "
+                f"the {ms(goal)} latency goal, so reaching it takes more GPUs splitting the work, not more "
+                f"tuning here.",
             )
         names = join([label(step.phase) for step in result.steps])
         return Finding(
@@ -221,15 +206,10 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
     figures["single_gpu_floor_ms"] = floor
     if floor > goal:
         figures["alternative"] = "more GPUs"
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="redirect",
-            figures=figures,
-            message=(
-                f"Even removing {ctx.target} leaves {ms(floor)}, above the {ms(goal)} latency goal, so reaching "
-                f"it takes more GPUs splitting the work, not more tuning of {pct(ctx.p)} of the step."
-            ),
+        return _redirect(
+            figures,
+            f"Even removing {ctx.target} leaves {ms(floor)}, above the {ms(goal)} latency goal, so reaching "
+            f"it takes more GPUs splitting the work, not more tuning of {pct(ctx.p)} of the step.",
         )
     return Finding(
         rule=ID,
@@ -238,3 +218,8 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
         message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal; other phases "
         f"must give the remaining {ms(new - goal)}.",
     )
+
+
+def _redirect(figures: dict[str, Figure], message: str) -> Finding:
+    """The goal is out of reach of this work: redirect to what `figures["alternative"]` names."""
+    return Finding(rule=ID, effect="opposes", verdict="redirect", figures=figures, message=message)
