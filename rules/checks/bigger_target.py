@@ -2,8 +2,8 @@
 
 What it checks: a breakdown is given and another phase that a speedup applies to (not copies, host, allocation
 or input-pipeline time, which `non_kernel_time` names with their own fixes) is larger than the target. It reports
-what the same k on the largest such phase would give. Info; a redirect when the target itself is under the noise
-floor.
+what the same k on the largest such phase would give (for communication, what hiding it behind compute would
+give: NCCL is overlapped, not tuned). Info; a redirect when the target itself is under the noise floor.
 
 Why it matters: a mediocre speedup on the dominant phase beats a heroic one on a small phase; this is the single
 most valuable habit Amdahl's law gives. The cheaper, smaller project is not the better one by default.
@@ -66,8 +66,12 @@ def check(ctx: Context) -> Finding | None:
     if largest is None or not ctx.breakdown_total or ctx.share(largest) <= ctx.target_share:
         return None
     share = ctx.share(largest)
-    speedup = amdahl.speedup(share, ctx.k)
-    new_ms = ctx.breakdown_total * (1 - amdahl.saving_fraction(share, ctx.k))
+    # Communication is not made faster by kernel tuning but hidden behind compute: its lever is the overlap, at
+    # most all of it.
+    comm = largest.kind == "comm"
+    k = math.inf if comm else ctx.k
+    speedup = amdahl.speedup(share, k)
+    new_ms = ctx.breakdown_total * (1 - amdahl.saving_fraction(share, k))
     name = label(largest.name)
     figures: dict[str, Figure] = {
         "largest": largest.name,
@@ -80,8 +84,13 @@ def check(ctx: Context) -> Finding | None:
         "alternative_share": share,
         "alternative_ms": largest.ms,
     }
-    how = "removing it" if math.isinf(ctx.k) else f"the same {times(ctx.k)} there"
-    same = f"{how} gives {times(speedup)} ({ms(new_ms)})"
+    if comm:
+        same = (
+            f"hiding it behind compute (overlap, fewer or larger messages) gives up to {times(speedup)} ({ms(new_ms)})"
+        )
+    else:
+        how = "removing it" if math.isinf(ctx.k) else f"the same {times(ctx.k)} there"
+        same = f"{how} gives {times(speedup)} ({ms(new_ms)})"
     floor = ctx.policy.noise_floor
     material = ctx.material_alternative
     if ctx.worth.clears and material is not None and not material.non_kernel and material.label == name:

@@ -410,3 +410,21 @@ def test_the_same_k_is_offered_only_on_phases_a_speedup_applies_to() -> None:
     assert_one_sentence(non_kernel.message)
     bigger = review({"target": "attention", "p": 0.15, "k": 1.5, "cost_weeks": 3, "breakdown": breakdown})
     assert finding(bigger, "bigger_target").figures["largest"] == "gemm_fwd"
+
+
+def test_communication_larger_than_the_target_is_offered_as_overlap_not_as_the_same_k() -> None:
+    """All-reduce 30 ms of a 100 ms step against a 10 ms target at 2×: NCCL is hidden behind compute, not tuned 2×,
+    so the comparison is hiding all of it, 1 / (1 − 0.3) = 1.429× at most."""
+    breakdown = [
+        {"name": "target_kernel", "ms": 10},
+        {"name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ms": 30, "kind": "comm"},
+        {"name": "gemm", "ms": 25},
+        {"name": "softmax", "ms": 20},
+        {"name": "layernorm", "ms": 15},
+    ]
+    evaluation = review({"target": "target_kernel", "p": 0.1, "k": 2, "cost_weeks": 1, "breakdown": breakdown})
+    bigger = finding(evaluation, "bigger_target")
+    assert bigger.figures["largest_speedup"] == pytest.approx(1 / (1 - 0.3))
+    assert bigger.figures["largest_new_ms"] == pytest.approx(70)
+    assert "hiding it behind compute" in bigger.message
+    assert "the same 2×" not in bigger.message
