@@ -291,6 +291,21 @@ PASSING: frozenset[Verdict] = frozenset({"fund", "fund_if"})
 """The verdicts that pass the review gate: what a break-even value separates from the rest."""
 
 
+SMALLEST_P = 1e-9
+"""The share break-even searches stop at: a proposal passing here passes at any share."""
+
+
+def break_even_below(passes: Callable[[float], bool], p: float, margin: float) -> tuple[float, bool] | None:
+    """The smallest share at which `passes` still holds, searched below `p` (None when `p` itself fails), and
+    whether it lies below ``p / margin``: then no error of that size in a p that stands in for the real one (an
+    estimate, a share of device activity alone) changes the answer. Bisection on the pure verdict function."""
+    if not passes(p):
+        return None
+    if passes(p / margin):
+        return (SMALLEST_P if passes(SMALLEST_P) else break_even(passes, SMALLEST_P, p / margin)), True
+    return break_even(passes, p / margin, p), False
+
+
 def break_even(passes: Callable[[float], bool], fail: float, ok: float, *, rel: float = 1e-3) -> float:
     """The boundary between a failing and a passing value, by bisection (`passes(ok)` and not `passes(fail)`)."""
     for _ in range(40):

@@ -1,10 +1,12 @@
 """device_vs_run — judge the end-to-end share, and say both.
 
-What it checks: both a share of a narrower scope (`p`, e.g. of device activity or of one rank) and the target's
-share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known. The verdict uses the
+What it checks: when both a share of a narrower scope (`p`, e.g. of device activity or of one rank) and the
+target's share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known, the verdict uses the
 end-to-end share: when its saving is under the noise floor and the value of the work (rules.worth) does not carry
 it, it declines, or redirects to the largest thing in the run, with both shares in one sentence (it comes before
-noise_floor in the worth stage, so it speaks first); otherwise it is info.
+noise_floor in the worth stage, so it speaks first); otherwise it is info. A share of device activity alone is an
+upper bound on the run's share: fund only if a whole-run timeline shows at least the break-even run share, unless
+the work pays even at `estimate_margin` times less (info).
 
 Why it matters: a kernel can be a visible slice of device activity and nothing at all of the run, when the run is
 dominated by allocation and host↔device copies the device-activity view leaves out. The honest review sentence
@@ -16,8 +18,10 @@ copies at 84.6%: redirect, "even making it infinitely fast is a rounding error".
 
 from __future__ import annotations
 
+import msgspec
+
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import PASSING, Context, Example, break_even_below, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, pct, saves, times
 
@@ -53,6 +57,12 @@ EXAMPLES = (
         verdict="fund",
         figures={"end_to_end_speedup": 1.1764706},
     ),
+    Example(
+        {"target": "layernorm", "p": 0.09, "k": 4, "cost_weeks": 1, "scope": {"measured": "device_activity"}},
+        fires=True,
+        verdict="fund_if",
+        figures={"break_even_p_end_to_end": 0.0133333},
+    ),
     Example({"target": "gemm", "p": 0.5, "k": 2}, fires=False),
 )
 
@@ -78,7 +88,7 @@ def check(ctx: Context) -> Finding | None:
     proposal = ctx.proposal
     derived = proposal.breakdown_scope == "end_to_end" and ctx.target_phase is not None and ctx.breakdown_ms > 0
     if proposal.p_end_to_end is None and not derived:
-        return None
+        return _unconfirmed(ctx) if proposal.scope.measured == "device_activity" else None
     run, saving = ctx.p_run, ctx.run_saving
     narrow = _SCOPE.get(proposal.scope.measured or "", "the measured scope")
     figures: dict[str, Figure] = {
@@ -108,3 +118,39 @@ def check(ctx: Context) -> Finding | None:
     if saving <= 0:
         head = f"{both}, and at {times(ctx.k)} it {saves(saving, ' of the run')}, so there is nothing to win"
     return opposition(ctx, ID, head, figures, then="is where the week should go")
+
+
+def _unconfirmed(ctx: Context) -> Finding | None:
+    """A share of device activity alone: an upper bound on the run's share, so the condition is the smallest run
+    share at which the work still pays (bisection on the pure verdict function), unless it pays even at
+    `estimate_margin` times less."""
+    proposal, probe = ctx.proposal, ctx.probe
+    if probe is None:
+        return None
+
+    def passes(run: float) -> bool:
+        return probe(msgspec.structs.replace(proposal, p_end_to_end=run), ctx.p, ctx.k) in PASSING
+
+    margin = ctx.policy.estimate_margin
+    found = break_even_below(passes, ctx.p, margin)
+    if found is None:
+        return None  # it fails even if all of device activity were the run: the other checks say why
+    edge, safe = found
+    figures: dict[str, Figure] = {"p_measured": ctx.p, "estimate_margin": margin, "break_even_p_end_to_end": edge}
+    if safe:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"{ctx.target} is {pct(ctx.p)} of device activity, with its share of the run unknown, but the "
+            f"work pays down to {pct(edge)} of the run, so that share cannot change the answer.",
+        )
+    return Finding(
+        rule=ID,
+        effect="condition",
+        verdict="fund_if",
+        stage="condition",
+        figures=figures,
+        message=f"Fund if a whole-run timeline shows {ctx.target} at {pct(edge)} of the run or more: its "
+        f"{pct(ctx.p)} is of device activity, which the run's idle time, copies and host work only dilute.",
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import msgspec
 
-from worthit.rules.context import PASSING, Context, Example, break_even
+from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct
 
@@ -47,8 +47,6 @@ EXAMPLES = (
     ),
 )
 
-_SMALLEST_P = 1e-9
-
 
 def check(ctx: Context) -> Finding | None:
     """Conditions a passing proposal whose p is an estimate on a measurement of at least the break-even p."""
@@ -60,15 +58,16 @@ def check(ctx: Context) -> Finding | None:
     def passes(p: float) -> bool:
         return probe(measured, p, ctx.k) in PASSING
 
-    if not passes(ctx.p):
-        return None
     margin = ctx.policy.estimate_margin
-    figures: dict[str, Figure] = {"p": ctx.p, "estimate_margin": margin}
-    if passes(ctx.p / margin):
-        # Passing at a tenth of the estimate, the estimate's error cannot change the answer: no search needed.
-        edge = _SMALLEST_P if passes(_SMALLEST_P) else break_even(passes, _SMALLEST_P, ctx.p / margin)
-        figures |= {"break_even_p": edge, "estimate_headroom": ctx.p / edge}
-        if edge <= _SMALLEST_P:
+    found = break_even_below(passes, ctx.p, margin)
+    if found is None:
+        return None
+    edge, safe = found
+    figures: dict[str, Figure] = {"p": ctx.p, "estimate_margin": margin, "break_even_p": edge}
+    if safe:
+        # Passing at a tenth of the estimate, the estimate's error cannot change the answer.
+        figures["estimate_headroom"] = ctx.p / edge
+        if edge <= SMALLEST_P:
             why = "the work pays at any p, so no error in the estimate changes the answer"
         else:
             why = (
@@ -76,8 +75,6 @@ def check(ctx: Context) -> Finding | None:
                 f"{num(ctx.p / edge, 0)}× too high to change the answer"
             )
         return Finding(rule=ID, effect="info", figures=figures, message=f"The {pct(ctx.p)} is an estimate, but {why}.")
-    edge = break_even(passes, ctx.p / margin, ctx.p)
-    figures["break_even_p"] = edge
     return Finding(
         rule=ID,
         effect="condition",

@@ -428,3 +428,31 @@ def test_communication_larger_than_the_target_is_offered_as_overlap_not_as_the_s
     assert bigger.figures["largest_new_ms"] == pytest.approx(70)
     assert "hiding it behind compute" in bigger.message
     assert "the same 2×" not in bigger.message
+
+
+def test_a_device_activity_share_alone_funds_only_on_the_runs_share() -> None:
+    """9% of device activity at 4× for 1 week, the run's share unknown: the run share q must save the 1% bar,
+    q · (1 − 1/4) ≥ 0.01, so q ≥ 1.33%: fund if a whole-run timeline shows it, not a plain fund on 9%."""
+    evaluation = review(
+        {"target": "layernorm_fwd", "p": 0.09, "k": 4, "cost_weeks": 1, "scope": {"measured": "device_activity"}}
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "device_vs_run"
+    edge = finding(evaluation, "device_vs_run").figures["break_even_p_end_to_end"]
+    assert edge == pytest.approx(0.01 / (1 - 1 / 4), rel=2e-3)
+    assert "1.3% of the run" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_device_activity_share_that_pays_at_a_tenth_of_itself_is_funded() -> None:
+    """The same kernel on 5,000 GPUs pays down to a run share of about 0.02%: the unknown share cannot matter."""
+    evaluation = review(
+        {"target": "layernorm_fwd", "p": 0.09, "k": 4, "cost_weeks": 1, "scope": {"measured": "device_activity"}}
+        | {"flags": {"fleet_gpus": 5000}}
+    )
+    # GPU-equivalents q · 3/4 · 5000 at $17,520 a year each must repay $5k within the 12-month horizon.
+    edge = WEEK_USD / GPU_YEAR_USD / (5000 * 0.75)
+    assert evaluation.verdict == "fund"
+    found = finding(evaluation, "device_vs_run")
+    assert found.effect == "info"
+    assert found.figures["break_even_p_end_to_end"] == pytest.approx(edge, rel=2e-3)
