@@ -1,7 +1,9 @@
 """inclusive_percentages — inclusive percentages overlap and do not sum to 100.
 
 What it checks: `scope.method = inclusive_summary`, or `scope.inclusive` (set when `p` is read from a profile
-whose percentages overlap, such as rocprofv3's summary PERCENT (INC) column). Remeasure.
+whose percentages overlap, such as rocprofv3's summary PERCENT (INC) column). Remeasure. When the target is a
+kernel of a summed kernel table (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats), the sentence says what is wrong
+with that share instead: it is of summed kernel time, not of the step.
 
 Why it matters: an inclusive percentage contains everything its call triggers: hipMemcpy's 62.6% contains the HSA
 calls and the device copy beneath it. Such percentages say which operations dominate, not how the time divides;
@@ -39,13 +41,18 @@ def check(ctx: Context) -> Finding | None:
     figures: dict[str, Figure] = {"p": ctx.p, "inclusive": True}
     if ctx.proposal.breakdown and ctx.breakdown_total:
         figures["breakdown_share_sum"] = ctx.breakdown_ms / ctx.breakdown_total
-    return Finding(
-        rule=ID,
-        effect="remeasure",
-        verdict="remeasure",
-        figures=figures,
-        message=(
+    target = ctx.target_phase
+    if target is not None and target.kind in ("kernel", "comm"):
+        # A kernel summary (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats): kernels do not nest, but the
+        # percentage is of summed kernel time, whose denominator is not the step.
+        message = (
+            f"The {pct(ctx.p)} share of {ctx.target} is of summed kernel time in a summary table, not of the step: "
+            f"it leaves out idle time, copies and host gaps, and concurrent streams count twice; re-run the "
+            f"arithmetic on a timeline of the whole step (a kernel trace with its copies)."
+        )
+    else:
+        message = (
             f"The {pct(ctx.p)} share of {ctx.target} is an inclusive percentage, which overlaps others and does "
             f"not sum to 100 with them; re-run the arithmetic on non-overlapping kernel and copy traces."
-        ),
-    )
+        )
+    return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)

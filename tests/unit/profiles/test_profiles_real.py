@@ -355,3 +355,19 @@ def test_a_kernel_family_named_by_its_start_is_ambiguous_not_its_smallest_member
         Proposal,
     )
     assert proposal_from_profile(exact, b).flags.barrier is not None  # the void-led signature found by its start
+
+
+def test_a_kernel_summary_share_is_refused_for_its_denominator_not_called_inclusive() -> None:
+    """nsys cuda_gpu_kern_sum: kernels do not nest, so flash_attention's Time (%) is not "inclusive"; it is of summed
+    kernel time (50.07% as printed), and that is what the remeasure says."""
+    path = REAL / "nsys" / "dotllm_prefill_cuda_gpu_kern_sum.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    named = next(r for r in rows if r["Name"] == "flash_attention_prefill_f16")
+    b = read_any(path.read_bytes())
+    raw = {"target": "flash_attention_prefill_f16", "k": 2, "cost_weeks": 2, "profile_id": "nsys"}
+    evaluation = evaluate(proposal_from_profile(msgspec.convert(raw, Proposal), b), default_policy())
+    assert evaluation.verdict == "remeasure"
+    assert evaluation.deciding_rule == "inclusive_percentages"
+    assert f"The {float(named['Time (%)']):.1f}% share" in evaluation.statement
+    assert "summed kernel time" in evaluation.statement
+    assert "inclusive percentage" not in evaluation.statement

@@ -456,3 +456,10 @@ def test_a_device_activity_share_that_pays_at_a_tenth_of_itself_is_funded() -> N
     found = finding(evaluation, "device_vs_run")
     assert found.effect == "info"
     assert found.figures["break_even_p_end_to_end"] == pytest.approx(edge, rel=2e-3)
+
+
+def test_an_api_rollup_share_is_still_called_inclusive() -> None:
+    """The seed's hipMemcpy at 62.6% PERCENT (INC) contains the calls beneath it: that one is inclusive."""
+    evaluation = review({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"method": "inclusive_summary"}})
+    assert evaluation.verdict == "remeasure"
+    assert "The 62.6% share of hipMemcpy is an inclusive percentage" in evaluation.statement
