@@ -25,7 +25,7 @@ from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.model import Evaluation
 from worthit.rules.policy import Policy
 from worthit.rules.profiles import Breakdown, ProfileError
-from worthit.service.gate import BlockError, read_proposal
+from worthit.service.gate import BlockError, read_proposal, read_request
 from worthit.service.gate import configure as configure_gate
 from worthit.service.gate import run as run_gate
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
@@ -104,10 +104,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS
 
 
-def _request(path: str, type_: Any) -> Any:
+def _request(path: str, type_: Any, *, proposals: bool = False) -> Any:
+    """A plan or portfolio request from a JSON or YAML file, values read as `worthit review` reads them."""
     from worthit.service.validation import decode_strict
 
-    return decode_strict(_read(path), type_)
+    return decode_strict(read_request(_read(path).decode("utf-8", errors="replace"), proposals=proposals), type_)
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
@@ -148,7 +149,7 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
 
     try:
         policy = load_policy(args.policy_file)
-        request = _request(args.file, PortfolioRequest)
+        request = _request(args.file, PortfolioRequest, proposals=True)
         result = portfolio(request.proposals, policy, request.budget_weeks)
     except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
@@ -464,13 +465,15 @@ def parser() -> argparse.ArgumentParser:
     profile.set_defaults(func=cmd_profile)
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")
-    plan.add_argument("file", help="JSON: breakdown and target_speedup or target_ms (- for stdin)")
+    plan.add_argument("file", help="JSON or YAML: breakdown and target_speedup or target_ms (- for stdin)")
     plan.add_argument("--json", action="store_true")
     plan.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     plan.set_defaults(func=cmd_plan)
 
     portfolio = sub.add_parser("portfolio", help="rank proposals by return per engineer-week")
-    portfolio.add_argument("file", help="JSON: proposals and an optional budget_weeks (- for stdin)")
+    portfolio.add_argument(
+        "file", help="JSON or YAML: proposals (or a bare list of them) and an optional budget_weeks (- for stdin)"
+    )
     portfolio.add_argument("--json", action="store_true")
     portfolio.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     portfolio.set_defaults(func=cmd_portfolio)

@@ -23,7 +23,7 @@ to a validated proposal), `remote` (evaluation on a server), `report` (the verdi
 (the options and the run).
 """
 
-from worthit.service.gate.block import Parsed, invalid_block, parse_block, read_proposal
+from worthit.service.gate.block import Parsed, invalid_block, parse_block, read_proposal, read_request
 from worthit.service.gate.command import configure, run
 from worthit.service.gate.errors import BlockError, UsageError
 from worthit.service.gate.event import body_from_event, body_from_file
@@ -60,6 +60,7 @@ __all__ = [
     "normalise_newlines",
     "parse_block",
     "read_proposal",
+    "read_request",
     "run",
     "summary_markdown",
 ]

@@ -79,6 +79,42 @@ def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Pr
     return parse_block(Block(text=text, line=0), defaults).proposal
 
 
+def read_request(text: str, *, proposals: bool = False) -> bytes:
+    """The JSON of a request document given as JSON or YAML (`worthit plan`, `worthit portfolio`), its shorthand
+    values read as every surface reads a proposal's (`p: 21%`, `cost_weeks: 10d`, `ms: 1.5s`).
+
+    With `proposals`, the document is a portfolio: `proposals` (a bare list is taken as them) and `budget_weeks`,
+    each proposal read on its own. Raises `InvalidInput` for a document that is neither, naming the line.
+    """
+    text = normalise_newlines(text)
+    try:
+        data = msgspec.json.decode(text.encode()) if text.lstrip().startswith(("{", "[")) else None
+    except msgspec.DecodeError:
+        data = None
+    if data is None:
+        block = Block(text=text, line=0)
+        try:
+            tree = yaml.compose(text, Loader=yaml.SafeLoader)
+            data = yaml.safe_load(text)
+            if tree is not None:
+                _reject_duplicates(block, tree)
+        except yaml.YAMLError as exc:
+            raise InvalidInput(f"expected a JSON or YAML document: {_yaml_error(block, exc)}") from exc
+        except BlockError as exc:
+            raise InvalidInput(f"expected a JSON or YAML document: {exc}") from exc
+    if proposals:
+        if isinstance(data, list):
+            data = {"proposals": data}
+        if isinstance(data, dict) and isinstance(data.get("proposals"), list):
+            data = {**data, "proposals": [units.forgive(item) for item in data["proposals"]]}
+    else:
+        data = units.forgive(data)
+    try:
+        return msgspec.json.encode(data)
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise InvalidInput(f"expected plain JSON or YAML values: {exc}") from exc
+
+
 def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
     """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
     try:

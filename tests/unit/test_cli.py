@@ -164,3 +164,38 @@ def test_a_bad_policy_file_cannot_run(tmp_path: Path, command: str, capsys: pyte
     path.write_text("{}", encoding="utf-8")
     assert main([command, "--policy-file", str(tmp_path / "none.toml"), str(path)]) == 2
     assert f"cannot read the policy file {tmp_path / 'none.toml'}" in capsys.readouterr().err
+
+
+PORTFOLIO_YAML = """\
+budget_weeks: 5
+proposals:
+  - {title: qkv gemm, target: gemm_qkv, p: 34%, k: 1.5, baseline_ms: 100, cost_weeks: 4}
+  - {title: softmax, target: attention_softmax, p: 21%, k: 10x, baseline_ms: 100ms, cost_weeks: 3w}
+  - {title: layernorm, target: layernorm, p: 6%, k: 2, baseline_ms: 0.1s, cost_weeks: 5d}
+"""
+PORTFOLIO_JSON = (
+    '{"budget_weeks": 5, "proposals": ['
+    '{"title": "qkv gemm", "target": "gemm_qkv", "p": 0.34, "k": 1.5, "baseline_ms": 100, "cost_weeks": 4},'
+    '{"title": "softmax", "target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3},'
+    '{"title": "layernorm", "target": "layernorm", "p": 0.06, "k": 2, "baseline_ms": 100, "cost_weeks": 1}]}'
+)
+
+
+def test_portfolio_reads_yaml_and_shorthand_as_review_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same portfolio as YAML with `21%`, `10x`, `3w`, `5d`, `0.1s`, and as plain JSON: one answer."""
+    answers = []
+    for name, text in (("p.yaml", PORTFOLIO_YAML), ("p.json", PORTFOLIO_JSON)):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert main(["portfolio", "--json", str(path)]) == 0
+        answers.append(msgspec.json.decode(capsys.readouterr().out))
+    assert answers[0] == answers[1]
+    assert [e["target"] for e in answers[0]["entries"] if e["funded"]] == ["attention_softmax", "layernorm"]
+
+
+def test_a_portfolio_given_twice_the_same_field_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML would keep the last of two `p:`; the portfolio refuses it as a proposal block does, naming the line."""
+    path = tmp_path / "p.yaml"
+    path.write_text("- {target: a, p: 20%, k: 2, cost_weeks: 1}\n- {target: a, p: 20%, k: 2, p: 3%}\n", "utf-8")
+    assert main(["portfolio", str(path)]) == 2
+    assert "line 2, field `[1].p`: `[1].p` is given twice" in capsys.readouterr().err
