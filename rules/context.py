@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
-from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Verdict, is_aggregate
+from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.text import label, ms, pct
 from worthit.rules.worth import Worth, worth_of
@@ -83,12 +83,13 @@ def opposition(
     figures: dict[str, Figure],
     *,
     then: str = "is where the effort belongs",
+    alone: str | None = None,
 ) -> Finding:
     """A finding against the proposal: a redirect naming where the effort belongs when the breakdown knows (the
-    statement ends `…; <alternative> <then>.`), else a plain decline."""
+    statement ends `…; <alternative> <then>.`), else a plain decline (`alone`, or `head` as a sentence)."""
     alternative = ctx.alternative
     if alternative is None:
-        return Finding(rule=rule, effect="opposes", verdict="decline", figures=figures, message=f"{head}.")
+        return Finding(rule=rule, effect="opposes", verdict="decline", figures=figures, message=alone or f"{head}.")
     figures |= alternative.figures()
     return Finding(
         rule=rule,
@@ -97,6 +98,11 @@ def opposition(
         figures=figures,
         message=f"{head}; {alternative.phrase()} {then}.",
     )
+
+
+def condition(rule: str, figures: dict[str, Figure], message: str, *, stage: Stage | None = None) -> Finding:
+    """A finding that funds on a condition (`fund_if`); `stage` when it answers another stage than its rule's."""
+    return Finding(rule=rule, effect="condition", verdict="fund_if", stage=stage, figures=figures, message=message)
 
 
 def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -> Finding:

@@ -28,6 +28,7 @@ from worthit.rules.context import (  # re-exported: `rules.engine` stays where c
     Context,
     Example,
     break_even,
+    condition,
     kinds_label,
     lazy,
     opposition,
@@ -283,13 +284,11 @@ def _uncertainty(
             f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
             f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
         )
-        return Finding(
-            rule="uncertainty",
-            effect="condition",
-            verdict="fund_if",
+        return condition(
+            "uncertainty",
+            figures,
+            message,
             stage="condition",
-            figures=figures,
-            message=message,
         )
     edge = break_even(passes, low_end, ok_end)
     figures |= {f"break_even_{name}": edge}
@@ -301,9 +300,7 @@ def _uncertainty(
         span = f"the {pct(p_low)}–{pct(p_high)} range"
     slower = " (a slowdown)" if name == "k" and k_low < 1 else ""
     message = f"Fund if {what}: {span} straddles the bar, and at its low end{slower} the verdict is {worst}."
-    return Finding(
-        rule="uncertainty", effect="condition", verdict="fund_if", stage="condition", figures=figures, message=message
-    )
+    return condition("uncertainty", figures, message, stage="condition")
 
 
 def _speed(p: float, k: float) -> float:

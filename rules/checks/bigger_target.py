@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import NON_KERNEL, Context, Example
+from worthit.rules.context import NON_KERNEL, Context, Example, condition
 from worthit.rules.model import Figure, Finding, is_aggregate
 from worthit.rules.text import label, ms, pct, times
 
@@ -94,12 +94,10 @@ def check(ctx: Context) -> Finding | None:
     floor = ctx.policy.noise_floor
     material = ctx.material_alternative
     if ctx.worth.clears and material is not None and not material.non_kernel and material.label == name:
-        return Finding(
-            rule=ID,
-            effect="condition",
-            verdict="fund_if",
-            figures=figures | {"alternative_ratio": ctx.policy.alternative_ratio},
-            message=(
+        return condition(
+            ID,
+            figures | {"alternative_ratio": ctx.policy.alternative_ratio},
+            (
                 f"Fund, though {name} at {pct(share)} of the step is the larger target: {same} against "
                 f"{times(amdahl.speedup(ctx.target_share, ctx.k))} for {ctx.target} at {pct(ctx.target_share)}, so "
                 f"rank targets by share first"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules import amdahl
-from worthit.rules.context import PASSING, Context, Example, break_even_below, opposition
+from worthit.rules.context import PASSING, Context, Example, break_even_below, condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, pct, saves, times
 
@@ -145,12 +145,10 @@ def _unconfirmed(ctx: Context) -> Finding | None:
             message=f"{ctx.target} is {pct(ctx.p)} of device activity, with its share of the run unknown, but the "
             f"work pays down to {pct(edge)} of the run, so that share cannot change the answer.",
         )
-    return Finding(
-        rule=ID,
-        effect="condition",
-        verdict="fund_if",
-        stage="condition",
-        figures=figures,
-        message=f"Fund if a whole-run timeline shows {ctx.target} at {pct(edge)} of the run or more: its "
+    return condition(
+        ID,
+        figures,
+        f"Fund if a whole-run timeline shows {ctx.target} at {pct(edge)} of the run or more: its "
         f"{pct(ctx.p)} is of device activity, which the run's idle time, copies and host work only dilute.",
+        stage="condition",
     )

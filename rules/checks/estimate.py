@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import msgspec
 
-from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below
+from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below, condition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct
 
@@ -75,11 +75,9 @@ def check(ctx: Context) -> Finding | None:
                 f"{num(ctx.p / edge, 0)}× too high to change the answer"
             )
         return Finding(rule=ID, effect="info", figures=figures, message=f"The {pct(ctx.p)} is an estimate, but {why}.")
-    return Finding(
-        rule=ID,
-        effect="condition",
-        verdict="fund_if",
-        figures=figures,
-        message=f"Fund if a timeline shows p ≥ {pct(edge)}: the {pct(ctx.p)} is an estimate, and below "
+    return condition(
+        ID,
+        figures,
+        f"Fund if a timeline shows p ≥ {pct(edge)}: the {pct(ctx.p)} is an estimate, and below "
         f"{pct(edge)} the same work no longer pays for itself.",
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, carried
+from worthit.rules.context import Context, Example, carried, condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct, saves, usd, weeks
 
@@ -89,27 +89,13 @@ def check(ctx: Context) -> Finding | None:
             else f"a change that {saves(ctx.run_saving)} returns nothing"
         )
         head = f"Counting {horizon}, the {what} costs {costs} so {gain}"
-        alternative = ctx.alternative
-        if alternative is not None:
-            figures |= alternative.figures()
-            return Finding(
-                rule=ID,
-                effect="opposes",
-                verdict="redirect",
-                figures=figures,
-                message=f"{head}; {alternative.phrase()} is the better use of those weeks.",
-            )
         risk = (
             "even behind a portable fallback, each new GPU is another port to verify"
             if flags.portable_fallback
             else "a silent risk on each new GPU and a file few can review"
         )
-        return Finding(
-            rule=ID,
-            effect="opposes",
-            verdict="decline",
-            figures=figures,
-            message=f"{head}, for {kept}, {risk}.",
+        return opposition(
+            ctx, ID, head, figures, then="is the better use of those weeks", alone=f"{head}, for {kept}, {risk}."
         )
     if worth.basis == "product":
         return carried(
@@ -131,14 +117,12 @@ def check(ctx: Context) -> Finding | None:
                 f"on {num(flags.fleet_gpus or 0)} GPUs {pct(ctx.run_saving)} frees {num(money.gpus, 0)} "
                 f"GPU-equivalents, {usd(money.value_usd)} {span}, against"
             )
-        return Finding(
-            rule=ID,
-            effect="condition",
-            verdict="fund_if",
-            stage="condition",
-            figures=figures,
-            message=f"Fund on the condition that a tested portable fallback ships with it: {pays} "
+        return condition(
+            ID,
+            figures,
+            f"Fund on the condition that a tested portable fallback ships with it: {pays} "
             f"{weeks(total)} including {horizon}, but {what} on {kept} can break silently on the next GPU.",
+            stage="condition",
         )
     return Finding(
         rule=ID,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, carried, opposition
+from worthit.rules.context import Context, Example, carried, condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, num, pct, times, usd
 
@@ -66,18 +66,16 @@ def check(ctx: Context) -> Finding | None:
         figures |= {"gpu_equivalents": money.gpus, "value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}
         span = f"over the {num(money.job_days)}-day job" if money.job_days is not None else "a year"
         value = usd(money.value_usd if money.job_days is not None else money.annual_usd or 0.0)
-        return Finding(
-            rule=ID,
-            effect="condition",
-            verdict="fund_if",
-            stage="condition",
-            figures=figures,
-            message=(
+        return condition(
+            ID,
+            figures,
+            (
                 f"Fund, and confirm the saving in a fleet A/B: {pct(saving)} per run is under the {pct(floor)} noise "
                 f"floor, too small for one run to show, but on {count(ctx.proposal.flags.fleet_gpus or 0, 'GPU')} it "
                 f"frees {num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {value} {span} against "
                 f"{usd(money.cost_usd)} of engineering"
             ),
+            stage="condition",
         )
     if worth.clears:
         return carried(

@@ -14,7 +14,7 @@ the step in a graph.
 
 from __future__ import annotations
 
-from worthit.rules.context import NON_KERNEL, Context, Example
+from worthit.rules.context import NON_KERNEL, Context, Example, condition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 
@@ -85,12 +85,10 @@ def check(ctx: Context) -> Finding | None:
     material = ctx.material_alternative
     if ctx.worth.clears and material is not None and material.non_kernel:
         figures |= material.figures() | {"alternative_ratio": ctx.policy.alternative_ratio}
-        return Finding(
-            rule=ID,
-            effect="condition",
-            verdict="fund_if",
-            figures=figures,
-            message=f"Fund, but the bigger win is elsewhere: {pct(share)} of the step ({ms(non_kernel)}) is not "
+        return condition(
+            ID,
+            figures,
+            f"Fund, but the bigger win is elsewhere: {pct(share)} of the step ({ms(non_kernel)}) is not "
             f"kernel time, against the {pct(ctx.run_saving)} this saves, so {fixes}.",
         )
     return Finding(

@@ -13,7 +13,7 @@ decline.
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context, Example, condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, ms, pct, saves
 
@@ -67,11 +67,8 @@ def check(ctx: Context) -> Finding | None:
             message=f"The p99 was measured and is not worse, so {win} holds{against}.",
         )
     why = "may raise the tail" if slo.tail_risk else "has no p99 measured yet"
-    return Finding(
-        rule=ID,
-        effect="condition",
-        verdict="fund_if",
-        figures=figures,
-        message=f"Fund on the condition that the p99 holds: {win}{against} {why}, so measure the "
-        f"distribution, not the mean.",
+    return condition(
+        ID,
+        figures,
+        f"Fund on the condition that the p99 holds: {win}{against} {why}, so measure the distribution, not the mean.",
     )
