@@ -31,11 +31,7 @@ def parse_block(block: Block, defaults: Mapping[str, object] | None = None) -> P
     """Parse the block's YAML safely and validate it as a Proposal; a `BlockError` names the line and field.
 
     `defaults` fill fields the block leaves out (`worthit review --profile` names the profile it reads)."""
-    try:
-        tree = yaml.compose(block.text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(block.text)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(block, exc) from exc
+    tree, data = _load(block)
     if tree is None or data is None:
         raise BlockError(f"the worthit block is empty; fill in at least `p` and `k` ({TEMPLATE_HINT})", block.line)
     if not isinstance(data, dict) or not isinstance(tree, yaml.MappingNode):
@@ -94,12 +90,9 @@ def read_request(text: str, *, proposals: bool = False) -> bytes:
     if data is None:
         block = Block(text=text, line=0)
         try:
-            tree = yaml.compose(text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(text)
+            tree, data = _load(block)
             if tree is not None:
                 _reject_duplicates(block, tree)
-        except yaml.YAMLError as exc:
-            raise InvalidInput(f"expected a JSON or YAML document: {_yaml_error(block, exc)}") from exc
         except BlockError as exc:
             raise InvalidInput(f"expected a JSON or YAML document: {exc}") from exc
     if proposals:
@@ -163,6 +156,14 @@ def locate(tree: yaml.Node, pointer: str) -> tuple[int, yaml.Node | None]:
         else:
             return line, None
     return line, node
+
+
+def _load(block: Block) -> tuple[yaml.Node | None, object]:
+    """The block's YAML safely loaded, with its node tree for line numbers; a `BlockError` names the line."""
+    try:
+        return yaml.compose(block.text, Loader=yaml.SafeLoader), yaml.safe_load(block.text)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(block, exc) from exc
 
 
 def _reject_duplicates(block: Block, node: yaml.Node, path: str = "") -> None:
