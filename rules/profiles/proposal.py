@@ -61,17 +61,14 @@ def top_level(breakdown: Breakdown) -> list[Phase]:
     returns before its kernel runs). Host ops (a PyTorch trace's CPU ops) run while the device works: beside a
     device timeline they are not parts of the run but the reason for its idle time (`device_waits`).
     """
-    return _parts(
-        breakdown.phases, host_timeline=_waits_on_host(breakdown.format, breakdown.phases, breakdown.activity)
-    )
+    return _parts(breakdown.phases, host_timeline=_waits_on_host(breakdown.format, breakdown.activity))
 
 
-def _waits_on_host(fmt: str, phases: list[Phase], activity: Activity | None) -> bool:
-    """Whether the recording has a host timeline beside its device one (a PyTorch trace: its steps and CPU ops are
-    host time), so that the device's idle time is time it waited on the host or its input pipeline."""
-    if activity is None or activity.busy_ns <= 0:
-        return False
-    return fmt == TORCH_FORMAT or any(p.kind == "cpu_op" for p in phases)
+def _waits_on_host(fmt: str, activity: Activity | None) -> bool:
+    """Whether the recording has a host timeline beside its device one (a PyTorch trace, the only reader of CPU
+    ops: its steps and CPU ops are host time), so that the device's idle time is time it waited on the host or its
+    input pipeline."""
+    return fmt == TORCH_FORMAT and activity is not None and activity.busy_ns > 0
 
 
 def _parts(phases: list[Phase], *, host_timeline: bool) -> list[Phase]:
@@ -106,7 +103,7 @@ def device_waits(
 def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[ProposalPhase]:
     """The recording's top-level parts in ms, with what no part accounts for as more phases (`device_waits`); at
     most `MAX_PHASES` in all, the `target` always among them (the others beyond the largest folded per kind)."""
-    host_timeline = _waits_on_host(breakdown.format, breakdown.phases, breakdown.activity)
+    host_timeline = _waits_on_host(breakdown.format, breakdown.activity)
     parts = _parts(breakdown.phases, host_timeline=host_timeline)
     phases = [ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other")) for n, p in _unique(parts)]
     keep = frozenset(() if target is None else (target,))
@@ -225,7 +222,7 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         target_ms=target_ns / count / 1e6,
         rank_p=min(phase.total_ns / busy, 1.0) if busy and phase.total_ns else None,
     )
-    host_timeline = _waits_on_host(b.format, rank.phases, rank.activity)
+    host_timeline = _waits_on_host(b.format, rank.activity)
     parts = _parts(rank.phases, host_timeline=host_timeline)
     scale = step_ns / count / rank.wall_ns if rank.wall_ns else 0.0  # the rank's figures per step of the barrier
     shares = {x.name: x.total_ns / rank.wall_ns for x in parts} if rank.wall_ns else {}
