@@ -30,7 +30,7 @@ class SlackStandIn:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.acks: list[dict[str, Any]] = []
-        self.connections_opened = 0
+        self.sockets_served = 0
         self._lock = threading.Lock()
         self._ts = 0
         self._loop = asyncio.new_event_loop()
@@ -48,7 +48,9 @@ class SlackStandIn:
         return await serve(self._connection, "127.0.0.1", 0)
 
     async def _connection(self, socket: ServerConnection) -> None:
-        self._sockets.add(socket)
+        with self._lock:
+            self._sockets.add(socket)
+            self.sockets_served += 1
         hello = {
             "type": "hello",
             "num_connections": 1,
@@ -78,11 +80,13 @@ class SlackStandIn:
         asyncio.run_coroutine_threadsafe(send(), self._loop).result(timeout=10)
 
     def drop(self) -> None:
-        """Cut every socket without a close frame."""
+        """Cut every socket without a close frame, and forget it at once: until its handler notices, a cut socket
+        would still count as connected and take the next envelope into the void."""
 
         async def drop() -> None:
             for socket in list(self._sockets):
                 socket.transport.abort()
+                self._sockets.discard(socket)
 
         asyncio.run_coroutine_threadsafe(drop(), self._loop).result(timeout=10)
 
@@ -121,8 +125,6 @@ class SlackStandIn:
             self._ts += 1
             ts = f"1700000000.{self._ts:06d}"
         if method == "apps.connections.open":
-            with self._lock:
-                self.connections_opened += 1
             return {"ok": True, "url": f"ws://127.0.0.1:{self.ws_port}/link/?ticket={uuid.uuid4()}&app_id=A0001"}
         if method == "auth.test":
             return {
