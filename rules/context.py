@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar, overload
 from worthit.rules import amdahl
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
+from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.text import label, ms, pct
 from worthit.rules.worth import Worth, worth_of
 
@@ -193,6 +194,13 @@ class Context:
             if phase.name == self.proposal.target:
                 return phase
         return None
+
+    @lazy
+    def target_is_comm(self) -> bool:
+        """Whether the target is communication: a `comm` phase, or a kernel (stated so or by default) named as NCCL/RCCL
+        kernels and collectives are."""
+        kind = self.target_phase.kind if self.target_phase is not None else "kernel"
+        return kind == "comm" or (kind == "kernel" and kernel_kind(self.proposal.target or "") == "comm")
 
     def share(self, phase: Phase) -> float:
         """A phase's share of the time the breakdown divides (see `breakdown_total`)."""

@@ -13,6 +13,9 @@ straggler and the step every rank waits for), the check computes the distributed
 the step all ranks are held to, against the share of one rank's device activity (`rank_p`) a single-GPU profile
 gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done.
 
+A communication target (a `comm` phase, or an NCCL/RCCL kernel's name) is told the other half of the story: its
+time on one rank includes that rank's wait for the slowest, which no faster transfer removes.
+
 Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profile: remeasure across all ranks.
 """
 
@@ -97,14 +100,16 @@ def check(ctx: Context) -> Finding | None:
                 f"so {ctx.target} on the critical path sets the step for every rank, as the collective shows."
             ),
         )
-    return Finding(
-        rule=ID,
-        effect="remeasure",
-        verdict="remeasure",
-        figures=figures,
-        message=(
+    if ctx.target_is_comm:
+        message = (
+            f"{ctx.target}'s {pct(ctx.p)} on one rank includes its wait for the slowest of {num(barrier.ranks)} "
+            f"ranks, which a faster transfer does not shorten; trace the collective across all ranks (rocprofv3 "
+            f"--rccl-trace, nsys with NCCL tracing) to split transfer from wait, and re-run p."
+        )
+    else:
+        message = (
             f"On a barrier's critical path the straggler's {pct(ctx.p)} is paid by all {num(barrier.ranks)} "
             f"waiting ranks, so one rank's profile has the wrong denominator; trace the collective across all "
             f"ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) and re-run p."
-        ),
-    )
+        )
+    return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)

@@ -14,6 +14,7 @@ from worthit.rules.engine import STAGES
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.portfolio import portfolio
+from worthit.rules.text import label
 
 GPU_YEAR_USD = 2.0 * 8760  # the default policy's $2 per GPU-hour, around the clock
 WEEK_USD = 5000.0
@@ -463,3 +464,30 @@ def test_an_api_rollup_share_is_still_called_inclusive() -> None:
     evaluation = review({"target": "hipMemcpy", "p": 0.626, "k": 2, "scope": {"method": "inclusive_summary"}})
     assert evaluation.verdict == "remeasure"
     assert "The 62.6% share of hipMemcpy is an inclusive percentage" in evaluation.statement
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [("nccl_allreduce", "comm"), ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", None), ("grad_bucket", "comm")],
+)
+def test_a_collective_on_the_critical_path_is_told_its_time_holds_the_wait(target: str, kind: str | None) -> None:
+    """A collective's time on one rank includes that rank's wait for the slowest: tuning the transfer does not
+    shorten the wait, so the remeasure asks to split the two, not to take p against every rank."""
+    phase = {"name": target, "ms": 198} | ({"kind": kind} if kind else {})
+    breakdown = [{"name": "gemms", "ms": 580}, phase, {"name": "dataloader", "ms": 122, "kind": "input"}]
+    evaluation = review(
+        {"target": target, "p": 0.22, "k": 1.3, "cost_weeks": 2, "baseline_ms": 900, "breakdown": breakdown}
+        | {"flags": {"barrier": {"ranks": 64}}}
+    )
+    assert evaluation.verdict == "remeasure"
+    found = finding(evaluation, "barrier_denominator")
+    assert found.figures["rank_time_paid"] == pytest.approx(0.22 * 64)
+    assert f"{label(target)}'s 22% on one rank includes its wait for the slowest of 64 ranks" in evaluation.statement
+    assert "split transfer from wait" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_compute_kernel_on_the_critical_path_is_still_paid_by_every_rank() -> None:
+    evaluation = review({"target": "gemm_epilogue", "p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8}}})
+    assert "the straggler's 2% is paid by all 8 waiting ranks" in evaluation.statement
+
