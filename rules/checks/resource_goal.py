@@ -5,7 +5,8 @@ What it checks: a `goal`. Memory needed above device memory is a capacity proble
 single-GPU work can reach on this breakdown (every kernel phase at the proposal's k; without a breakdown, the
 target at zero) needs more GPUs: redirect; unless the breakdown's copies, host and input time is what holds the step
 above the goal (the kernels at k alone fit in it), when the redirect is to that time, which more GPUs would not
-remove. A latency goal reachable on one GPU gets the plan that reaches it. A throughput goal, when the model fits
+remove. A latency goal reachable on one GPU gets the plan that reaches it, and, when removing the copies, host and
+input time with this change already reaches it, that first. A throughput goal, when the model fits
 one GPU, is a replica count: info with the replicas before and after.
 
 Why it matters: reading data quickly and having room to hold it are different problems, as are how long one request
@@ -195,6 +196,17 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
                 f"tuning here.",
             )
         names = join([label(step.phase) for step in result.steps])
+        if non_kernel > 0 and new - non_kernel <= goal and len(result.steps) > 1:
+            # Removing the time no kernel speedup touches reaches the goal with this change alone: say so first.
+            figures |= {"non_kernel_ms": non_kernel, "without_non_kernel_ms": new - non_kernel}
+            return Finding(
+                rule=ID,
+                effect="info",
+                figures=figures,
+                message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal; removing the "
+                f"{ms(non_kernel)} of {kinds} as well reaches {ms(new - non_kernel)}, where kernel tuning alone "
+                f"needs {names} each {times(k)} faster.",
+            )
         return Finding(
             rule=ID,
             effect="info",
