@@ -4,9 +4,9 @@ What it checks: when both a share of a narrower scope (`p`, e.g. of device activ
 target's share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known, the verdict uses the
 end-to-end share: when its saving is under the noise floor and the value of the work (rules.worth) does not carry
 it, it declines, or redirects to the largest thing in the run, with both shares in one sentence (it comes before
-noise_floor in the worth stage, so it speaks first); otherwise it is info. A share of device activity alone is an
-upper bound on the run's share: fund only if a whole-run timeline shows at least the break-even run share, unless
-the work pays even at `estimate_margin` times less (info).
+noise_floor in the worth stage, so it speaks first); otherwise it is info. Equal shares (the measured scope is the
+run) say nothing. A share of device activity alone is an upper bound on the run's share: fund only if a whole-run
+timeline shows at least the break-even run share, unless the work pays even at `estimate_margin` times less (info).
 
 Why it matters: a kernel can be a visible slice of device activity and nothing at all of the run, when the run is
 dominated by allocation and host↔device copies the device-activity view leaves out. The honest review sentence
@@ -17,6 +17,8 @@ copies at 84.6%: redirect, "even making it infinitely fast is a rounding error".
 """
 
 from __future__ import annotations
+
+import math
 
 import msgspec
 
@@ -64,6 +66,7 @@ EXAMPLES = (
         figures={"break_even_p_end_to_end": 0.0133333},
     ),
     Example({"target": "gemm", "p": 0.5, "k": 2}, fires=False),
+    Example({"target": "gemm", "p": 0.03, "k": 2, "p_end_to_end": 0.03, "scope": {"measured": "step"}}, fires=False),
 )
 
 _SCOPE = {
@@ -90,6 +93,8 @@ def check(ctx: Context) -> Finding | None:
     if proposal.p_end_to_end is None and not derived:
         return _unconfirmed(ctx) if proposal.scope.measured == "device_activity" else None
     run, saving = ctx.p_run, ctx.run_saving
+    if math.isclose(run, ctx.p, rel_tol=1e-9):
+        return None  # the measured scope is the run (a distributed step): there are not two shares to tell apart
     narrow = _SCOPE.get(proposal.scope.measured or "", "the measured scope")
     figures: dict[str, Figure] = {
         "p_measured": ctx.p,
