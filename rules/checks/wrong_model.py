@@ -118,7 +118,7 @@ def check(ctx: Context) -> Finding | None:
             effect="info",
             figures=figures,
             message=f"{there} justifies it too: there {ctx.target} is {pct(strategic.p)} of the step, so "
-            f"{k_text(ctx.k)} gives {times(speedup)}, as well as the {measured_speedup} measured on {here}.",
+            f"{k_text(ctx.k)} gives {times(speedup)}, as well as {measured_speedup} on {here}.",
         )
     if not worth.strategic_clears:
         if saving <= 0:
