@@ -181,9 +181,22 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("flags", "fleet_gpus"): gpus,
 }
 SHARE_FIELDS = frozenset(path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction"))
+# A plan request's own fields (its breakdown and k read as a proposal's), and a portfolio's beside its proposals.
+PLAN_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = FIELDS | {
+    ("target_speedup",): _end(speedup),
+    ("target_ms",): millis,
+}
+PORTFOLIO_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {("budget_weeks",): weeks}
 
 
-def forgive(value: Any, written: dict[str, str] | None = None, *, _path: tuple[str, ...] = (), _at: str = "") -> Any:
+def forgive(
+    value: Any,
+    written: dict[str, str] | None = None,
+    *,
+    fields: Mapping[tuple[str, ...], Callable[[str], Any]] = FIELDS,
+    _path: tuple[str, ...] = (),
+    _at: str = "",
+) -> Any:
     """A document (from YAML or JSON) with its shorthand values read; `written` collects what was typed, by pointer.
 
     Only text in a known field is read; numbers, other fields and text that does not read are left as they are,
@@ -191,14 +204,16 @@ def forgive(value: Any, written: dict[str, str] | None = None, *, _path: tuple[s
     """
     if isinstance(value, dict):
         return {
-            str(key): forgive(item, written, _path=(*_path, str(key)), _at=f"{_at}/{key}")
+            str(key): forgive(item, written, fields=fields, _path=(*_path, str(key)), _at=f"{_at}/{key}")
             for key, item in value.items()
         }
     if isinstance(value, list):
-        return [forgive(item, written, _path=(*_path, "*"), _at=f"{_at}/{i}") for i, item in enumerate(value)]
+        return [
+            forgive(item, written, fields=fields, _path=(*_path, "*"), _at=f"{_at}/{i}") for i, item in enumerate(value)
+        ]
     if isinstance(value, date):  # YAML reads 2025-01-31 as a date; every field of ours wants the text
         return value.isoformat()
-    read = FIELDS.get(_path)
+    read = fields.get(_path)
     if read is None:
         return value
     if read is speedup and isinstance(value, float) and math.isinf(value) and value > 0:

@@ -77,7 +77,8 @@ def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Pr
 
 def read_request(text: str, *, proposals: bool = False) -> bytes:
     """The JSON of a request document given as JSON or YAML (`worthit plan`, `worthit portfolio`), its shorthand
-    values read as every surface reads a proposal's (`p: 21%`, `cost_weeks: 10d`, `ms: 1.5s`).
+    values read as every surface reads a proposal's (`p: 21%`, `cost_weeks: 10d`, `ms: 1.5s`), and a plan's
+    `target_speedup: 2x` and `target_ms: 50ms` and a portfolio's `budget_weeks: 4w` likewise.
 
     With `proposals`, the document is a portfolio: `proposals` (a bare list is taken as them) and `budget_weeks`,
     each proposal read on its own. Raises `InvalidInput` for a document that is neither, naming the line.
@@ -100,8 +101,9 @@ def read_request(text: str, *, proposals: bool = False) -> bytes:
             data = {"proposals": data}
         if isinstance(data, dict) and isinstance(data.get("proposals"), list):
             data = {**data, "proposals": [units.forgive(item) for item in data["proposals"]]}
+        data = units.forgive(data, fields=units.PORTFOLIO_FIELDS)
     else:
-        data = units.forgive(data)
+        data = units.forgive(data, fields=units.PLAN_FIELDS)
     try:
         return msgspec.json.encode(data)
     except (TypeError, msgspec.EncodeError) as exc:

@@ -167,7 +167,7 @@ def test_a_bad_policy_file_cannot_run(tmp_path: Path, command: str, capsys: pyte
 
 
 PORTFOLIO_YAML = """\
-budget_weeks: 5
+budget_weeks: 5w
 proposals:
   - {title: qkv gemm, target: gemm_qkv, p: 34%, k: 1.5, baseline_ms: 100, cost_weeks: 4}
   - {title: softmax, target: attention_softmax, p: 21%, k: 10x, baseline_ms: 100ms, cost_weeks: 3w}
@@ -182,7 +182,8 @@ PORTFOLIO_JSON = (
 
 
 def test_portfolio_reads_yaml_and_shorthand_as_review_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The same portfolio as YAML with `21%`, `10x`, `3w`, `5d`, `0.1s`, and as plain JSON: one answer."""
+    """The same portfolio as YAML with `21%`, `10x`, `3w`, `5d`, `0.1s` and a `5w` budget, and as plain JSON: one
+    answer."""
     answers = []
     for name, text in (("p.yaml", PORTFOLIO_YAML), ("p.json", PORTFOLIO_JSON)):
         path = tmp_path / name
@@ -191,6 +192,27 @@ def test_portfolio_reads_yaml_and_shorthand_as_review_does(tmp_path: Path, capsy
         answers.append(msgspec.json.decode(capsys.readouterr().out))
     assert answers[0] == answers[1]
     assert [e["target"] for e in answers[0]["entries"] if e["funded"]] == ["attention_softmax", "layernorm"]
+
+
+@pytest.mark.parametrize(
+    ("yaml_goal", "json_goal"), [("target_speedup: 2x", '"target_speedup": 2'), ("target_ms: 0.05s", '"target_ms": 50')]
+)
+def test_plan_reads_its_goal_in_shorthand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml_goal: str, json_goal: str
+) -> None:
+    """A plan's `target_speedup: 2x` and `target_ms: 0.05s` read as `2` and `50`, as a proposal's `k` and `ms` do."""
+    phases = "breakdown:\n  - {name: a, ms: 60ms}\n  - {name: b, ms: 0.04s}\nk: 10x\n"
+    answers = []
+    for name, text in (
+        ("plan.yaml", f"{yaml_goal}\n{phases}"),
+        ("plan.json", f'{{{json_goal}, "k": 10, "breakdown": [{{"name": "a", "ms": 60}}, {{"name": "b", "ms": 40}}]}}'),
+    ):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert main(["plan", "--json", str(path)]) == 0
+        answers.append(msgspec.json.decode(capsys.readouterr().out))
+    assert answers[0] == answers[1]
+    assert answers[0]["best_ms"] == pytest.approx(10)
 
 
 def test_a_portfolio_given_twice_the_same_field_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
