@@ -1,9 +1,11 @@
 """Portfolio: several proposals on one workload, ranked by return per engineer-week (PRODUCT §8, POST /v1/portfolio).
 
-Each proposal is evaluated on its own under the policy; the ranking is by saving per engineer-week, the funded set
-is taken greedily by that rate under an optional budget of weeks, and the combined figure comes from summed ms
-savings on disjoint phases, never from multiplied speedups. Two proposals on the same target are alternatives, not
-additions: only the better-ranked one is funded.
+Each proposal is evaluated on its own under the policy and ranked by saving per engineer-week. The funded set is
+the one that saves the most within an optional budget of weeks (a knapsack, not the rate order taken greedily: one
+3-week proposal can beat two cheaper ones whose weeks it would have used). Two proposals on the same target are
+alternatives, not additions: at most one of them is funded, and the more ambitious one only when its step up from
+the cheaper pays on its own, its extra saving for its extra weeks judged as the policy judges any proposal. The
+combined figure comes from summed ms savings on disjoint phases, never from multiplied speedups.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
-from worthit.rules.text import label, ms, num, pct, sentence, times, weeks
-from worthit.rules.worth import cost_of
+from worthit.rules.text import join, label, ms, num, pct, sentence, times, weeks
+from worthit.rules.worth import cost_of, worth_of
 
 FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
 
@@ -66,7 +68,8 @@ class Portfolio(msgspec.Struct, kw_only=True):
 
 
 def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float | None = None) -> Portfolio:
-    """Rank proposals on one workload by return per engineer-week and fund them greedily under `budget_weeks`.
+    """Rank proposals on one workload by return per engineer-week and fund the set that saves the most within
+    `budget_weeks`.
 
     Raises `InvalidInput` when the proposals name different workloads or different baselines (their savings would
     not add), when none is given, or when the budget is negative.
@@ -115,24 +118,9 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
 
-    used = 0.0
-    targets: dict[str, PortfolioEntry] = {}
-    for entry in entries:
-        if entry.verdict not in FUNDABLE:
-            entry.note = f"its own verdict is {entry.verdict}"
-        elif entry.target is not None and entry.target in targets:
-            entry.note = f"same target as rank {targets[entry.target].rank}: savings on one phase do not add"
-        elif budget_weeks is not None and entry.cost_weeks is None:
-            entry.note = "no cost_weeks to weigh against the budget"
-        elif budget_weeks is not None and used + (entry.cost_weeks or 0.0) > budget_weeks * (1 + 1e-12):
-            entry.note = f"over the budget: {num(used)} of {weeks(budget_weeks)} already committed"
-        else:
-            entry.funded = True
-            used += entry.cost_weeks or 0.0
-            if entry.target is not None:
-                targets[entry.target] = entry
-
+    _fund(entries, proposals, policy, budget_weeks)
     funded = [entry for entry in entries if entry.funded]
+    used = sum(entry.cost_weeks or 0.0 for entry in funded)
     combined = sum(entry.saving_fraction for entry in funded)
     saving_ms = sum(entry.saving_ms or 0.0 for entry in funded) if baseline is not None else None
     new_ms = baseline - saving_ms if baseline is not None and saving_ms is not None else None
@@ -164,7 +152,125 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     return result
 
 
-def _name(entry: PortfolioEntry) -> str:
+_STATES = 2000
+"""Most cost/saving states the budgeted search keeps; past it, states within budget/_STATES weeks of each other
+merge, keeping the larger saving (never a set over the budget)."""
+
+
+def _fund(entries: list[PortfolioEntry], proposals: Sequence[Proposal], policy: Policy, budget: float | None) -> None:
+    """Mark the funded set (and why the rest is not) on `entries`, ranked: the most saving within `budget`, at
+    most one proposal per target, an alternative on a target only where its step up from the cheaper one pays."""
+    groups: dict[str, list[PortfolioEntry]] = {}
+    for entry in entries:
+        if entry.verdict not in FUNDABLE:
+            entry.note = f"its own verdict is {entry.verdict}"
+        elif budget is not None and entry.cost_weeks is None:
+            entry.note = "no cost_weeks to weigh against the budget"
+        else:
+            key = entry.target if entry.target is not None else f"#{entry.index}"
+            groups.setdefault(key, []).append(entry)
+    ladders = [_ladder(options, proposals, policy) for options in groups.values()]
+    chosen = [ladder[-1] for ladder in ladders] if budget is None else _knapsack(ladders, budget)
+    for entry in chosen:
+        entry.funded = True
+    picked = {entry.target: entry for entry in chosen if entry.target is not None}
+    used = sum(entry.cost_weeks or 0.0 for entry in chosen)
+    for options in groups.values():
+        for entry in options:
+            if entry.funded or entry.note is not None:
+                continue
+            other = picked.get(entry.target) if entry.target is not None else None
+            if other is not None:
+                entry.note = f"same target as rank {other.rank}: savings on one phase do not add"
+            else:
+                entry.note = f"over the budget: the {num(used)} of {weeks(budget or 0.0)} funded save more"
+
+
+def _ladder(options: list[PortfolioEntry], proposals: Sequence[Proposal], policy: Policy) -> list[PortfolioEntry]:
+    """A target's alternatives worth choosing between, cheapest first: each saves more than the one below it, and
+    its extra saving for its extra weeks would be funded on its own; the rest get their note here."""
+    ladder: list[PortfolioEntry] = []
+    for entry in sorted(options, key=lambda e: (e.cost_weeks or 0.0, -e.saving_fraction, e.rank)):
+        below = ladder[-1] if ladder else None
+        if below is None:
+            ladder.append(entry)
+        elif entry.saving_fraction <= below.saving_fraction:
+            entry.note = f"same target as rank {below.rank}, which saves as much for fewer weeks"
+        elif not _step_pays(below, entry, proposals[entry.index], policy):
+            extra = (entry.cost_weeks or 0.0) - (below.cost_weeks or 0.0)
+            entry.note = (
+                f"same target as rank {below.rank}: {num(extra)} more weeks for "
+                f"{pct(entry.saving_fraction - below.saving_fraction)} more of the step do not pay"
+            )
+        else:
+            ladder.append(entry)
+    return ladder
+
+
+def _step_pays(below: PortfolioEntry, above: PortfolioEntry, proposal: Proposal, policy: Policy) -> bool:
+    """Whether going from `below` to `above` on one target pays: the extra saving, for the extra build and upkeep,
+    valued as `rules.worth` values a proposal (fleet, job, product), without a strategic workload it may not share."""
+    extra = None
+    if above.cost_weeks is not None:
+        extra = max(above.cost_weeks - (below.cost_weeks or 0.0), 0.0)
+    flags = msgspec.structs.replace(proposal.flags, strategic=None, maintenance_weeks_per_year=0.0)
+    step = msgspec.structs.replace(proposal, cost_weeks=extra, flags=flags)
+    saving = above.saving_fraction - below.saving_fraction
+    return worth_of(step, policy, saving, math.inf).clears
+
+
+Picks = tuple[PortfolioEntry, "Picks"] | None
+"""A set of picks as a linked list (the last pick, the rest): a new state shares its parent's picks."""
+State = tuple[float, float, Picks]
+
+
+def _knapsack(ladders: list[list[PortfolioEntry]], budget: float) -> list[PortfolioEntry]:
+    """The set with the largest summed saving within `budget` weeks, at most one rung of each ladder; ties go to
+    fewer weeks, then to better ranks. Pareto states (weeks, saving), merged on a grid when they grow past _STATES."""
+    limit = budget * (1 + 1e-12)
+    states: list[State] = [(0.0, 0.0, None)]
+    for ladder in ladders:
+        grown = list(states)
+        for cost, saving, picks in states:
+            for entry in ladder:
+                total = cost + (entry.cost_weeks or 0.0)
+                if total <= limit:
+                    grown.append((total, saving + entry.saving_fraction, (entry, picks)))
+        states = _frontier(grown, budget)
+    best = max(states, key=lambda s: (s[1], -s[0], [-e.rank for e in _unlink(s[2])]))
+    return _unlink(best[2])
+
+
+def _unlink(picks: Picks) -> list[PortfolioEntry]:
+    found: list[PortfolioEntry] = []
+    while picks is not None:
+        entry, picks = picks
+        found.append(entry)
+    return sorted(found, key=lambda e: e.rank)
+
+
+def _frontier(states: list[State], budget: float) -> list[State]:
+    """The states no other beats on both weeks and saving, at most _STATES of them."""
+    states.sort(key=lambda s: (s[0], -s[1]))
+    kept: list[State] = []
+    for state in states:
+        if not kept or state[1] > kept[-1][1]:
+            kept.append(state)
+    if len(kept) > _STATES and budget > 0:
+        cells: dict[int, State] = {}
+        for state in kept:
+            cell = int(state[0] / budget * _STATES)
+            if cell not in cells or state[1] > cells[cell][1]:
+                cells[cell] = state
+        kept = sorted(cells.values(), key=lambda s: s[0])
+    return kept
+
+
+def _name(entry: PortfolioEntry, entries: Sequence[PortfolioEntry] = ()) -> str:
+    """The target, or the title where another entry shares the target (two alternatives on attention)."""
+    shared = entry.target is not None and any(e.target == entry.target and e is not entry for e in entries)
+    if shared and entry.title:
+        return label(entry.title)
     return label(entry.target or entry.title or f"proposal {entry.index + 1}")
 
 
@@ -193,14 +299,23 @@ def _message(result: Portfolio) -> str:
         if funded
         else "nothing is funded"
     )
+    names = result.entries
     if result.top_ratio is not None and len(result.entries) > 1:
         second = result.entries[1]
         lead = (
-            f"{_name(top)} first: {_rate(result, top)} is {num(result.top_ratio)}× the return of "
-            f"{_name(second)}'s {_rate(result, second).replace(' per engineer-week', ' a week')}"
+            f"{_name(top, names)} first: {_rate(result, top)} is {num(result.top_ratio)}× the return of "
+            f"{_name(second, names)}'s {_rate(result, second).replace(' per engineer-week', ' a week')}"
         )
     else:
-        lead = f"{_name(top)} first, at {_rate(result, top)}"
+        lead = f"{_name(top, names)} first, at {_rate(result, top)}"
+    if not top.funded and top.verdict in FUNDABLE and funded:
+        # The best return is left out: the budget buys more saving without it (or a costlier alternative pays).
+        chosen = join([_name(entry, names) for entry in funded])
+        why = f"under the {num(result.budget_weeks)}-week budget" if result.budget_weeks is not None else "instead"
+        return sentence(
+            f"Fund {chosen} {why}, though {_name(top, names)} has the best return ({_rate(result, top)}): "
+            f"{together.replace('funded alone it', 'it')}."
+        )
     verb = "Fund" if top.funded else "Rank"
     return sentence(f"{verb} {lead}; {together}.")
 

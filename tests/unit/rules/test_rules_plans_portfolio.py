@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import random
 
+import msgspec
 import pytest
 
 from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence
@@ -98,7 +100,7 @@ def test_portfolio_combined_speedup_sums_ms_savings() -> None:
     assert_one_sentence(result.message)
 
 
-def test_portfolio_budget_funds_greedily_by_rate() -> None:
+def test_portfolio_budget_funds_the_better_rate_when_both_do_not_fit() -> None:
     """Under a 3-week budget attention (6.3 ms/week) is funded and layernorm is not."""
     result = portfolio([LN, ATT], default_policy(), budget_weeks=3)
     assert [(e.target, e.funded) for e in result.entries] == [("attention_softmax", True), ("layernorm", False)]
@@ -107,11 +109,68 @@ def test_portfolio_budget_funds_greedily_by_rate() -> None:
     assert "budget" in (result.entries[1].note or "")
 
 
+def test_portfolio_budget_funds_the_set_that_saves_most_not_the_rate_order() -> None:
+    """3 weeks: by rate, y (5 ms/week) then z (2 ms/week) save 9 ms; x alone (4.5 ms/week) saves 13.5 ms."""
+    y = Proposal(title="y", target="y", p=0.10, k=2, baseline_ms=100, cost_weeks=1)
+    x = Proposal(title="x", target="x", p=0.18, k=4, baseline_ms=100, cost_weeks=3)
+    z = Proposal(title="z", target="z", p=0.08, k=2, baseline_ms=100, cost_weeks=2)
+    result = portfolio([y, x, z], default_policy(), budget_weeks=3)
+    assert [(e.target, e.funded) for e in result.entries] == [("y", False), ("x", True), ("z", False)]
+    assert result.combined_saving_ms == pytest.approx(0.18 * 100 * (1 - 1 / 4))
+    assert result.funded_weeks == 3
+    assert result.message.startswith("Fund x under the 3-week budget, though y has the best return")
+    assert "budget" in (result.entries[0].note or "")
+    assert_one_sentence(result.message)
+
+
+def test_portfolio_an_ambitious_alternative_beats_a_cheap_one_that_would_use_its_budget() -> None:
+    """4 weeks: attention 2× (1 week, 10.5 ms) and a 2-week 1.2× gemm save 10.5 + 34·(1 − 1/1.2) = 16.2 ms; the 10×
+    rewrite of the same attention (3 weeks) saves 18.9 ms, and alternatives on one phase never add."""
+    quick = Proposal(title="attn 2x", target="attention_softmax", p=0.21, k=2, baseline_ms=100, cost_weeks=1)
+    gemm = Proposal(title="gemm", target="gemm_qkv", p=0.34, k=1.2, baseline_ms=100, cost_weeks=2)
+    rewrite = Proposal(title="attn 10x", target="attention_softmax", p=0.21, k=10, baseline_ms=100, cost_weeks=3)
+    result = portfolio([quick, rewrite, gemm], default_policy(), budget_weeks=4)
+    funded = [e.title for e in result.entries if e.funded]
+    assert funded == ["attn 10x"]
+    assert result.combined_new_ms == pytest.approx(100 - 18.9)
+    assert "attn 2x" in result.message  # titles, the target being shared
+    assert "attn 10x" in result.message
+
+
 def test_portfolio_same_target_twice_is_not_added() -> None:
     """Two proposals on one phase are alternatives: only the better-ranked one is funded."""
     other = Proposal(target="attention_softmax", p=0.21, k=2, baseline_ms=100, cost_weeks=1)
     result = portfolio([ATT, other], default_policy())
     assert sum(entry.funded for entry in result.entries) == 1
+
+
+def test_portfolio_funds_the_ambitious_alternative_when_its_step_up_pays() -> None:
+    """Attention 2× in 1 week (10.5 ms) or 10× in 3 (18.9 ms): the step up is 8.4 ms for 2 more weeks, 4.2% of the
+    step a week against the 1% bar, so the 10× is funded, though the 2× has the better rate."""
+    quick = Proposal(title="quick", target="attention_softmax", p=0.21, k=2, baseline_ms=100, cost_weeks=1)
+    result = portfolio([quick, ATT], default_policy())
+    assert [(e.title, e.funded) for e in result.entries] == [("quick", False), ("attention", True)]
+    assert result.combined_saving_ms == pytest.approx(18.9)
+    assert "same target as rank 2" in (result.entries[0].note or "")
+
+
+@pytest.mark.parametrize(("fleet", "ambitious"), [(None, False), (1000, True)])
+def test_portfolio_a_step_up_that_saves_a_rounding_error_more_is_not_funded(fleet: int | None, ambitious: bool) -> None:
+    """2× in 1 week saves 10.5 ms; 2.2× in 3 weeks saves 21·(1 − 1/2.2) = 11.45 ms: 0.95% more of the step, under
+    the 1% noise floor, for 2 more weeks. On 1,000 GPUs those 0.95% free 9.5 GPU-equivalents, about $166k a year
+    against $10k of engineering, and the step up pays."""
+    flags = {"fleet_gpus": fleet} if fleet else {}
+    quick = Proposal(title="quick", target="attention_softmax", p=0.21, k=2, baseline_ms=100, cost_weeks=1)
+    more = Proposal(title="more", target="attention_softmax", p=0.21, k=2.2, baseline_ms=100, cost_weeks=3)
+    quick, more = (msgspec.convert(msgspec.to_builtins(x) | {"flags": flags}, Proposal) for x in (quick, more))
+    result = portfolio([quick, more], default_policy())
+    funded = {e.title: e.funded for e in result.entries}
+    assert funded == {"quick": not ambitious, "more": ambitious}
+    expected = 21 * (1 - 1 / 2.2) if ambitious else 10.5
+    assert result.combined_saving_ms == pytest.approx(expected)
+    if not ambitious:
+        [note] = [e.note for e in result.entries if e.title == "more"]
+        assert note == "same target as rank 1: 2 more weeks for 0.95% more of the step do not pay"
 
 
 def test_portfolio_without_baselines_ranks_by_share_per_week() -> None:
@@ -154,3 +213,24 @@ def test_portfolio_free_proposal_ranks_first_without_a_ratio() -> None:
     assert result.entries[0].rate == math.inf
     assert result.top_ratio is None
     assert_one_sentence(result.message)
+
+
+def test_portfolio_of_200_proposals_stays_within_budget_and_beats_the_rate_order() -> None:
+    """Enough fractional costs that the search merges its states on a grid: the set stays within the budget, and
+    saves at least what funding by rate order would."""
+    rng = random.Random(1)
+    proposals = [
+        Proposal(target=f"k{i}", p=rng.uniform(0.02, 0.2), k=rng.choice([2, 4, 10]), baseline_ms=100)
+        for i in range(200)
+    ]
+    proposals = [msgspec.structs.replace(x, cost_weeks=rng.uniform(0.3, 3)) for x in proposals]
+    budget = 150.0  # the frontier passes _STATES states four times on the way
+    result = portfolio(proposals, default_policy(), budget_weeks=budget)
+    assert result.funded_weeks <= budget
+    greedy, used = 0.0, 0.0
+    for entry in result.entries:  # ranked by rate
+        if entry.verdict in ("fund", "fund_if") and used + (entry.cost_weeks or 0.0) <= budget:
+            used += entry.cost_weeks or 0.0
+            greedy += entry.saving_ms or 0.0
+    assert result.combined_saving_ms is not None
+    assert result.combined_saving_ms >= greedy
