@@ -14,17 +14,20 @@ def render_table(b: Breakdown, width: int = 100) -> str:
 
     Columns: name, kind, total ms, calls, % of device, % of wall ("-" where the denominator is unknown).
     A summed/inclusive table is marked "inclusive — do not sum", and so is each inclusive phase of a
-    combined breakdown, because adding those percentages double counts overlapping time.
+    combined breakdown, because adding those percentages double counts overlapping time. A kernel summary
+    (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats) is marked for what is wrong with it instead: kernels do not
+    nest, but its shares are of summed kernel time, not of the step (as `inclusive_percentages` says).
     """
     numeric_width = sum(w + 1 for _, w in _NUMERIC)
     name_width = max(_MIN_NAME, width - numeric_width)
     lines: list[str] = []
     title = f"{b.format}" + (f" [{b.scope}]" if b.scope else "")
     lines.append(title)
+    summary = _kernel_summary(b)
     lines.append(
         "wall "
         + _ms(b.wall_ns)
-        + " ms · device busy "
+        + (" ms · summed kernel time " if summary else " ms · device busy ")
         + _ms(b.device_busy_ns)
         + " ms"
         + (f" · {b.steps} step{'s' if b.steps != 1 else ''}" if b.steps else "")
@@ -60,7 +63,12 @@ def render_table(b: Breakdown, width: int = 100) -> str:
             lines.append(_step_row(step))
         if b.barrier is not None:
             lines.append("* = the step's straggler: the rank whose compute sets the step")
-    if b.inclusive:
+    if summary:
+        lines.append(
+            "summed kernel time, not the step: shares leave out idle time, copies and host gaps, "
+            "and concurrent streams count twice"
+        )
+    elif b.inclusive:
         lines.append("inclusive — do not sum: totals are summed durations and the percentages overlap")
     header = "name".ljust(name_width) + "".join(" " + label.rjust(w) for label, w in _NUMERIC)
     lines.append(header)
@@ -81,6 +89,11 @@ def render_table(b: Breakdown, width: int = 100) -> str:
         lines.append("(inc) = inclusive summed total — do not sum with the other rows")
     lines.extend(f"note: {n}" for n in b.notes)
     return "\n".join(lines) + "\n"
+
+
+def _kernel_summary(b: Breakdown) -> bool:
+    """A summed table of kernels only, without timestamps: its shares are of summed kernel time."""
+    return b.inclusive and b.wall_ns is None and bool(b.phases) and all(p.kind in ("kernel", "comm") for p in b.phases)
 
 
 def _activity_line(label: str, a: Activity) -> str:

@@ -80,6 +80,22 @@ def test_render_largest_first_and_width() -> None:
     assert "1.000" in rows[0]
 
 
+def test_render_marks_a_kernel_summary_for_its_denominator_not_as_inclusive() -> None:
+    """A kernel summary's kernels do not nest; what is wrong with its shares is that they are of summed kernel time."""
+    phases = [
+        Phase(
+            name=name, kind="kernel", total_ns=ns, calls=1, share_of_device=ns / 300, share_of_wall=None, inclusive=True
+        )
+        for name, ns in (("gemm", 200), ("softmax", 100))
+    ]
+    b = Breakdown(format="nsys_cuda_gpu_kern_sum", wall_ns=None, device_busy_ns=300, phases=phases, inclusive=True)
+    text = render_table(b)
+    assert "summed kernel time 0.000 ms" in text.splitlines()[1]
+    assert "summed kernel time, not the step: shares leave out idle time, copies and host gaps" in text
+    assert "inclusive" not in text
+    assert "device busy" not in text
+
+
 def test_render_marks_inclusive() -> None:
     """Summed tables carry the 'inclusive — do not sum' mark; unknown shares print as '-'."""
     b = Breakdown(
