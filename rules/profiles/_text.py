@@ -136,6 +136,16 @@ def to_int(text: str, *, fmt: str, line: int, column: str) -> int:
     return round(value)
 
 
+def off_the_clock(fmt: str, line: int, start: int, end: int) -> ProfileError:
+    """The error for an interval whose timestamps do not fit the signed 64-bit nanosecond clock intervals are kept
+    in (about 292 years either side of its zero): a damaged or mis-scaled file, never a real recording."""
+    return ProfileError(
+        f"timestamps {start} to {end} ns do not fit a 64-bit nanosecond clock (below 2^63)",
+        format_expected=fmt,
+        line=line,
+    )
+
+
 def row_error(fmt: str, line: int, row: list[str], width: int, exc: Any = None) -> ProfileError:
     """The error for a row that could not be parsed: too short (truncated) or a bad field."""
     if len(row) != width:

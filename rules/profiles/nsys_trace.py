@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from worthit.rules.profiles._text import CsvRows, check_bytes, to_int
+from worthit.rules.profiles._text import CsvRows, check_bytes, off_the_clock, to_int
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
@@ -59,8 +59,11 @@ def collect(data: bytes, collector: Collector) -> None:
             name, kind = _classify(label)
             slot = collector.slot(name, kind, device=True)
             pair = appenders[label] = (slot.starts.append, slot.ends.append)
-        pair[0](start)
-        pair[1](start + duration)
+        try:
+            pair[0](start)
+            pair[1](start + duration)
+        except OverflowError:
+            raise off_the_clock(FORMAT, rows.line, start, start + duration) from None
         count += 1
     if count == 0:
         raise ProfileError("the header is there but no rows follow", format_expected=FORMAT, line=rows.line)

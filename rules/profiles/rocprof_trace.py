@@ -13,7 +13,7 @@ from typing import Final, Literal
 
 import polars as pl
 
-from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, norm, row_error
+from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, norm, off_the_clock, row_error
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Activity, Breakdown, Kind, largest_first, timed_phase
@@ -258,8 +258,11 @@ def collect(data: bytes, fmt: TraceFormat, collector: Collector) -> None:
             name, kind = classify(label)
             slot = collector.slot(name, kind, device=device)
             pair = appenders[label] = (slot.starts.append, slot.ends.append)
-        pair[0](start)
-        pair[1](end)
+        try:
+            pair[0](start)
+            pair[1](end)
+        except OverflowError:
+            raise off_the_clock(fmt, rows.line, start, end) from None
         count += 1
     if count == 0:
         raise ProfileError("the header is there but no rows follow", format_expected=fmt, line=rows.line)

@@ -314,6 +314,12 @@ def _parse(data: bytes, file: str | None = None) -> _Parsed:
                 f"event $.traceEvents[{index}]{where} ({event.name!r}) ends before it starts (dur {event.dur})",
                 format_expected=FORMAT,
             )
+        if not (abs(event.ts) < _MAX_US and event.dur < _MAX_US):  # also NaN and inf, which compare False
+            raise ProfileError(
+                f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {event.ts} and dur {event.dur} µs, "
+                f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
+                format_expected=FORMAT,
+            )
         complete += 1
         # Timestamps are µs (floats with ns decimals in newer Kineto); keep integer ns from here on.
         start = _ns(event.ts)
@@ -672,6 +678,10 @@ def _sum_ranks(parts: list[Breakdown]) -> Breakdown:
         device_timeline=all(p.device_timeline for p in parts),
         activity=act,
     )
+
+
+_MAX_US = 2**62 // 1000
+"""Timestamps and durations in µs below this stay below 2⁶² ns: the year 2116 on an epoch clock."""
 
 
 def _ns(us: int | float) -> int:

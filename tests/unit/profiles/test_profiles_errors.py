@@ -123,6 +123,24 @@ def test_negative_duration_in_trace() -> None:
     assert "ends before it starts" in err.detail
 
 
+@pytest.mark.parametrize(("ts", "dur"), [("1e308", "5"), ("5", "1e308"), ("-1e300", "5"), (str(10**30), "5")])
+def test_a_timestamp_no_clock_reaches_in_a_trace_is_refused(ts: str, dur: str) -> None:
+    """1e308 µs would be an infinite number of ns: refused, naming the event, not an OverflowError."""
+    err = read_error(
+        f'{{"traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "ts": {ts}, "dur": {dur}}}]}}'.encode()
+    )
+    assert "$.traceEvents[0]" in err.detail
+    assert "outside what a profiler clock records" in err.detail
+
+
+@pytest.mark.parametrize("end", [str(2**63), "9" * 25])
+def test_a_timestamp_past_64_bits_in_a_kernel_trace_is_refused_by_line(end: str) -> None:
+    """Past 2**63 ns the interval cannot be kept: the line is named, not an OverflowError."""
+    err = read_error(kernel_trace(GOOD_ROW, GOOD_ROW.replace(",2000,", f",{end},")))
+    assert err.line == 3
+    assert "do not fit a 64-bit nanosecond clock" in err.detail
+
+
 def test_truncated_gzip(fixture_bytes: Callable[[str], bytes]) -> None:
     """A gzip stream cut short is reported as truncated, not as a zlib or EOF error."""
     packed = fixture_bytes("torch_trace_mi250_kineto.json.gz")
