@@ -136,6 +136,16 @@ def to_int(text: str, *, fmt: str, line: int, column: str) -> int:
     return round(value)
 
 
+def to_count(text: str, *, fmt: str, line: int, column: str) -> int:
+    """A total or a count (summed durations, calls): `to_int`, and never negative."""
+    value = to_int(text, fmt=fmt, line=line, column=column)
+    if value < 0:
+        raise ProfileError(
+            f"expected a non-negative number in column {column}, got {text!r}", format_expected=fmt, line=line
+        )
+    return value
+
+
 def off_the_clock(fmt: str, line: int, start: int, end: int) -> ProfileError:
     """The error for an interval whose timestamps do not fit the signed 64-bit nanosecond clock intervals are kept
     in (about 292 years either side of its zero): a damaged or mis-scaled file, never a real recording."""

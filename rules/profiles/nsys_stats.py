@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, to_int
+from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, to_count
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
@@ -66,8 +66,8 @@ def _read(data: bytes, fmt: SumFormat) -> Breakdown:
     at_calls = find_column(names, "instances", "numcalls", "calls", "count", "operations")
     table: list[tuple[str, Kind, int, int]] = []
     for row in rows.records(width):
-        total = to_int(row[at_total], fmt=fmt, line=rows.line, column=raw[at_total])
-        calls = 0 if at_calls is None else to_int(row[at_calls], fmt=fmt, line=rows.line, column=raw[at_calls])
+        total = to_count(row[at_total], fmt=fmt, line=rows.line, column=raw[at_total])
+        calls = 0 if at_calls is None else to_count(row[at_calls], fmt=fmt, line=rows.line, column=raw[at_calls])
         name = row[at_name]
         table.append((*_classify(name, fmt), total, calls))
     if not table:

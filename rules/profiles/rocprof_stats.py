@@ -7,7 +7,7 @@ or device time. The breakdown keeps the totals and is marked inclusive.
 
 from __future__ import annotations
 
-from worthit.rules.profiles._text import CsvRows, check_bytes, to_int
+from worthit.rules.profiles._text import CsvRows, check_bytes, to_count
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
@@ -37,12 +37,8 @@ def read(data: bytes) -> Breakdown:
     raw = rows.raw_header
     table: list[tuple[str, int, int]] = []
     for row in rows.records(width):
-        calls = to_int(row[at_calls], fmt=FORMAT, line=rows.line, column=raw[at_calls])
-        total = to_int(row[at_total], fmt=FORMAT, line=rows.line, column=raw[at_total])
-        if total < 0 or calls < 0:
-            raise ProfileError(
-                "expected non-negative Calls and TotalDurationNs", format_expected=FORMAT, line=rows.line
-            )
+        calls = to_count(row[at_calls], fmt=FORMAT, line=rows.line, column=raw[at_calls])
+        total = to_count(row[at_total], fmt=FORMAT, line=rows.line, column=raw[at_total])
         table.append((row[at_name], total, calls))
     if not table:
         raise ProfileError("the header is there but no rows follow", format_expected=FORMAT, line=rows.line)

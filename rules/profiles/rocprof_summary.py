@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from worthit.rules.profiles._text import check_bytes, head_text, norm, text_stream, to_int
+from worthit.rules.profiles._text import check_bytes, head_text, norm, text_stream, to_count
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
@@ -67,8 +67,8 @@ def read(data: bytes) -> Breakdown:
             )
         name = cells[columns.index("name")]
         domain = cells[columns.index("domain")] if "domain" in columns else current
-        calls = to_int(cells[columns.index("calls")], fmt=FORMAT, line=number, column="CALLS")
-        total = to_int(cells[columns.index("duration(nsec)")], fmt=FORMAT, line=number, column="DURATION (nsec)")
+        calls = to_count(cells[columns.index("calls")], fmt=FORMAT, line=number, column="CALLS")
+        total = to_count(cells[columns.index("duration(nsec)")], fmt=FORMAT, line=number, column="DURATION (nsec)")
         sections[current].append((name, domain, calls, total, number))
     per_domain = [s for s in order if s != "ALL" and sections[s]]
     used = per_domain or (["ALL"] if sections.get("ALL") else [])
