@@ -16,8 +16,8 @@ from worthit.rules import amdahl
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
-from worthit.rules.text import label, ms, pct
-from worthit.rules.worth import Worth, worth_of
+from worthit.rules.text import label, ms, num, pct, usd
+from worthit.rules.worth import Money, Worth, worth_of
 
 T = TypeVar("T")
 
@@ -110,6 +110,21 @@ def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -
     """A per-run objection that the value of the work answers (a fleet, a credible strategic workload, a kernel that
     is the product): info, with `overridden_by` naming the rule whose figure carries it."""
     return Finding(rule=rule, effect="info", figures=figures, overridden_by=ctx.worth.carried_by, message=message)
+
+
+def engineering(ctx: Context, money: Money) -> str:
+    """What the value of the work is weighed against, as a clause: `against $15k of engineering`, `at no engineering
+    cost`, or, with no cost stated, the most engineering the value pays for (`for an unstated cost; it pays for up
+    to 263 engineer-weeks`), never a cost of $0 nobody stated."""
+    if ctx.worth.cost.weeks is None:
+        price = ctx.policy.engineer_week_usd
+        if price <= 0:
+            return "for an unstated cost, which the policy prices at nothing"
+        most = num(money.value_usd / price, 0 if money.value_usd >= 10 * price else 1)
+        return f"for an unstated cost; it pays for up to {most} engineer-week{'' if most == '1' else 's'}"
+    if money.cost_usd <= 0:
+        return "at no engineering cost"
+    return f"against {usd(money.cost_usd)} of engineering"
 
 
 def kinds_label(kinds: Sequence[str]) -> str:

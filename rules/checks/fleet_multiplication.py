@@ -16,7 +16,7 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context, Example, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import months, num, pct, saves, times, usd
 
@@ -81,8 +81,7 @@ def check(ctx: Context) -> Finding | None:
         worth = f"for the {num(money.job_days or 0)}-day job only, worth {usd(money.value_usd)} once"
     if money.clears:
         if cost <= 0:
-            stated = ctx.worth.cost.weeks is not None
-            against = "at no engineering cost" if stated else "for no stated engineering cost"
+            against = engineering(ctx, money)
         elif money.payback_months is not None:
             against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
         else:

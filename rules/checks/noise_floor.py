@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, carried, condition, opposition
+from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, num, pct, times, usd
 
@@ -72,8 +72,8 @@ def check(ctx: Context) -> Finding | None:
             (
                 f"Fund, and confirm the saving in a fleet A/B: {pct(saving)} per run is under the {pct(floor)} noise "
                 f"floor, too small for one run to show, but on {count(ctx.proposal.flags.fleet_gpus or 0, 'GPU')} it "
-                f"frees {num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {value} {span} against "
-                f"{usd(money.cost_usd)} of engineering"
+                f"frees {num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {value} {span} "
+                f"{engineering(ctx, money)}"
             ),
             stage="condition",
         )

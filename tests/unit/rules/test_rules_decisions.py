@@ -379,7 +379,18 @@ def test_a_stated_zero_cost_is_no_cost_not_an_unstated_one() -> None:
     """cost_weeks 0 is a cost given as nothing; without cost_weeks the cost is not stated."""
     base = {"target": "bucket", "p": 0.08, "k": 1.3, "flags": {"fleet_gpus": 512}}
     assert "at no engineering cost" in review(base | {"cost_weeks": 0}).statement
-    assert "no stated engineering cost" in review(base).statement
+    # 8% · (1 − 1/1.3) on 512 GPUs for a 12-month horizon, over $5,000 an engineer-week.
+    most = 512 * 0.08 * (1 - 1 / 1.3) * GPU_YEAR_USD / WEEK_USD
+    assert f"for an unstated cost; it pays for up to {most:.0f} engineer-weeks" in review(base).statement
+
+
+def test_a_fleet_win_under_the_noise_floor_with_no_cost_says_what_it_pays_for_not_zero_dollars() -> None:
+    """0.3% at 2× on 50,000 GPUs frees 75 GPU-equivalents, $1.3M a year: no `$0 of engineering` nobody stated."""
+    evaluation = review({"target": "gemm", "p": 0.003, "k": 2, "flags": {"fleet_gpus": 50000}})
+    most = 50000 * 0.0015 * GPU_YEAR_USD / WEEK_USD
+    assert evaluation.verdict == "fund_if"
+    assert f"it pays for up to {most:.0f} engineer-weeks" in evaluation.statement
+    assert "$0" not in evaluation.statement
 
 
 def test_a_slowdown_is_not_called_faster() -> None:
