@@ -137,8 +137,13 @@ def to_int(text: str, *, fmt: str, line: int, column: str) -> int:
 
 
 def to_count(text: str, *, fmt: str, line: int, column: str) -> int:
-    """A total or a count (summed durations, calls): `to_int`, and never negative."""
+    """A total or a count (summed durations, calls): `to_int`, never negative and below 2^63 (a 1e308 ns total is
+    a damaged file, and its shares would overflow a float)."""
     value = to_int(text, fmt=fmt, line=line, column=column)
+    if value >= 2**63:
+        raise ProfileError(
+            f"expected a number below 2^63 in column {column}, got {text!r}", format_expected=fmt, line=line
+        )
     if value < 0:
         raise ProfileError(
             f"expected a non-negative number in column {column}, got {text!r}", format_expected=fmt, line=line

@@ -177,13 +177,19 @@ def test_find_phase_errors() -> None:
     assert "gemm_0" in str(caught.value)
 
 
-def test_a_negative_total_in_a_summary_is_refused_by_column_and_line() -> None:
-    """A summed total below zero would print a negative share of device time: refused, naming the column."""
+@pytest.mark.parametrize(
+    ("total", "expected"),
+    [("-1", "a non-negative number"), ("1e308", "a number below 2^63"), (str(2**63), "a number below 2^63")],
+)
+def test_a_total_no_run_records_in_a_summary_is_refused_by_column_and_line(total: str, expected: str) -> None:
+    """A summed total below zero would print a negative share of device time, and one of 1e308 ns overflows the
+    float its share is: refused, naming the column."""
     data = (
         b"Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
         b"60.0,600,2,300,300,300,300,0,gemm\n"
-        b"40.0,-1,2,200,200,200,200,0,softmax\n"
+        b"40.0," + total.encode() + b",2,200,200,200,200,0,softmax\n"
     )
     err = read_error(data)
     assert err.line == 3
-    assert "expected a non-negative number in column Total Time (ns), got '-1'" in err.detail
+    assert f"expected {expected}" in err.detail
+    assert f"in column Total Time (ns), got '{total}'" in err.detail
