@@ -1,12 +1,14 @@
 """device_vs_run — judge the end-to-end share, and say both.
 
-What it checks: when both a share of a narrower scope (`p`, e.g. of device activity or of one rank) and the
-target's share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known, the verdict uses the
+What it checks: when both a share of a narrower scope (`p`, e.g. of device activity or of one rank) and the target's
+share of the whole run (`p_end_to_end`, or read off a whole-run breakdown) are known, the verdict uses the
 end-to-end share: when its saving is under the noise floor and the value of the work (rules.worth) does not carry
 it, it declines, or redirects to the largest thing in the run, with both shares in one sentence (it comes before
-noise_floor in the worth stage, so it speaks first); otherwise it is info. Equal shares (the measured scope is the
-run) say nothing. A share of device activity alone is an upper bound on the run's share: fund only if a whole-run
-timeline shows at least the break-even run share, unless the work pays even at `estimate_margin` times less (info).
+noise_floor in the worth stage, so it speaks first); otherwise it supports funding, in the sentence with both
+shares, when the run's saving clears the bars on its own, and is info when a fleet or another value carries it.
+Equal shares (the measured scope is the run) say nothing. A share of device activity alone is an upper bound on the
+run's share: fund only if a whole-run timeline shows at least the break-even run share, unless the work pays even at
+`estimate_margin` times less (info).
 
 Why it matters: a kernel can be a visible slice of device activity and nothing at all of the run, when the run is
 dominated by allocation and host↔device copies the device-activity view leaves out. The honest review sentence
@@ -108,10 +110,13 @@ def check(ctx: Context) -> Finding | None:
     both = f"{subject} is {pct(ctx.p)} of {narrow} and {pct(run)} of the profiled run"
     floor = ctx.policy.noise_floor
     if saving >= floor or ctx.worth.clears:
+        # The run's share is the figure the case stands on: it speaks for funding (both shares in the sentence)
+        # unless something else carries the value (a fleet's money speaks for itself).
+        own = saving >= floor and ctx.worth.basis == "measured"
         return Finding(
             overridden_by=None if saving >= floor else ctx.worth.carried_by,
             rule=ID,
-            effect="info",
+            effect="supports" if own else "info",
             figures=figures,
             message=f"{both}, so judged end to end {k_text(ctx.k)} {saves(saving)} "
             f"({times(amdahl.speedup(run, ctx.k))}), and that is the figure to decide on.",

@@ -522,3 +522,29 @@ def test_a_latency_goal_that_removing_launch_gaps_reaches_names_them_before_thre
     assert found.figures["without_non_kernel_ms"] == pytest.approx(28 - 2.5 - 9.5)
     assert found.figures["plan_phases"] == 3
     assert "removing the 9.5 ms of host time as well reaches 16 ms" in found.message
+
+
+def test_a_fund_on_the_runs_share_is_said_with_both_shares() -> None:
+    """40% of device activity and 5% of the run at 2×: the run saves 0.05 · (1 − 1/2) = 2.5%, 1.25% a week over 2
+    weeks, which clears the 1% bar; the sentence is the end-to-end one, not 'takes device activity to 80 ms'."""
+    evaluation = review(
+        {"target": "gemm", "p": 0.4, "k": 2, "cost_weeks": 2, "baseline_ms": 100, "p_end_to_end": 0.05}
+        | {"scope": {"measured": "device_activity"}}
+    )
+    assert evaluation.verdict == "fund"
+    found = finding(evaluation, "device_vs_run")
+    assert found.effect == "supports"
+    assert found.figures["end_to_end_saving"] == pytest.approx(0.025)
+    assert evaluation.statement == (
+        "The kernel gemm is 40% of device activity and 5% of the profiled run, so judged end to end 2× faster saves "
+        f"2.5% ({1 / (0.95 + 0.05 / 2):.3f}×), and that is the figure to decide on."
+    )
+
+
+def test_a_fleet_carried_run_share_lets_the_money_speak() -> None:
+    evaluation = review(
+        {"target": "gemm", "p": 0.4, "k": 2, "cost_weeks": 2, "p_end_to_end": 0.005, "flags": {"fleet_gpus": 4000}}
+        | {"scope": {"measured": "device_activity"}}
+    )
+    assert finding(evaluation, "device_vs_run").effect == "info"
+    assert "GPU-equivalents" in evaluation.statement
