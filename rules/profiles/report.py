@@ -57,10 +57,20 @@ def render_table(b: Breakdown, width: int = 100) -> str:
             mark = "*" if b.barrier is not None and r.rank == b.barrier.straggler else ""
             lines.append(_row((f"{r.rank}{mark}", *cells, _ms(r.wait_ns), r.file or "")))
     if b.step_figures:
+        # Input and wait columns only where they hold something: a single-process run has no collective to wait in,
+        # and only a host timeline shows the input pipeline.
+        waits = any(step.wait_ns is not None for step in b.step_figures)
+        inputs = any(step.activity.input_ns for step in b.step_figures)
+        columns: tuple[str, ...] = ("step", "rank", "step ms", "compute ms", "comm ms", "idle ms")
+        columns += ("input ms",) * inputs + ("wait ms",) * waits + ("kernels",)
         lines.append("")
-        lines.append(_row(("step", "rank", "step ms", "compute ms", "comm ms", "idle ms", "wait ms", "kernels")))
+        lines.append(_row(columns))
         for step in b.step_figures:
-            lines.append(_step_row(step))
+            lines.append(_step_row(step, inputs=inputs, waits=waits))
+        lines.append(
+            "idle = the step's time with no device work"
+            + ("; input = the part of it waiting on the input pipeline" if inputs else "")
+        )
         if b.barrier is not None:
             lines.append("* = the step's straggler: the rank whose compute sets the step")
     if summary:
@@ -109,13 +119,22 @@ def _row(cells: tuple[str, ...]) -> str:
     return " ".join(c.rjust(11) if i else c.ljust(18) for i, c in enumerate(cells)).rstrip()
 
 
-def _step_row(step: StepFigures) -> str:
+def _step_row(step: StepFigures, *, inputs: bool, waits: bool) -> str:
+    """One step: its idle time is of the step's own time (work launched in it may run on past its end), not of the
+    device span alone, which leaves out the wait before the step's first kernel."""
     a = step.activity
     rank = "-" if step.rank is None else f"{step.rank}{'*' if step.straggler else ''}"
-    wait = "-" if step.wait_ns is None else _ms(step.wait_ns)
-    return _row(
-        (step.name, rank, _ms(step.wall_ns), _ms(a.compute_ns), _ms(a.comm_ns), _ms(a.idle_ns), wait, str(a.kernels))
+    cells: tuple[str, ...] = (
+        step.name,
+        rank,
+        _ms(step.wall_ns),
+        _ms(a.compute_ns),
+        _ms(a.comm_ns),
+        _ms(max(step.wall_ns - a.busy_ns, 0)),
     )
+    cells += (_ms(a.input_ns),) * inputs
+    cells += ("-" if step.wait_ns is None else _ms(step.wait_ns),) * waits
+    return _row((*cells, str(a.kernels)))
 
 
 def _ms(ns: int | None) -> str:

@@ -371,3 +371,30 @@ def test_a_kernel_summary_share_is_refused_for_its_denominator_not_called_inclus
     assert f"The {float(named['Time (%)']):.1f}% share" in evaluation.statement
     assert "summed kernel time" in evaluation.statement
     assert "inclusive percentage" not in evaluation.statement
+
+
+def test_the_step_table_gives_each_steps_idle_time_of_the_step_and_its_input_wait() -> None:
+    """ResNet-50, ProfilerStep#6: 174 ms of step, 98.6 ms of compute. Its idle time is the step less the union of
+    the device work launched in it (about 73 ms, most of it the DataLoader's), not the gaps inside that work's own
+    span (17 ms), which left 57 ms of every step unaccounted for in the table."""
+    path = REAL / "pytorch" / "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
+    _, evs = events(path)
+    lo, hi = next(pair(e) for e in evs if e["name"] == "ProfilerStep#6")
+    launch = {
+        e["args"]["correlation"]: ns(e["ts"]) for e in evs if e["cat"] == "Runtime" and "correlation" in e["args"]
+    }
+    device = [
+        pair(e)
+        for e in evs
+        if e["cat"] in ("Kernel", "Memcpy", "Memset") and lo <= launch.get(e["args"].get("correlation"), -1) < hi
+    ]
+    idle = (hi - lo) - covered(device)
+    b = read_any(path.read_bytes(), steps=parse_steps("all"))
+    figures = next(s for s in b.step_figures if s.number == 6)
+    assert figures.wall_ns - figures.activity.busy_ns == idle
+    row = next(line for line in render_table(b).splitlines() if line.startswith("ProfilerStep#6"))
+    cells = row.split()
+    assert cells[5] == f"{idle / 1e6:,.3f}"
+    assert cells[6] == f"{figures.activity.input_ns / 1e6:,.3f}"
+    assert 0 < figures.activity.input_ns <= idle
+    assert "idle ms    input ms     kernels" in render_table(b)
