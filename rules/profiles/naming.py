@@ -81,12 +81,19 @@ DISPLAY_MAX = 200
 _HASH_LEN = 8
 
 
+UNNAMED = "(unnamed)"
+"""How a phase whose file gave it no name is shown and named in a proposal (a breakdown's names cannot be empty)."""
+
+
 def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
     """`name` cut for display to at most `limit` characters, with a digest of the whole so two never collide.
 
     Kernel names are C++ signatures hundreds of characters long that often differ only near the end (template
-    arguments); cutting them alone would make ``void gemm<…, 128>`` and ``void gemm<…, 256>`` one name.
+    arguments); cutting them alone would make ``void gemm<…, 128>`` and ``void gemm<…, 256>`` one name. An empty
+    name is shown as ``(unnamed)``.
     """
+    if not name:
+        return UNNAMED
     if len(name) <= limit:
         return name
     digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()

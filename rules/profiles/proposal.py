@@ -17,7 +17,7 @@ from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, fold_proposal_phases
 from worthit.rules.profiles.lookup import find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Phase, RankFigures
-from worthit.rules.profiles.naming import DISPLAY_MAX, short_name
+from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.steps import select_steps
 from worthit.rules.profiles.torch_trace import FORMAT as TORCH_FORMAT
 from worthit.rules.profiles.torch_trace import parse_steps
@@ -41,13 +41,18 @@ def _name(phase: Phase) -> str:
 
 
 def _unique(parts: list[Phase]) -> list[tuple[str, Phase]]:
-    """Display names that never collide: a name held by phases of two kinds gets its kind added."""
+    """Display names that never collide: a name held by phases of two kinds gets its kind added, and one a file
+    lists twice with one kind (a damaged or concatenated table) a number after it."""
     seen: set[str] = set()
     out = []
     for phase in parts:
         name = _name(phase)
         if name in seen:
-            name = short_name(f"{phase.name} ({phase.kind})", MAX_NAME)
+            name = short_name(f"{phase.name or UNNAMED} ({phase.kind})", MAX_NAME)
+        again = 2
+        while name in seen:
+            name = short_name(f"{phase.name or UNNAMED} ({phase.kind} {again})", MAX_NAME)
+            again += 1
         seen.add(name)
         out.append((name, phase))
     return out

@@ -220,3 +220,27 @@ def test_seed_part2_p_of_device_and_of_run(seed_part2: ModuleType) -> None:
     assert find_phase(b, "hipMemcpy").kind == "copy"
     device_copies = sum(p.total_ns for p in b.phases if p.kind == "copy" and not p.inclusive)
     assert device_copies == 3_606_501 - 44_242
+
+
+def test_a_stats_table_listing_a_kernel_twice_or_unnamed_still_makes_a_proposal() -> None:
+    """Three rows named alike (concatenated tables) and a row with no name: the proposal's breakdown names stay
+    unique ("k (kernel)", "k (kernel 2)", "(unnamed)") instead of failing with "Expected unique phase names"."""
+    from worthit.rules.engine import evaluate
+    from worthit.rules.model import Proposal
+    from worthit.rules.policy import default_policy
+    from worthit.rules.profiles.proposal import proposal_from_profile
+
+    data = (
+        b'"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"\n'
+        b'"k(float*)",10,600,60,50.0,50,70,1\n'
+        b'"k(float*)",10,300,30,25.0,20,40,1\n'
+        b'"k(float*)",10,100,30,25.0,20,40,1\n'
+        b'"",10,300,30,25.0,20,40,1\n'
+    )
+    b = read_any(data)
+    proposal = proposal_from_profile(Proposal(target="(unnamed)", k=2, cost_weeks=1, profile_id="t"), b)
+    names = [phase.name for phase in proposal.breakdown or []]
+    assert sorted(names) == ["(unnamed)", "k(float*)", "k(float*) (kernel 2)", "k(float*) (kernel)"]
+    assert proposal.target == "(unnamed)"
+    assert proposal.p == pytest.approx(300 / 1300)
+    assert evaluate(proposal, default_policy()).verdict == "remeasure"  # a summary's share, as for any target
