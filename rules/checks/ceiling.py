@@ -72,19 +72,18 @@ def check(ctx: Context) -> Finding:
     prior = ctx.proposal.prior_k
     if prior is not None:
         return _follow_up(ctx, figures, math.inf if prior == "inf" else prior)
+    noun = ctx.scope_noun  # what p is a share of: the step, device activity, the run
     ceiling = "unbounded" if f.ceiling_speedup is None else times(f.ceiling_speedup)
     floor = f"{ms(base * (1 - ctx.p))} ({ceiling})" if base is not None else ceiling
     if math.isinf(ctx.k):
-        head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of the step, the ceiling of {floor}"
+        head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of {noun}, the ceiling of {floor}"
     elif ctx.k <= 1:
-        head = (
-            f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero the step stops at {floor}"
-        )
+        head = f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero {noun} stops at {floor}"
     else:
-        left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of the step"
+        left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of {noun}"
         head = (
             f"At {times(ctx.k)} {ctx.target} captures {pct(f.headroom_captured)} of its own headroom, leaving "
-            f"{left} for any follow-up, and even at zero the step stops at {floor}"
+            f"{left} for any follow-up, and even at zero {noun} stops at {floor}"
         )
     return Finding(rule=ID, effect="info", figures=figures, message=f"{head}{after}.")
 

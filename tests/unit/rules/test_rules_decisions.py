@@ -548,3 +548,16 @@ def test_a_fleet_carried_run_share_lets_the_money_speak() -> None:
     )
     assert finding(evaluation, "device_vs_run").effect == "info"
     assert "GPU-equivalents" in evaluation.statement
+
+
+def test_the_ceiling_names_the_scope_p_is_a_share_of() -> None:
+    """13.4% of 503 ms of device activity: at zero, device activity stops at 503 · (1 − 0.134) = 435.6 ms; it is not
+    the step that stops there."""
+    evaluation = review(
+        {"target": "dgrad", "p": 0.134, "k": 1.3, "cost_weeks": 3, "baseline_ms": 503}
+        | {"scope": {"measured": "device_activity"}}
+    )
+    found = finding(evaluation, "ceiling")
+    assert found.figures["floor_ms"] == pytest.approx(503 * (1 - 0.134))
+    assert "even at zero device activity stops at 435.6 ms" in found.message
+    assert "the step" not in found.message
