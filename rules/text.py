@@ -64,8 +64,8 @@ def times(factor: float | None) -> str:
     """A speedup factor: `1.233×`, `1.98×`, `10×`, `∞` (also for `None`: the figures' way of saying unbounded)."""
     if factor is None or math.isinf(factor):
         return "∞"
-    if factor >= 1e6:
-        return f"{factor:.3g}×"
+    if factor >= 1e12:
+        return "over 10¹²×"
     if factor >= 100:
         return f"{factor:,.0f}×"
     return f"{_trim(f'{factor:.3f}')}×"
@@ -75,8 +75,8 @@ def k_text(k: float) -> str:
     """A proposed speedup of the target: `10× faster`, `0.9× as fast (slower)`, or `removed entirely` for k = ∞."""
     if math.isinf(k):
         return "removed entirely"
-    if k >= 1e6:
-        return f"{k:.3g}× faster"
+    if k >= 100:
+        return f"{times(k)} faster"
     factor = _trim(f"{k:.2f}")
     if factor == "1":
         return "no faster"
@@ -148,6 +148,13 @@ def months(value: float) -> str:
         return "under a month"
     m = num(value)
     return f"{m} month" + ("" if m == "1" else "s")
+
+
+def gpu_equivalents(n: float) -> str:
+    """GPU-equivalents as a planner reads them: `1,000`, `7.5`, `0.005` (never `0` for a saving that frees some)."""
+    if 0 < n < 0.01:
+        return f"{n:.1g}"
+    return num(n, 2 if n < 10 else 0)
 
 
 def count(n: int, noun: str) -> str:

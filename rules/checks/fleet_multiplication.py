@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example, engineering, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import months, num, pct, saves, times, usd
+from worthit.rules.text import count, gpu_equivalents, months, num, pct, saves, times, usd
 
 ID = "fleet_multiplication"
 STAGE = "worth"
@@ -72,9 +72,9 @@ def check(ctx: Context) -> Finding | None:
         "payback_months": money.payback_months,
     }
     if saving > 0:
-        freed = f"{pct(saving)} on {num(fleet)} GPUs frees {num(gpus, 2 if gpus < 10 else 0)} GPU-equivalents"
+        freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)} GPU-equivalents"
     else:
-        freed = f"On {num(fleet)} GPUs this {saves(saving, ' of the run')} and frees no capacity"
+        freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
     if money.recurring:
         worth = f"worth {usd(money.annual_usd or 0.0)} a year and recurring"
     else:

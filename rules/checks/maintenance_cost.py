@@ -21,7 +21,7 @@ import math
 
 from worthit.rules.context import Context, Example, carried, condition, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import num, pct, saves, usd, weeks
+from worthit.rules.text import count, gpu_equivalents, num, pct, saves, usd, weeks
 
 ID = "maintenance_cost"
 STAGE = "cost"
@@ -114,7 +114,7 @@ def check(ctx: Context) -> Finding | None:
                 else f"over {num(policy.horizon_months)} months"
             )
             pays = (
-                f"on {num(flags.fleet_gpus or 0)} GPUs {pct(ctx.run_saving)} frees {num(money.gpus, 0)} "
+                f"on {count(flags.fleet_gpus or 0, 'GPU')} {pct(ctx.run_saving)} frees {gpu_equivalents(money.gpus)} "
                 f"GPU-equivalents, {usd(money.value_usd)} {span}, against"
             )
         return condition(

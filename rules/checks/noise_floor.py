@@ -17,7 +17,7 @@ import math
 
 from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, num, pct, times, usd
+from worthit.rules.text import count, gpu_equivalents, num, pct, times, usd
 
 ID = "noise_floor"
 STAGE = "worth"
@@ -72,7 +72,7 @@ def check(ctx: Context) -> Finding | None:
             (
                 f"Fund, and confirm the saving in a fleet A/B: {pct(saving)} per run is under the {pct(floor)} noise "
                 f"floor, too small for one run to show, but on {count(ctx.proposal.flags.fleet_gpus or 0, 'GPU')} it "
-                f"frees {num(money.gpus, 2 if money.gpus < 10 else 0)} GPU-equivalents, {value} {span} "
+                f"frees {gpu_equivalents(money.gpus)} GPU-equivalents, {value} {span} "
                 f"{engineering(ctx, money)}"
             ),
             stage="condition",

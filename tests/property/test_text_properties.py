@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worthit.rules.text import a, ms, num, pct
+from worthit.rules.text import a, gpu_equivalents, k_text, ms, num, pct, times
 
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -58,3 +58,22 @@ def test_decimals_take_the_article_of_their_whole_part(whole: int, tenth: int) -
 )
 def test_articles_read_out(spoken: str, expected: str) -> None:
     assert a(spoken) == expected
+
+
+@given(st.floats(min_value=1e-12, max_value=1e9, allow_nan=False))
+def test_gpu_equivalents_freed_never_read_as_none_and_round_to_their_value(n: float) -> None:
+    """A fleet that frees 0.004 GPU-equivalents must not read "frees 0"; the text is the figure to two
+    significant digits or better."""
+    text = gpu_equivalents(n)
+    assert float(text.replace(",", "")) > 0
+    assert float(text.replace(",", "")) == pytest.approx(n, rel=0.5 if n < 0.01 else 0.01, abs=0.5)
+
+
+@pytest.mark.parametrize(("k", "text"), [(1e6, "1,000,000×"), (123456.0, "123,456×"), (1e13, "over 10¹²×")])
+def test_a_large_speedup_is_written_out_not_in_exponent_notation(k: float, text: str) -> None:
+    assert times(k) == text
+
+
+@pytest.mark.parametrize(("k", "text"), [(1e6, "1,000,000× faster"), (250.0, "250× faster"), (10.0, "10× faster")])
+def test_a_large_proposed_speedup_reads_in_digits(k: float, text: str) -> None:
+    assert k_text(k) == text
