@@ -52,10 +52,10 @@ def pct(share: float) -> str:
         return "0%"
     if abs(value) < 0.001:
         return "under 0.001%" if value > 0 else "-0.001% or less"
-    if abs(value) >= 1e6:
-        return f"{value:.3g}%"
+    if abs(value) >= 1e15:
+        return "over 10¹⁵%"
     if abs(value) >= 1:
-        return f"{_trim(f'{value:.1f}')}%"
+        return f"{_trim(f'{value:,.1f}')}%"
     digits = 1 - math.floor(math.log10(abs(value)))  # two significant figures below 1%
     return f"{_trim(f'{value:.{digits}f}')}%"
 

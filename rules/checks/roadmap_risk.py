@@ -13,6 +13,8 @@ Example: 2% on model A for 3 weeks, 40% on model B, which slipped twice with no 
 
 from __future__ import annotations
 
+import math
+
 from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, label, pct, saves
@@ -77,7 +79,11 @@ def check(ctx: Context) -> Finding | None:
             message=f"{slipped}, so it is set aside; the case stands on {here} alone, where {ctx.target} "
             f"{saves(ctx.run_saving, ' of the step')}.",
         )
-    per_week = f" at {pct(rate)} per engineer-week" if rate is not None and rate > 0 else ""
+    per_week = ""
+    if rate is not None and math.isinf(rate):
+        per_week = " at no engineering cost"
+    elif rate is not None and rate > 0:
+        per_week = f" at {pct(rate)} per engineer-week"
     gain = saves(ctx.run_saving, " of the step")
     head = f"{slipped}, so it cannot carry the work, and on {here} {ctx.target} {gain}{per_week}, too little on its own"
     return opposition(ctx, ID, head, figures)

@@ -77,3 +77,12 @@ def test_a_large_speedup_is_written_out_not_in_exponent_notation(k: float, text:
 @pytest.mark.parametrize(("k", "text"), [(1e6, "1,000,000× faster"), (250.0, "250× faster"), (10.0, "10× faster")])
 def test_a_large_proposed_speedup_reads_in_digits(k: float, text: str) -> None:
     assert k_text(k) == text
+
+
+@given(st.floats(min_value=0.01, max_value=1e12, allow_nan=False))
+def test_a_share_reads_in_digits_without_an_exponent(share: float) -> None:
+    """Contradictory inputs can make a share 30,000% of the step: written out, never `3e+06%`."""
+    text = pct(share)
+    assert "e" not in text.removeprefix("over ")
+    if share < 1e13:
+        assert float(text.removesuffix("%").replace(",", "")) == pytest.approx(share * 100, rel=1e-3, abs=0.05)

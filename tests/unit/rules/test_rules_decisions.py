@@ -561,3 +561,13 @@ def test_the_ceiling_names_the_scope_p_is_a_share_of() -> None:
     assert found.figures["floor_ms"] == pytest.approx(503 * (1 - 0.134))
     assert "even at zero device activity stops at 435.6 ms" in found.message
     assert "the step" not in found.message
+
+
+def test_a_free_change_under_the_floor_is_not_quoted_at_an_infinite_rate() -> None:
+    evaluation = review(
+        {"target": "conv", "p": 0.001, "k": 2, "cost_weeks": 0}
+        | {"flags": {"strategic": {"model": "B", "p": 0.3, "launch_committed": False, "slips": 3}}}
+    )
+    message = finding(evaluation, "roadmap_risk").message
+    assert "saves 0.05% of the step at no engineering cost, too little on its own" in message
+    assert "inf" not in message
