@@ -49,6 +49,18 @@ KIND_LABEL: dict[str, str] = {
     "host": "host time",
     "input": "input-pipeline wait",
 }
+KIND_FIX: dict[str, str] = {
+    "alloc": "pool allocations",
+    "copy": "keep data resident or overlap copies with compute",
+    "host": "capture the step in a graph",
+    "input": "prefetch input with more loader workers",
+}
+"""The fix for each kind of time no kernel speedup touches, short enough to list in a sentence."""
+
+
+def kinds_fix(kinds: Sequence[str]) -> str:
+    """`capture the step in a graph, pool allocations`: the fixes of the non-kernel kinds present, in a fixed order."""
+    return ", ".join(KIND_FIX[kind] for kind in NON_KERNEL if kind in kinds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import NON_KERNEL, Context, Example, kinds_label
+from worthit.rules.context import NON_KERNEL, Context, Example, kinds_fix, kinds_label
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Figure, Finding, Phase
 from worthit.rules.plans import plan
@@ -172,11 +172,11 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
         kernel_floor = floor - non_kernel
         if not result.reachable and non_kernel >= goal:
             figures |= {"non_kernel_ms": non_kernel, "alternative": kinds}
+            above = "is above" if non_kernel > goal else "fills"
             return _redirect(
                 figures,
-                f"The {ms(non_kernel)} of {kinds} alone is above the {ms(goal)} latency goal, so neither faster "
-                f"kernels nor more GPUs reach it until that time is overlapped or removed (keep data resident, "
-                f"overlap copies with compute, capture the step in a graph).",
+                f"The {ms(non_kernel)} of {kinds} alone {above} the {ms(goal)} latency goal, so neither faster "
+                f"kernels nor more GPUs reach it until that time is overlapped or removed ({kinds_fix(present)}).",
             )
         if not result.reachable and non_kernel > 0 and kernel_floor <= goal:
             # The kernels at k fit in the goal; what keeps the step above it is time more GPUs would not remove.

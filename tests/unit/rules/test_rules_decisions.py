@@ -571,3 +571,30 @@ def test_a_free_change_under_the_floor_is_not_quoted_at_an_infinite_rate() -> No
     message = finding(evaluation, "roadmap_risk").message
     assert "saves 0.05% of the step at no engineering cost, too little on its own" in message
     assert "inf" not in message
+
+
+@pytest.mark.parametrize(
+    ("phases", "said"),
+    [
+        ([{"name": "loader", "ms": 5, "kind": "input"}], "The 5 ms of input-pipeline wait alone fills the 5 ms"),
+        (
+            [{"name": "gaps", "ms": 300, "kind": "host"}, {"name": "malloc", "ms": 5, "kind": "alloc"}],
+            "The 305 ms of allocation and host time alone is above the 5 ms latency goal",
+        ),
+    ],
+)
+def test_a_latency_goal_the_non_kernel_time_alone_fills_names_that_times_own_fix(
+    phases: list[dict[str, object]], said: str
+) -> None:
+    breakdown = [{"name": "t", "ms": 10}, {"name": "gemm", "ms": 300}, *phases]
+    total = sum(float(str(p["ms"])) for p in breakdown)
+    evaluation = review(
+        {"target": "t", "p": 10 / total, "k": 2, "cost_weeks": 1, "baseline_ms": total}
+        | {"breakdown": breakdown, "goal": {"latency_ms": 5}}
+    )
+    message = finding(evaluation, "resource_goal").message
+    assert said in message
+    kinds = {p["kind"] for p in phases}
+    assert ("prefetch input with more loader workers" in message) == ("input" in kinds)
+    assert ("capture the step in a graph" in message) == ("host" in kinds)
+    assert "keep data resident" not in message
