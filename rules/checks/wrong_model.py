@@ -122,12 +122,12 @@ def check(ctx: Context) -> Finding | None:
         )
     if not worth.strategic_clears:
         if saving <= 0:
-            why = f"nothing: it {saves(saving, ' of that step')}"
+            why = f"it {saves(saving, ' of that step')}"
         elif rate is not None:
-            why = f"{pct(rate)} of its step per engineer-week"
+            why = f"{k_text(ctx.k)} returns {pct(rate)} of its step per engineer-week"
         else:
-            why = f"only {pct(saving)} of its step"
-        head = f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {k_text(ctx.k)} returns {why}"
+            why = f"{k_text(ctx.k)} returns only {pct(saving)} of its step"
+        head = f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {why}"
         return opposition(ctx, ID, head, figures)
     return Finding(
         rule=ID,

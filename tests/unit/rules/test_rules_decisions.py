@@ -598,3 +598,10 @@ def test_a_latency_goal_the_non_kernel_time_alone_fills_names_that_times_own_fix
     assert ("prefetch input with more loader workers" in message) == ("input" in kinds)
     assert ("capture the step in a graph" in message) == ("host" in kinds)
     assert "keep data resident" not in message
+
+
+def test_a_strategic_model_that_a_no_op_does_not_help_is_said_once() -> None:
+    """k = 1 on model B: 'it saves nothing', not 'no faster returns nothing: it saves nothing'."""
+    strategic = {"model": "B", "p": 0.3, "launch_committed": True}
+    evaluation = review({"target": "t", "p": 0.5, "k": 1, "cost_weeks": 1, "flags": {"strategic": strategic}})
+    assert evaluation.statement == "Not even B justifies it: at 30% of that step, it saves nothing."
