@@ -14,16 +14,20 @@ the step all ranks are held to, against the share of one rank's device activity 
 gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done.
 
 A communication target (a `comm` phase, or an NCCL/RCCL kernel's name) is told the other half of the story: its
-time on one rank includes that rank's wait for the slowest, which no faster transfer removes.
+time on one rank includes that rank's wait for the slowest, which no faster transfer removes. With that wait
+measured (`wait_fraction`) but not split by collective, the worst case puts all of it in the target: where the
+transfer left (p − wait) does not pay at k, the answer is fund_if a trace shows the transfer at its break-even share.
 
 Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profile: remeasure across all ranks.
 """
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+import math
+
+from worthit.rules.context import PASSING, Context, Example, break_even, condition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import num, pct
+from worthit.rules.text import k_text, num, pct, times
 
 ID = "barrier_denominator"
 STAGE = "trust"
@@ -90,6 +94,10 @@ def check(ctx: Context) -> Finding | None:
                 f"{pct(barrier.wait_fraction)} of their step inside collectives), so p is taken against the step."
             ),
         )
+    if barrier.wait_fraction is not None and ctx.target_is_comm:
+        found = _transfer(ctx, barrier.wait_fraction, figures)
+        if found is not None:
+            return found
     if barrier.wait_fraction is not None:
         return Finding(
             rule=ID,
@@ -113,3 +121,43 @@ def check(ctx: Context) -> Finding | None:
             f"ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) and re-run p."
         )
     return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)
+
+
+def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding | None:
+    """A collective's share holds the ranks' wait for the straggler, which no faster transfer shortens. With the
+    wait measured (`wait_fraction`) but not split by collective, the worst case puts all of it in the target: the
+    transfer is then p − wait. The verdict at that share is the pure verdict function's, the speedup of the
+    transfer alone folded into an effective k on the whole share (so the breakdown still agrees with p)."""
+    probe = ctx.probe
+    if probe is None or math.isinf(ctx.k) or ctx.k <= 1:
+        return None
+    proposal, p, k = ctx.proposal, ctx.p, ctx.k
+
+    def passes(transfer: float) -> bool:
+        effective = 1 / (1 - transfer / p * (1 - 1 / k))
+        return probe(proposal, p, effective) in PASSING
+
+    transfer = max(p - wait, 0.0)
+    figures |= {"transfer_low": transfer}
+    holds = f"up to {pct(min(wait, p))} of the step is that wait, which a faster transfer does not shorten"
+    if transfer > 0 and passes(transfer):
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"Of {ctx.target}'s {pct(p)}, up to {pct(wait)} of the step may be the ranks' wait for the "
+            f"straggler, which a faster transfer does not shorten, and on the {pct(transfer)} left {k_text(k)} still "
+            f"pays.",
+        )
+    if not passes(p):
+        return None  # it does not pay even if none of it were wait: the other checks say why
+    edge = break_even(passes, transfer, p)
+    figures["break_even_transfer"] = edge
+    return condition(
+        ID,
+        figures,
+        f"Fund if a trace across all ranks shows {ctx.target}'s transfer, without the wait for the straggler, at "
+        f"{pct(edge)} of the step or more: {holds}"
+        + (f", and on the {pct(transfer)} left {times(k)} saves {pct(transfer * (1 - 1 / k))}." if transfer else "."),
+        stage="condition",
+    )

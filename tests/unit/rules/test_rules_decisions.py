@@ -605,3 +605,26 @@ def test_a_strategic_model_that_a_no_op_does_not_help_is_said_once() -> None:
     strategic = {"model": "B", "p": 0.3, "launch_committed": True}
     evaluation = review({"target": "t", "p": 0.5, "k": 1, "cost_weeks": 1, "flags": {"strategic": strategic}})
     assert evaluation.statement == "Not even B justifies it: at 30% of that step, it saves nothing."
+
+
+def test_a_collective_whose_share_may_be_mostly_wait_funds_only_on_its_transfer() -> None:
+    """All-reduce 22% of a 900 ms step at 1.3× for 2 weeks, ranks waiting 15% of the step inside collectives. If all
+    of that wait is in the all-reduce, the transfer is 7% and 1.3× saves 7% · (1 − 1/1.3) = 1.6%, 0.8% a week
+    against the 1% bar. The break-even transfer t has t · (1 − 1/1.3) / 2 = 1%: t = 8.67%."""
+    raw = {"target": "nccl_allreduce", "p": 0.22, "k": 1.3, "cost_weeks": 2, "baseline_ms": 900}
+    evaluation = review(raw | {"flags": {"barrier": {"ranks": 64, "wait_fraction": 0.15}}})
+    assert evaluation.verdict == "fund_if"
+    found = finding(evaluation, "barrier_denominator")
+    assert found.figures["transfer_low"] == pytest.approx(0.07)
+    assert found.figures["break_even_transfer"] == pytest.approx(0.02 / (1 - 1 / 1.3), rel=2e-3)
+    assert evaluation.statement.startswith("Fund if a trace across all ranks shows nccl_allreduce's transfer")
+    assert "on the 7% left 1.3× saves 1.6%" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_collective_whose_transfer_pays_even_with_all_the_wait_in_it_is_funded() -> None:
+    """5% of waiting leaves at least 17% of transfer: 17% · (1 − 1/1.3) = 3.9%, 2% a week, which clears the bar."""
+    raw = {"target": "nccl_allreduce", "p": 0.22, "k": 1.3, "cost_weeks": 2, "baseline_ms": 900}
+    evaluation = review(raw | {"flags": {"barrier": {"ranks": 64, "wait_fraction": 0.05}}})
+    assert evaluation.verdict == "fund"
+    assert finding(evaluation, "barrier_denominator").figures["transfer_low"] == pytest.approx(0.17)
