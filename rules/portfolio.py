@@ -308,8 +308,19 @@ def _message(result: Portfolio) -> str:
         )
     else:
         lead = f"{_name(top, names)} first, at {_rate(result, top)}"
+    rival = next((e for e in funded if top.target is not None and e.target == top.target), None)
+    if not top.funded and top.verdict in FUNDABLE and rival is not None and result.budget_weeks is None:
+        # A costlier alternative on the best return's own target is funded: its step up pays.
+        more = (rival.saving_ms or 0.0) - (top.saving_ms or 0.0) if result.rate_unit == "ms/week" else None
+        gain = ms(more) if more is not None else f"{pct(rival.saving_fraction - top.saving_fraction)} of the step"
+        extra = num((rival.cost_weeks or 0.0) - (top.cost_weeks or 0.0))
+        return sentence(
+            f"Fund {_name(rival, names)} over {_name(top, names)}, the better return ({_rate(result, top)}): "
+            f"its {gain} more for {extra} more week{'' if extra == '1' else 's'} pays too; "
+            f"{together.replace('funded alone it', 'it')}."
+        )
     if not top.funded and top.verdict in FUNDABLE and funded:
-        # The best return is left out: the budget buys more saving without it (or a costlier alternative pays).
+        # The best return is left out: the budget buys more saving without it.
         chosen = join([_name(entry, names) for entry in funded])
         why = f"under the {num(result.budget_weeks)}-week budget" if result.budget_weeks is not None else "instead"
         return sentence(

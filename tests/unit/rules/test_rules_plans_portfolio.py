@@ -152,6 +152,10 @@ def test_portfolio_funds_the_ambitious_alternative_when_its_step_up_pays() -> No
     assert [(e.title, e.funded) for e in result.entries] == [("quick", False), ("attention", True)]
     assert result.combined_saving_ms == pytest.approx(18.9)
     assert "same target as rank 2" in (result.entries[0].note or "")
+    assert result.message.startswith(
+        "Fund attention over quick, the better return (10.5 ms per engineer-week): its 8.4 ms more for 2 more weeks "
+        "pays too; it takes the step from 100 ms to 81.1 ms (1.233×)."
+    )
 
 
 @pytest.mark.parametrize(("fleet", "ambitious"), [(None, False), (1000, True)])
