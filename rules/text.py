@@ -150,6 +150,15 @@ def months(value: float) -> str:
     return f"{m} month" + ("" if m == "1" else "s")
 
 
+def the_share(share: float, target: str | None = None) -> str:
+    """A sentence's subject for a share: `The 21% share of gemm`, or, for a share printed as a bound,
+    `gemm's share of under 0.001%` (never `The under 0.001% share`)."""
+    figure = pct(share)
+    if figure[0].isdigit() or figure[0] == "-":
+        return f"The {figure} share" + (f" of {target}" if target else "")
+    return f"{target}'s share of {figure}" if target else f"The share of {figure}"
+
+
 def gpu_equivalents(n: float) -> str:
     """GPU-equivalents as a planner reads them: `1,000`, `7.5`, `0.005` (never `0` for a saving that frees some)."""
     if 0 < n < 0.01:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from worthit.rules.context import NON_KERNEL, Context, Example
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import ms, pct
+from worthit.rules.text import ms, pct, the_share
 
 ID = "counters_blind_spot"
 STAGE = "trust"
@@ -73,7 +73,7 @@ def check(ctx: Context) -> Finding | None:
         verdict="remeasure",
         figures=figures,
         message=(
-            f"The {pct(ctx.p)} share of {ctx.target} comes from counters, which never show copies or the gaps "
+            f"{the_share(ctx.p, ctx.target)} comes from counters, which never show copies or the gaps "
             f"between kernels, so its denominator is not the step; take a whole-step timeline and re-run it."
         ),
     )

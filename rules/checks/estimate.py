@@ -21,7 +21,7 @@ import msgspec
 
 from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below, condition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import num, pct
+from worthit.rules.text import num, pct, the_share
 
 ID = "estimate"
 STAGE = "condition"
@@ -74,7 +74,9 @@ def check(ctx: Context) -> Finding | None:
                 f"the work pays down to p = {pct(edge)}, so the estimate would have to be "
                 f"{num(ctx.p / edge, 0)}× too high to change the answer"
             )
-        return Finding(rule=ID, effect="info", figures=figures, message=f"The {pct(ctx.p)} is an estimate, but {why}.")
+        return Finding(
+            rule=ID, effect="info", figures=figures, message=f"{the_share(ctx.p)} is an estimate, but {why}."
+        )
     return condition(
         ID,
         figures,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import pct
+from worthit.rules.text import the_share
 
 ID = "inclusive_percentages"
 STAGE = "trust"
@@ -46,13 +46,13 @@ def check(ctx: Context) -> Finding | None:
         # A kernel summary (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats): kernels do not nest, but the
         # percentage is of summed kernel time, whose denominator is not the step.
         message = (
-            f"The {pct(ctx.p)} share of {ctx.target} is of summed kernel time in a summary table, not of the step: "
+            f"{the_share(ctx.p, ctx.target)} is of summed kernel time in a summary table, not of the step: "
             f"it leaves out idle time, copies and host gaps, and concurrent streams count twice; re-run the "
             f"arithmetic on a timeline of the whole step (a kernel trace with its copies)."
         )
     else:
         message = (
-            f"The {pct(ctx.p)} share of {ctx.target} is an inclusive percentage, which overlaps others and does "
+            f"{the_share(ctx.p, ctx.target)} is an inclusive percentage, which overlaps others and does "
             f"not sum to 100 with them; re-run the arithmetic on non-overlapping kernel and copy traces."
         )
     return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import label, pct
+from worthit.rules.text import label, the_share
 
 ID = "input_shift"
 STAGE = "trust"
@@ -44,7 +44,7 @@ def check(ctx: Context) -> Finding | None:
         verdict="remeasure",
         figures=figures,
         message=(
-            f"The {pct(ctx.p)} share of {ctx.target} was measured on {measured}, but {label(wanted)} is the "
+            f"{the_share(ctx.p, ctx.target)} was measured on {measured}, but {label(wanted)} is the "
             f"input that matters and batching changes what dominates; re-run the profile on {label(wanted)}."
         ),
     )

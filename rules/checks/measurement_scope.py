@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import join, label, pct
+from worthit.rules.text import join, label, pct, the_share
 
 ID = "measurement_scope"
 STAGE = "trust"
@@ -60,7 +60,7 @@ def check(ctx: Context) -> Finding | None:
     if submit:
         also = f", and compare on one {join(differs)}" if differs else ""
         message = (
-            f"The {pct(ctx.p)} share of {ctx.target} was timed at host submit, which is when the CPU queued "
+            f"{the_share(ctx.p, ctx.target)} was timed at host submit, which is when the CPU queued "
             f"the work, not when the GPU finished it; time the device work's start and completion{also}."
         )
     else:

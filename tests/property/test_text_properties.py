@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worthit.rules.text import a, gpu_equivalents, k_text, ms, num, pct, times
+from worthit.rules.text import a, gpu_equivalents, k_text, ms, num, pct, the_share, times
 
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -86,3 +86,11 @@ def test_a_share_reads_in_digits_without_an_exponent(share: float) -> None:
     assert "e" not in text.removeprefix("over ")
     if share < 1e13:
         assert float(text.removesuffix("%").replace(",", "")) == pytest.approx(share * 100, rel=1e-3, abs=0.05)
+
+
+@given(st.floats(min_value=1e-12, max_value=1.0))
+def test_a_share_as_a_subject_never_reads_the_under(share: float) -> None:
+    """`The 21% share of gemm`, and for a bound `gemm's share of under 0.001%`: never `The under 0.001% share`."""
+    text = the_share(share, "gemm")
+    assert "The under" not in text
+    assert pct(share) in text
