@@ -124,15 +124,16 @@ def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -
     return Finding(rule=rule, effect="info", figures=figures, overridden_by=ctx.worth.carried_by, message=message)
 
 
-def engineering(ctx: Context, money: Money) -> str:
+def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
     """What the value of the work is weighed against, as a clause: `against $15k of engineering`, `at no engineering
     cost`, or, with no cost stated, the most engineering the value pays for (`for an unstated cost; it pays for up
-    to 263 engineer-weeks`), never a cost of $0 nobody stated."""
+    to 263 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
     if ctx.worth.cost.weeks is None:
         price = ctx.policy.engineer_week_usd
         if price <= 0:
             return "for an unstated cost, which the policy prices at nothing"
-        most = num(money.value_usd / price, 0 if money.value_usd >= 10 * price else 1)
+        figures["pays_for_weeks"] = weeks = money.value_usd / price
+        most = num(weeks, 0 if weeks >= 10 else 1)
         return f"for an unstated cost; it pays for up to {most} engineer-week{'' if most == '1' else 's'}"
     if money.cost_usd <= 0:
         return "at no engineering cost"

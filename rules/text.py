@@ -160,10 +160,10 @@ def the_share(share: float, target: str | None = None) -> str:
 
 
 def gpu_equivalents(n: float) -> str:
-    """GPU-equivalents as a planner reads them: `1,000`, `7.5`, `0.005` (never `0` for a saving that frees some)."""
-    if 0 < n < 0.01:
-        return f"{n:.1g}"
-    return num(n, 2 if n < 10 else 0)
+    """GPU-equivalents as a planner reads them: `1,000 GPU-equivalents`, `7.5`, `1 GPU-equivalent`, `0.005` (never
+    `0` for a saving that frees some)."""
+    figure = f"{n:.1g}" if 0 < n < 0.01 else num(n, 2 if n < 10 else 0)
+    return f"{figure} GPU-equivalent" + ("" if figure == "1" else "s")
 
 
 def count(n: int, noun: str) -> str:

@@ -72,7 +72,7 @@ def check(ctx: Context) -> Finding | None:
         "payback_months": money.payback_months,
     }
     if saving > 0:
-        freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)} GPU-equivalents"
+        freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
     else:
         freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
     if money.recurring:
@@ -81,7 +81,7 @@ def check(ctx: Context) -> Finding | None:
         worth = f"for the {num(money.job_days or 0)}-day job only, worth {usd(money.value_usd)} once"
     if money.clears:
         if cost <= 0:
-            against = engineering(ctx, money)
+            against = engineering(ctx, money, figures)
         elif money.payback_months is not None:
             against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
         else:

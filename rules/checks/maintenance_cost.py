@@ -114,8 +114,8 @@ def check(ctx: Context) -> Finding | None:
                 else f"over {num(policy.horizon_months)} months"
             )
             pays = (
-                f"on {count(flags.fleet_gpus or 0, 'GPU')} {pct(ctx.run_saving)} frees {gpu_equivalents(money.gpus)} "
-                f"GPU-equivalents, {usd(money.value_usd)} {span}, against"
+                f"on {count(flags.fleet_gpus or 0, 'GPU')} {pct(ctx.run_saving)} frees {gpu_equivalents(money.gpus)}, "
+                f"{usd(money.value_usd)} {span}, against"
             )
         return condition(
             ID,

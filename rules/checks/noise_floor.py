@@ -72,8 +72,8 @@ def check(ctx: Context) -> Finding | None:
             (
                 f"Fund, and confirm the saving in a fleet A/B: {pct(saving)} per run is under the {pct(floor)} noise "
                 f"floor, too small for one run to show, but on {count(ctx.proposal.flags.fleet_gpus or 0, 'GPU')} it "
-                f"frees {gpu_equivalents(money.gpus)} GPU-equivalents, {value} {span} "
-                f"{engineering(ctx, money)}"
+                f"frees {gpu_equivalents(money.gpus)}, {value} {span} "
+                f"{engineering(ctx, money, figures)}"
             ),
             stage="condition",
         )

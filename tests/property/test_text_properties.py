@@ -64,9 +64,10 @@ def test_articles_read_out(spoken: str, expected: str) -> None:
 def test_gpu_equivalents_freed_never_read_as_none_and_round_to_their_value(n: float) -> None:
     """A fleet that frees 0.004 GPU-equivalents must not read "frees 0"; the text is the figure to two
     significant digits or better."""
-    text = gpu_equivalents(n)
-    assert float(text.replace(",", "")) > 0
-    assert float(text.replace(",", "")) == pytest.approx(n, rel=0.5 if n < 0.01 else 0.01, abs=0.5)
+    figure, noun = gpu_equivalents(n).split(" ")
+    assert float(figure.replace(",", "")) > 0
+    assert float(figure.replace(",", "")) == pytest.approx(n, rel=0.5 if n < 0.01 else 0.01, abs=0.5)
+    assert noun == ("GPU-equivalent" if figure == "1" else "GPU-equivalents")
 
 
 @pytest.mark.parametrize(("k", "text"), [(1e6, "1,000,000×"), (123456.0, "123,456×"), (1e13, "over 10¹²×")])

@@ -628,3 +628,12 @@ def test_a_collective_whose_transfer_pays_even_with_all_the_wait_in_it_is_funded
     evaluation = review(raw | {"flags": {"barrier": {"ranks": 64, "wait_fraction": 0.05}}})
     assert evaluation.verdict == "fund"
     assert finding(evaluation, "barrier_denominator").figures["transfer_low"] == pytest.approx(0.17)
+
+
+def test_one_gpu_freed_is_one_gpu_equivalent_and_the_weeks_it_pays_for_are_a_figure() -> None:
+    """Removing the whole step on one GPU frees 1 GPU-equivalent, $17,520 a year: 3.5 engineer-weeks at $5,000."""
+    evaluation = review({"target": "t", "p": 1.0, "k": "inf", "flags": {"fleet_gpus": 1}})
+    found = finding(evaluation, "fleet_multiplication")
+    assert found.figures["pays_for_weeks"] == pytest.approx(GPU_YEAR_USD / WEEK_USD)
+    assert "on 1 GPU frees 1 GPU-equivalent, worth $18k a year" in evaluation.statement
+    assert "it pays for up to 3.5 engineer-weeks" in evaluation.statement
