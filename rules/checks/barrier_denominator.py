@@ -138,7 +138,7 @@ def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding 
         return probe(proposal, p, effective) in PASSING
 
     transfer = max(p - wait, 0.0)
-    figures |= {"transfer_low": transfer}
+    figures |= {"transfer_low": transfer, "transfer_saving": transfer * (1 - 1 / k)}
     holds = f"up to {pct(min(wait, p))} of the step is that wait, which a faster transfer does not shorten"
     if transfer > 0 and passes(transfer):
         return Finding(

@@ -616,6 +616,7 @@ def test_a_collective_whose_share_may_be_mostly_wait_funds_only_on_its_transfer(
     assert evaluation.verdict == "fund_if"
     found = finding(evaluation, "barrier_denominator")
     assert found.figures["transfer_low"] == pytest.approx(0.07)
+    assert found.figures["transfer_saving"] == pytest.approx(0.07 * (1 - 1 / 1.3))
     assert found.figures["break_even_transfer"] == pytest.approx(0.02 / (1 - 1 / 1.3), rel=2e-3)
     assert evaluation.statement.startswith("Fund if a trace across all ranks shows nccl_allreduce's transfer")
     assert "on the 7% left 1.3× saves 1.6%" in evaluation.statement
