@@ -181,12 +181,16 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("flags", "fleet_gpus"): gpus,
 }
 SHARE_FIELDS = frozenset(path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction"))
-# A plan request's own fields (its breakdown and k read as a proposal's), and a portfolio's beside its proposals.
+# A plan request's fields (its breakdown and k read as a proposal's), and a portfolio's: each of its proposals read
+# as a proposal is, and its budget.
 PLAN_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = FIELDS | {
     ("target_speedup",): _end(speedup),
     ("target_ms",): millis,
 }
-PORTFOLIO_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {("budget_weeks",): weeks}
+PORTFOLIO_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
+    ("budget_weeks",): weeks,
+    **{("proposals", "*", *path): read for path, read in FIELDS.items()},
+}
 
 
 def forgive(

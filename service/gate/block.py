@@ -96,14 +96,9 @@ def read_request(text: str, *, proposals: bool = False) -> bytes:
                 _reject_duplicates(block, tree)
         except BlockError as exc:
             raise InvalidInput(f"expected a JSON or YAML document: {exc}") from exc
-    if proposals:
-        if isinstance(data, list):
-            data = {"proposals": data}
-        if isinstance(data, dict) and isinstance(data.get("proposals"), list):
-            data = {**data, "proposals": [units.forgive(item) for item in data["proposals"]]}
-        data = units.forgive(data, fields=units.PORTFOLIO_FIELDS)
-    else:
-        data = units.forgive(data, fields=units.PLAN_FIELDS)
+    if proposals and isinstance(data, list):
+        data = {"proposals": data}
+    data = units.forgive(data, fields=units.PORTFOLIO_FIELDS if proposals else units.PLAN_FIELDS)
     try:
         return msgspec.json.encode(data)
     except (TypeError, msgspec.EncodeError) as exc:
