@@ -138,7 +138,8 @@ def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding 
         return probe(proposal, p, effective) in PASSING
 
     transfer = max(p - wait, 0.0)
-    figures |= {"transfer_low": transfer, "transfer_saving": transfer * (1 - 1 / k)}
+    saved = transfer * (1 - 1 / k)
+    figures |= {"transfer_low": transfer, "transfer_saving": saved}
     holds = f"up to {pct(min(wait, p))} of the step is that wait, which a faster transfer does not shorten"
     if transfer > 0 and passes(transfer):
         return Finding(
@@ -158,6 +159,6 @@ def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding 
         figures,
         f"Fund if a trace across all ranks shows {ctx.target}'s transfer, without the wait for the straggler, at "
         f"{pct(edge)} of the step or more: {holds}"
-        + (f", and on the {pct(transfer)} left {times(k)} saves {pct(transfer * (1 - 1 / k))}." if transfer else "."),
+        + (f", and on the {pct(transfer)} left {times(k)} saves {pct(saved)}." if transfer else "."),
         stage="condition",
     )
