@@ -27,8 +27,8 @@ from tests.harness import migrated
 from worthit.rules.model import Proposal
 from worthit.service.db.decisions import DecisionStore
 from worthit.service.db.policies import PolicyStore
-from worthit.service.decisions import DecisionService
-from worthit.service.policies import PolicyService
+from worthit.service.decisions.service import DecisionService
+from worthit.service.policies.service import PolicyService
 from worthit.service.validation import decode_strict
 
 CALLERS = 32

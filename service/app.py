@@ -32,15 +32,15 @@ from worthit.service.db.policies import PolicyStore
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.db.tokens import TokenStore
 from worthit.service.db.writer import GroupCommitWriter
-from worthit.service.decisions import DecisionService
+from worthit.service.decisions.service import DecisionService
 from worthit.service.http.auth import Authenticator, AuthMiddleware
 from worthit.service.http.observability import Observability, configure_logging
 from worthit.service.http.problems import EXCEPTION_HANDLERS
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.metrics import metrics_text
-from worthit.service.outcomes import Calibrator, OutcomeService
-from worthit.service.policies import PolicyService
-from worthit.service.profiles import ProfileService
+from worthit.service.outcomes.service import Calibrator, OutcomeService
+from worthit.service.policies.service import PolicyService
+from worthit.service.profiles.service import ProfileService
 from worthit.service.settings import Settings
 
 VERSION = "0.1.0"

@@ -81,7 +81,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 def load_profile(paths: list[str], format: str | None, steps: str | None = None) -> Breakdown:
     """One breakdown from profiler files of one run (progress shown for large files)."""
     from worthit.service.present.terminal import read_with_progress, timed
-    from worthit.service.profiles import parse
+    from worthit.service.profiles.service import parse
 
     files = [read_with_progress(Path(path)) for path in paths]
     names = [Path(path).name for path in paths]

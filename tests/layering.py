@@ -146,7 +146,6 @@ DOMAIN_SERVICES = tuple(
         "policies",
         "profiles",
         "tokens",
-        "records",
         "errors",
         "metrics",
         "validation",

@@ -14,10 +14,10 @@ from msgspec import Meta
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
 from worthit.service.db.decisions import DecisionFilter
-from worthit.service.decisions import DecisionService, request_hash
+from worthit.service.decisions.schemas import Decision, DecisionPage
+from worthit.service.decisions.service import DecisionService, request_hash
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
-from worthit.service.records import Decision, DecisionPage
 
 ClientSource = Literal["api", "slack", "gate"]
 """The surfaces a client with a write token may say it speaks for (a Slack bot, the PR gate); `cli` is not one."""

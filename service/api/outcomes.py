@@ -10,10 +10,11 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.service.api.decisions import IdempotencyKey
-from worthit.service.decisions import request_hash
+from worthit.service.decisions.service import request_hash
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, Problem, ProblemError, problem_response, problem_responses
-from worthit.service.outcomes import Calibration, Outcome, OutcomeReport, OutcomeService, ScopeMismatch, WorkloadHistory
+from worthit.service.outcomes.schemas import Calibration, Outcome, OutcomeReport, WorkloadHistory
+from worthit.service.outcomes.service import OutcomeService, ScopeMismatch
 
 NameQuery = Annotated[str | None, QueryParameter(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
 

@@ -29,12 +29,13 @@ from worthit.rules.model import TEXT_PATTERN, Range, Verdict
 from worthit.rules.text import k_text, label, ms, pct, times, weeks
 from worthit.service.api.decisions import CURSOR_PATTERN
 from worthit.service.db.decisions import DecisionFilter
-from worthit.service.decisions import DecisionService
+from worthit.service.decisions.schemas import Decision
+from worthit.service.decisions.service import DecisionService
 from worthit.service.errors import NotFound
-from worthit.service.outcomes import Outcome, OutcomeService, WorkloadHistory
+from worthit.service.outcomes.schemas import Outcome, WorkloadHistory
+from worthit.service.outcomes.service import OutcomeService
 from worthit.service.present import render
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
-from worthit.service.records import Decision
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 VERDICT_NAMES: tuple[str, ...] = get_args(Verdict)

@@ -9,7 +9,7 @@ from litestar.params import JSONBody
 from worthit.rules.plans import Plan, PlanRequest, plan_for
 from worthit.rules.portfolio import Portfolio, PortfolioRequest, portfolio
 from worthit.service.api.decisions import PolicyParam
-from worthit.service.decisions import DecisionService
+from worthit.service.decisions.service import DecisionService
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 

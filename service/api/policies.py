@@ -11,11 +11,12 @@ from litestar.exceptions import ClientException
 from litestar.params import FromPath, QueryParameter
 
 from worthit.rules.policy import Policy, parse_policy
-from worthit.service.decisions import DecisionService
+from worthit.service.decisions.schemas import Reevaluation
+from worthit.service.decisions.service import DecisionService
 from worthit.service.http.codec import is_json
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
-from worthit.service.policies import PolicyService
-from worthit.service.records import PolicySummary, Reevaluation
+from worthit.service.policies.schemas import PolicySummary
+from worthit.service.policies.service import PolicyService
 
 PolicyName = Annotated[str, QueryParameter(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
 

@@ -13,8 +13,8 @@ from litestar.params import FromPath, QueryParameter
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
 from worthit.service.http.problems import problem_responses
-from worthit.service.profiles import ProfileService
-from worthit.service.records import ProfileDoc
+from worthit.service.profiles.schemas import ProfileDoc
+from worthit.service.profiles.service import ProfileService
 
 
 class ProfileController(Controller):

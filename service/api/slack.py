@@ -24,7 +24,7 @@ from litestar.params import HeaderParameter
 from slack_sdk.signature import SignatureVerifier
 
 from worthit.rules.errors import InvalidInput
-from worthit.service.decisions import DecisionService, request_hash
+from worthit.service.decisions.service import DecisionService, request_hash
 from worthit.service.errors import NotFound
 from worthit.service.http.problems import PROBLEM_JSON, Problem
 from worthit.service.settings import Settings

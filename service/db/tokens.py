@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.service.db.models import Base
 from worthit.service.ids import new_id
-from worthit.service.tokens import GRANTS, Principal, Scope, digest, new_token
+from worthit.service.tokens.model import GRANTS, Principal, Scope, digest, new_token
 
 tokens = Base.metadata.tables["tokens"]
 

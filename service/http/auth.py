@@ -20,7 +20,7 @@ from litestar.handlers.base import BaseRouteHandler
 from worthit.service.cache import TtlCache
 from worthit.service.db.tokens import TokenStore
 from worthit.service.http.ratelimit import RateLimiter
-from worthit.service.tokens import PUBLIC, Principal, digest
+from worthit.service.tokens.model import PUBLIC, Principal, digest
 
 # "Are there any tokens?" is cached per process this long: a token created on another process turns auth on
 # within it. Nothing turns it off again (see Authenticator.enforced), and tokens themselves are not cached.

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from worthit.rules.model import Evaluation
-from worthit.service.records import Decision
+from worthit.service.decisions.schemas import Decision
 from worthit.service.slack.blocks import FIELD_CHARS, MAX_BLOCKS, SECTION_CHARS, clip, decision_message, escape
 
 WHY, OUTCOME, POLICY = "worthit_why", "worthit_outcome", "worthit_policy"

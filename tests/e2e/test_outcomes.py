@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import Server, migrated
 from worthit.service.db.policies import PolicyStore
-from worthit.service.policies import PolicyService
+from worthit.service.policies.service import PolicyService
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import Server, worthit
 from worthit.service.app import create_app
 from worthit.service.settings import Settings
-from worthit.service.tokens import PUBLIC, SCOPES
+from worthit.service.tokens.model import PUBLIC, SCOPES
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from tests.conftest import migrated
 from worthit.service.db.policies import PolicyStore
 from worthit.service.errors import NotFound
-from worthit.service.policies import PolicyService
+from worthit.service.policies.service import PolicyService
 
 
 class CountingStore(PolicyStore):

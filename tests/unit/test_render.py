@@ -12,10 +12,10 @@ from worthit.rules.engine import evaluate
 from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.policy import default_policy
 from worthit.service.api.pages import figure_rows
+from worthit.service.decisions.schemas import Decision
 from worthit.service.gate.fences import Block
 from worthit.service.gate.report import judge, summary_markdown
 from worthit.service.present import render
-from worthit.service.records import Decision
 from worthit.service.slack.blocks import figure_fields
 
 SEED = {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}

@@ -1,4 +1,4 @@
-"""The documents the domain services return and store, beyond the engine's own (rules.model.Evaluation)."""
+"""The decision documents the service returns and stores, beyond the engine's own (rules.model.Evaluation)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Literal
 import msgspec
 
 from worthit.rules.model import Evaluation, Proposal
-from worthit.rules.profiles.model import Breakdown
 
 Source = Literal["api", "slack", "cli", "gate"]
 
@@ -29,11 +28,6 @@ class DecisionPage(msgspec.Struct, kw_only=True):
 
     items: list[Decision]
     next_cursor: str | None = None
-
-
-class PolicySummary(msgspec.Struct, kw_only=True):
-    name: str
-    version: int
 
 
 class Change(msgspec.Struct, kw_only=True):
@@ -57,13 +51,3 @@ class Reevaluation(msgspec.Struct, kw_only=True):
     """Rules whose findings appear under the new policy only."""
     rules_silent: list[str]
     """Rules whose findings appear under the old policy only."""
-
-
-class ProfileDoc(msgspec.Struct, kw_only=True):
-    """A stored profile: its breakdown with honest denominators (the raw file is not kept)."""
-
-    id: str
-    created_at: datetime
-    name: str | None
-    size_bytes: int
-    breakdown: Breakdown

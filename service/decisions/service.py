@@ -12,11 +12,11 @@ from worthit.rules.engine import evaluate
 from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.policy import Policy
 from worthit.service.db.decisions import DecisionFilter, DecisionStore, NewDecision
+from worthit.service.decisions.schemas import Change, Decision, Reevaluation, Source
 from worthit.service.errors import Conflict, NotFound
 from worthit.service.ids import new_id
 from worthit.service.metrics import VERDICTS
-from worthit.service.policies import PolicyService
-from worthit.service.records import Change, Decision, Reevaluation, Source
+from worthit.service.policies.service import PolicyService
 
 _encoder = msgspec.json.Encoder()
 
@@ -26,10 +26,10 @@ def request_hash(body: bytes, policy: str) -> str:
 
 
 Calibrate = Callable[[Proposal, Policy, Evaluation], Awaitable[Evaluation]]
-"""Evaluates a proposal again at its team's calibrated k (service.outcomes.Calibrator.adjust)."""
+"""Evaluates a proposal again at its team's calibrated k (service.outcomes.service.Calibrator.adjust)."""
 
 Resolve = Callable[[Proposal], Awaitable[Proposal]]
-"""Fills in `p` from the profile a proposal names (service.profiles.ProfileService.resolve)."""
+"""Fills in `p` from the profile a proposal names (service.profiles.service.ProfileService.resolve)."""
 
 
 class DecisionService:

@@ -20,7 +20,7 @@ from worthit.rules.profiles.torch_trace import parse_steps
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
-from worthit.service.records import ProfileDoc
+from worthit.service.profiles.schemas import ProfileDoc
 
 
 def parse(

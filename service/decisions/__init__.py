@@ -1,0 +1,1 @@
+"""Decisions: evaluating proposals with the engine and storing them (`service`), and the documents (`schemas`)."""

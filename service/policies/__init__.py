@@ -1,0 +1,1 @@
+"""Policies: the bundled and stored versions, cached (`service`), and their summaries (`schemas`)."""

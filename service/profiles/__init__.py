@@ -1,0 +1,1 @@
+"""Profiles: parsing uploads off the event loop, storing breakdowns, resolving proposals (`service`, `schemas`)."""

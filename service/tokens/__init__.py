@@ -1,0 +1,1 @@
+"""Tokens: bearer tokens, their scopes and digests (`model`); stored by service/db/tokens.py."""
