@@ -1,4 +1,7 @@
-"""Alembic environment. Run through `service.db.migrate` (which hands in a connection) or the alembic CLI."""
+"""Alembic environment. Run through `service.db.migrate` (which hands in a connection: the server's start and
+`worthit migrate`) or the alembic command line from the checkout, configured by pyproject.toml's `[tool.alembic]`:
+`alembic upgrade head` migrates the database of WORTHIT_DATABASE_URL (or DATABASE_URL; default ./worthit.db), and
+`alembic -x url=postgresql://… upgrade head` another one."""
 
 from __future__ import annotations
 
@@ -36,10 +39,20 @@ def run_with_connection(connection: Connection) -> None:
         context.run_migrations()
 
 
+def _url() -> str:
+    """`-x url=…`, else an ini file's `sqlalchemy.url` (when run with one), else the server's own setting."""
+    given = context.get_x_argument(as_dictionary=True).get("url")
+    if given:
+        return given
+    if config.file_config.has_option(config.config_ini_section, "sqlalchemy.url"):
+        return config.get_main_option("sqlalchemy.url") or Settings.from_env().database_url
+    return Settings.from_env().database_url
+
+
 async def _run_online() -> None:
     from worthit.service.db.engine import create_engine
 
-    url = config.get_main_option("sqlalchemy.url") or Settings.from_env().database_url
+    url = _url()
     engine = create_engine(Settings.from_env(database_url=url), null_pool=True)
     async with engine.connect() as connection:
         await connection.run_sync(run_with_connection)
@@ -49,7 +62,7 @@ async def _run_online() -> None:
 
 def run_offline() -> None:
     context.configure(
-        url=config.get_main_option("sqlalchemy.url"),
+        url=_url(),
         target_metadata=target_metadata,
         literal_binds=True,
         compare_type=True,

@@ -27,13 +27,17 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
-    """An async engine for the configured database (aiosqlite for SQLite files, asyncpg for PostgreSQL)."""
+def create_engine(settings: Settings, *, null_pool: bool = False, **kwargs: Any) -> AsyncEngine:
+    """An async engine for the configured database (aiosqlite for SQLite files, asyncpg for PostgreSQL).
+
+    `null_pool`: a connection per use, closed after it (one-off commands such as a migration run).
+    """
     url = settings.async_database_url
+    pooling: dict[str, Any] = {"poolclass": NullPool} if null_pool else {"pool_size": 4, "max_overflow": 4}
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, pool_size=4, max_overflow=4, **kwargs)
+        engine = create_async_engine(url, **pooling, **kwargs)
         event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
         return engine
-    if kwargs.pop("null_pool", False):
-        return create_async_engine(url, poolclass=NullPool, **kwargs)
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True, **kwargs)
+    if not null_pool:
+        pooling = {"pool_size": 10, "max_overflow": 10, "pool_pre_ping": True}
+    return create_async_engine(url, **pooling, **kwargs)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect
 
+from tests.harness import ROOT
 from worthit.service.db import migrate
 from worthit.service.db.engine import create_engine
 from worthit.service.db.models import Base
@@ -57,3 +62,34 @@ def test_which_schemas_this_code_serves_on() -> None:
     assert not migrate.schema_serves(None)
     assert not migrate.schema_serves("0001")
     assert migrate.schema_serves("9999_from_a_newer_release")
+
+
+def test_the_alembic_command_line_migrates_the_configured_database(database_url: str, tmp_path: Path) -> None:
+    """`alembic upgrade head` from the checkout (pyproject.toml's [tool.alembic]) brings a fresh database to head, on
+    the database of WORTHIT_DATABASE_URL; `alembic current` then reports the head, and `downgrade base` empties it."""
+    alembic = Path(sys.executable).parent / "alembic"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("WORTHIT_")}
+    env["WORTHIT_DATABASE_URL"] = database_url
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [str(alembic), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout + done.stderr
+
+    run("upgrade", "head")
+    head = migrate.head_revision()
+    assert head is not None
+    assert f"{head} (head)" in run("current")
+    run("downgrade", "base")
+
+    async def tables() -> set[str]:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            async with engine.connect() as connection:
+                return await connection.run_sync(_tables)
+        finally:
+            await engine.dispose()
+
+    assert asyncio.run(tables()) <= {"alembic_version"}
