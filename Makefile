@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: serve test lint unit bench openapi migrate clean
+.PHONY: serve test test-fast lint unit bench openapi migrate clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "worthit needs Python >= 3.11")'
@@ -26,8 +26,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check --quiet rules service migrations tests benchmarks
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# The unit and property tests alone (no server, no database): under a minute.
+test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/property -q
+
+unit: test-fast
 
 bench: $(STAMP)
 	@# The peers the profile readers are measured against (pandas, HolisticTraceAnalysis): bench-time only.

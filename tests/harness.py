@@ -88,6 +88,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class PortTaken(RuntimeError):
+    """The server could not bind its port: another process holds it."""
+
+
 @dataclass
 class Server:
     """A real `worthit serve` process."""
@@ -120,7 +124,14 @@ class Server:
 def start_server(
     database_url: str, log: Path, *, workers: int = 1, env: dict[str, str] | None = None, port: int | None = None
 ) -> Server:
-    port = port or free_port()
+    if port is None:
+        # Under pytest-xdist another worker's server may take the port between free_port() and the bind: try again.
+        for attempt in range(3):
+            try:
+                return start_server(database_url, log, workers=workers, env=env, port=free_port())
+            except PortTaken:
+                if attempt == 2:
+                    raise
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WORTHIT_")}
     environment |= {"WORTHIT_LOG_LEVEL": "warning"} | (env or {})
     with log.open("ab") as handle:  # the child keeps its own descriptor
@@ -147,7 +158,10 @@ def start_server(
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{log.read_text()}")
+            text = log.read_text()
+            if "in use" in text.lower():
+                raise PortTaken(text)
+            raise RuntimeError(f"server exited with {process.returncode}:\n{text}")
         try:
             if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
                 return Server(url=url, process=process, log=log)
