@@ -110,6 +110,53 @@ def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
     return None
 
 
+def private_imports(modules: Mapping[str, Path], package: str) -> list[str]:
+    """`module imports name` for every private (``_x``) name of `package` used from outside it: imported by name,
+    or read as an attribute of one of its modules (``kineto.parse._ns``)."""
+    problems: list[str] = []
+    for name, path in modules.items():
+        if _within(name, (package,)):
+            continue
+        source = path.read_text(encoding="utf-8")
+        bound: set[str] = set()
+        for target, origin in imported(source, name, package=path.name == "__init__.py"):
+            if not _within(origin, (package,)) and not _within(target, (package,)):
+                continue
+            if any(map(_private, target.split("."))):
+                problems.append(f"{name} imports {target}")
+            if target in modules:
+                bound.add(target)
+        if not bound:
+            continue
+        aliases = _aliases(ast.parse(source), bound)
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and _private(node.attr)
+            ):
+                problems.append(f"{name} reads {aliases[node.value.id]}.{node.attr}")
+    return problems
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _aliases(tree: ast.AST, bound: set[str]) -> dict[str, str]:
+    """Local names of the modules in `bound` (``from a import b`` binds ``b``; ``import a.b as c`` binds ``c``)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((alias.asname, alias.name) for alias in node.names if alias.asname and alias.name in bound)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in bound:
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
 @dataclass(frozen=True)
 class Rule:
     """Modules whose name starts with one of `modules` import nothing starting with one of `forbidden`."""

@@ -15,12 +15,12 @@ from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, Pha
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, fold_proposal_phases
+from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
+from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.lookup import find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Phase, RankFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.steps import select_steps
-from worthit.rules.profiles.torch_trace import FORMAT as TORCH_FORMAT
-from worthit.rules.profiles.torch_trace import parse_steps
 
 MAX_NAME = DISPLAY_MAX
 # API calls other than copies and allocations (device queries, synchronisation) are time the host spends in the

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.kineto import StepRange, barrier_of
 from worthit.rules.profiles.model import (
     Activity,
     Breakdown,
@@ -21,7 +22,6 @@ from worthit.rules.profiles.model import (
     share,
     timed_phase,
 )
-from worthit.rules.profiles.torch_trace import StepRange, barrier_of
 
 
 def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.layering import find_cycle, import_graph, layer_violations, module_names
+from tests.layering import find_cycle, import_graph, layer_violations, module_names, private_imports
 
 FAKE = {"rules": "worthit.rules", "service": "worthit.service"}
 
@@ -43,6 +43,31 @@ def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> 
     graph = import_graph(module_names())
     assert "worthit.rules.checks" in graph["worthit.rules.engine"]
     assert all("worthit.rules.engine" not in graph[name] for name in graph if name.startswith("worthit.rules.checks"))
+
+
+def test_the_kineto_reader_is_used_through_its_public_names() -> None:
+    """Nothing outside rules/profiles/kineto/ imports or reads a private (`_x`) name of it (issue #23): its parser
+    and analyses can change inside the package without breaking detect.py, steps.py or the service."""
+    modules = module_names()
+    assert "worthit.rules.profiles.kineto.parse" in modules
+    assert private_imports(modules, "worthit.rules.profiles.kineto") == []
+
+
+def test_a_private_name_used_from_outside_a_package_is_caught(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "rules/pkg/__init__.py": "from worthit.rules.pkg.inner import _ok_inside\n",
+            "rules/pkg/inner.py": "_ok_inside = 1\n_x = 2\n",
+            "rules/by_name.py": "from worthit.rules.pkg.inner import _x\n",
+            "rules/by_attribute.py": "from worthit.rules.pkg import inner\nprint(inner._x)\n",
+            "rules/public.py": "from worthit.rules.pkg import inner\nprint(inner.__name__)\n",
+        },
+    )
+    assert sorted(private_imports(modules, "worthit.rules.pkg")) == [
+        "worthit.rules.by_attribute reads worthit.rules.pkg.inner._x",
+        "worthit.rules.by_name imports worthit.rules.pkg.inner._x",
+    ]
 
 
 def test_cycle_through_a_function_level_import_is_found(tmp_path: Path) -> None:
