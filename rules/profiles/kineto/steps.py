@@ -4,6 +4,10 @@ Device work belongs to the step whose host code launched it (the runtime call wi
 HolisticTraceAnalysis. By default the last step is left out, as HTA does: the profiler stops inside it, so its
 device work is cut short — everything launched from its start on is dropped. A chosen range of steps (`StepRange`)
 reads only the work launched in those steps.
+
+The grammar is one for every surface: `parse_steps` reads it, `StepRange.includes` decides which steps it names
+(here and when stored step figures are re-read, `profiles.steps`), and `STEPS_PATTERN` is its schema form for the
+boundaries that validate before parsing (a proposal's `steps`, the upload's query parameter, the OpenAPI file).
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, Step
 
 _RANGE_RE = re.compile(r"^\s*(\d*)\s*(?::\s*(\d*)\s*)?$")
+#: `parse_steps`' grammar as a JSON-schema pattern, numbers bounded to 19 digits so that a step number fits an int64.
+#: Coarser than the parser (it lets ``:`` through, which `parse_steps` refuses with a sentence saying why).
+STEPS_PATTERN = r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$"
+STEPS_MAX_LENGTH = 41
 
 
 class StepRange(msgspec.Struct, frozen=True):
@@ -29,6 +37,10 @@ class StepRange(msgspec.Struct, frozen=True):
         if self.first is None and self.last is None:
             return "all"
         return f"{'' if self.first is None else self.first}:{'' if self.last is None else self.last}"
+
+    def includes(self, number: int) -> bool:
+        """Whether step ``ProfilerStep#number`` is in the range."""
+        return (self.first is None or number >= self.first) and (self.last is None or number <= self.last)
 
 
 def parse_steps(text: str) -> StepRange:
@@ -74,11 +86,7 @@ def window(p: Parsed, steps: StepRange | None, file: str | None) -> Window:
                 f"short (choose steps to include it, e.g. {p.steps[0].number}:{last.number}).",
             )
         return Window(None, None, list(p.steps), None, None)
-    chosen = [
-        s
-        for s in p.steps
-        if (steps.first is None or s.number >= steps.first) and (steps.last is None or s.number <= steps.last)
-    ]
+    chosen = [s for s in p.steps if steps.includes(s.number)]
     if steps.first is None and steps.last is None:
         return Window(None, None, list(p.steps), None, None)
     if not chosen:
@@ -92,4 +100,4 @@ def window(p: Parsed, steps: StepRange | None, file: str | None) -> Window:
     return Window(lo, hi, chosen, label, None)
 
 
-__all__ = ["StepRange", "Window", "parse_steps", "window"]
+__all__ = ["STEPS_MAX_LENGTH", "STEPS_PATTERN", "StepRange", "Window", "parse_steps", "window"]
