@@ -15,6 +15,7 @@ import msgspec
 import msgspec.inspect
 from msgspec import Meta
 
+from worthit.rules.profiles.fold import REST_PREFIX
 from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN
 
 Fraction = Annotated[float, Meta(gt=0, le=1, description="A share of the measured scope's time, 0 < p ≤ 1.")]
@@ -45,8 +46,6 @@ Figure = float | int | str | bool | None
 
 VERDICTS: tuple[Verdict, ...] = ("fund", "fund_if", "remeasure", "redirect", "decline")
 
-REST_PREFIX = "(the rest: "
-"""How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold."""
 UNACCOUNTED = "rest of the recording"
 """The phase a profile's breakdown adds for the time no phase accounts for."""
 INPUT_WAIT = "device idle (input pipeline)"

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.layering import find_cycle, import_graph, layer_violations, module_names, private_imports
+from tests.layering import (
+    LAYERS,
+    find_cycle,
+    import_graph,
+    layer_violations,
+    module_names,
+    private_imports,
+    violations,
+)
 
 FAKE = {"rules": "worthit.rules", "service": "worthit.service"}
 
@@ -36,6 +44,21 @@ def test_no_import_cycle_among_the_project_modules() -> None:
 def test_layers_hold() -> None:
     """rules/ is pure, services know no HTTP, all SQL is under service/db/, the offline commands need no server."""
     assert layer_violations(module_names()) == []
+
+
+def test_the_profile_readers_reach_the_engine_only_through_the_proposal_they_build() -> None:
+    """Besides proposal.py, rules/profiles imports from rules/ only itself and the error root `WorthitError`."""
+    modules = module_names()
+    readers = {name: path for name, path in modules.items() if name.startswith("worthit.rules.profiles")}
+    assert "worthit.rules.profiles.proposal" in readers
+    assert violations(readers, [LAYERS[4]]) == []
+    outside = {
+        target
+        for name in readers
+        for target in import_graph(modules)[name]
+        if target.startswith("worthit.rules") and not target.startswith("worthit.rules.profiles")
+    }
+    assert outside == {"worthit.rules.errors", "worthit.rules.model"}  # errors: WorthitError; model: proposal.py's
 
 
 def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> None:
@@ -121,6 +144,9 @@ def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:
         ("service/outcomes.py", "from worthit.service import http\n", "domain services know neither HTTP"),
         ("service/api/x.py", "from sqlalchemy import select\n", "every SQL statement lives under service/db/"),
         ("service/gate/report.py", "from worthit.service.http.codec import decode_strict\n", "the offline gate"),
+        ("rules/profiles/fold.py", "from worthit.rules.model import REST_PREFIX\n", "the profile readers' only link"),
+        ("rules/profiles/errors.py", "from worthit.rules.errors import InvalidInput\n", "the profile readers' only"),
+        ("rules/profiles/kineto/parse.py", "from worthit.rules import text\n", "the profile readers' only link"),
     ],
 )
 def test_a_forbidden_import_is_caught(tmp_path: Path, name: str, source: str, why: str) -> None:
@@ -136,6 +162,9 @@ def test_what_the_layers_allow_passes(tmp_path: Path) -> None:
             "service/db/x.py": "from sqlalchemy import select\n",
             "service/api/y.py": "import litestar\nfrom sqlalchemy.exc import IntegrityError\n",
             "service/decisions.py": "from worthit.service.db import x\nfrom worthit.rules import engine\n",
+            "rules/profiles/proposal.py": "from worthit.rules.model import Proposal\n",
+            "rules/profiles/errors.py": "from worthit.rules.errors import WorthitError\n",
+            "rules/profiles/steps.py": "from worthit.rules.profiles.kineto import StepRange\n",
         },
     )
     assert layer_violations(modules) == []
