@@ -282,3 +282,14 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         breakdown=proposal.breakdown or phases,
         breakdown_scope="measured",
     )
+
+
+__all__ = [
+    "KIND",
+    "MAX_NAME",
+    "breakdown_of",
+    "device_waits",
+    "fold_proposal_phases",
+    "proposal_from_profile",
+    "top_level",
+]
