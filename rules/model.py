@@ -15,6 +15,9 @@ import msgspec
 import msgspec.inspect
 from msgspec import Meta
 
+from worthit.rules.profiles.fold import REST_PREFIX
+from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN
+
 Fraction = Annotated[float, Meta(gt=0, le=1, description="A share of the measured scope's time, 0 < p ≤ 1.")]
 OpenFraction = Annotated[float, Meta(ge=0, le=1)]
 PositiveFloat = Annotated[float, Meta(gt=0)]
@@ -27,8 +30,8 @@ Name = Annotated[str, Meta(min_length=1, max_length=NAME_MAX, pattern=TEXT_PATTE
 # A phase a profile holds may be named in full: kernel names are C++ signatures of thousands of characters.
 LONG_NAME_MAX = 16384
 LongName = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=TEXT_PATTERN)]
-# Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5", "all".
-Steps = Annotated[str, Meta(min_length=1, max_length=41, pattern=r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$")]
+# Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5", "all"; the profile readers' one grammar.
+Steps = Annotated[str, Meta(min_length=1, max_length=STEPS_MAX_LENGTH, pattern=STEPS_PATTERN)]
 Title = Annotated[str, Meta(max_length=300, pattern=TEXT_PATTERN)]
 Infinite = Literal["inf"]
 """`k = "inf"`: the target's work disappears (a copy removed by keeping data resident)."""
@@ -43,8 +46,6 @@ Figure = float | int | str | bool | None
 
 VERDICTS: tuple[Verdict, ...] = ("fund", "fund_if", "remeasure", "redirect", "decline")
 
-REST_PREFIX = "(the rest: "
-"""How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold."""
 UNACCOUNTED = "rest of the recording"
 """The phase a profile's breakdown adds for the time no phase accounts for."""
 INPUT_WAIT = "device idle (input pipeline)"

@@ -6,7 +6,7 @@ marked inclusive. Pure: bytes in, structs out, no file or network access.
 
 Entry points: `read_any(data, format=None)`, `detect(data)`, `combine(files)`, `find_phase(b, pattern)`,
 `render_table(b)`; per-format readers live in their modules (`rocprof_trace`, `rocprof_stats`,
-`rocprof_summary`, `nsys_stats`, `nsys_trace`, `torch_trace`).
+`rocprof_summary`, `nsys_stats`, `nsys_trace`) and in the `kineto` package (PyTorch traces).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 from worthit.rules.profiles.detect import FORMATS, READERS, combine, detect, read_any
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.intervals import union_length
+from worthit.rules.profiles.kineto import read_steps
 from worthit.rules.profiles.lookup import find_phase
 from worthit.rules.profiles.model import KINDS, Breakdown, Kind, Phase
 from worthit.rules.profiles.report import render_table
-from worthit.rules.profiles.torch_trace import read_steps
 
 __all__ = [
     "FORMATS",

@@ -65,3 +65,6 @@ def gunzip(
         if rest and not is_gzip(rest):
             break  # trailing garbage after a complete member: ignore, as gzip(1) does with a warning
     return bytes(out)
+
+
+__all__ = ["CHUNK", "GZIP_MAGIC", "MAX_INFLATED_BYTES", "Stopped", "gunzip", "is_gzip"]

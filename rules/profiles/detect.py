@@ -12,13 +12,13 @@ import io
 import zlib
 from collections.abc import Callable, Sequence
 
-from worthit.rules.profiles import nsys_stats, nsys_trace, rocprof_stats, rocprof_summary, rocprof_trace, torch_trace
+from worthit.rules.profiles import kineto, nsys_stats, nsys_trace, rocprof_stats, rocprof_summary, rocprof_trace
 from worthit.rules.profiles._text import MAX_PREAMBLE_LINES, check_bytes, head_text, norm
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.kineto import StepRange
 from worthit.rules.profiles.model import Breakdown
-from worthit.rules.profiles.torch_trace import StepRange
 
 Reader = Callable[[bytes], Breakdown]
 
@@ -33,7 +33,7 @@ READERS: dict[str, Reader] = {
     nsys_stats.MEM_TIME_SUM: nsys_stats.read_mem_time_sum,
     nsys_stats.API_SUM: nsys_stats.read_api_sum,
     nsys_trace.FORMAT: nsys_trace.read,
-    torch_trace.FORMAT: torch_trace.read,
+    kineto.FORMAT: kineto.read,
 }
 FORMATS: tuple[str, ...] = tuple(READERS)
 
@@ -49,8 +49,8 @@ def detect(data: bytes) -> str:
         # Inflating only a prefix is enough to sniff and keeps detection cheap on big uploads.
         data = _gunzip_head(data)
     check_bytes(data, None)
-    if torch_trace.looks_like(data):
-        return torch_trace.FORMAT
+    if kineto.looks_like(data):
+        return kineto.FORMAT
     if rocprof_summary.looks_like(data):
         return rocprof_summary.FORMAT
     first: str | None = None
@@ -75,8 +75,8 @@ def read_any(data: bytes, format: str | None = None, steps: StepRange | None = N
     if format is not None and format not in READERS:
         raise ProfileError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     fmt = format or detect(data)
-    if fmt == torch_trace.FORMAT:
-        return torch_trace.read(data, steps)
+    if fmt == kineto.FORMAT:
+        return kineto.read(data, steps)
     _no_steps(fmt, steps)
     if is_gzip(data):
         data = gunzip(data, fmt)
@@ -102,7 +102,7 @@ def combine(
     Traced intervals of all files are pooled, so `device_busy_ns` is the union over kernels *and* copies
     of every file and `wall_ns` spans them all. Summed tables (stats, summaries) add their phases as
     inclusive totals, with shares of that wall and no device share. PyTorch traces are the ranks of one distributed
-    run (`torch_trace.read_run`). Traced files whose time ranges do not overlap are refused, naming the files
+    run (`kineto.read_run`). Traced files whose time ranges do not overlap are refused, naming the files
     (`names`, else their order) and their ranges: they are not one run.
     """
     if not files:
@@ -115,15 +115,15 @@ def combine(
     for fmt in detected:
         if fmt not in READERS:
             raise ProfileError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if all(fmt == torch_trace.FORMAT for fmt in detected):
-        return torch_trace.read_run(list(zip(labels, files, strict=True)), steps)
+    if all(fmt == kineto.FORMAT for fmt in detected):
+        return kineto.read_run(list(zip(labels, files, strict=True)), steps)
     collector = Collector()
     fmts: list[str] = []
     ranges: list[tuple[str, int, int]] = []
     for data, fmt, label in zip(files, detected, labels, strict=True):
-        if fmt != torch_trace.FORMAT:
+        if fmt != kineto.FORMAT:
             _no_steps(fmt, steps)
-        if is_gzip(data) and fmt != torch_trace.FORMAT:
+        if is_gzip(data) and fmt != kineto.FORMAT:
             data = gunzip(data, fmt)
         fmts.append(fmt)
         before = collector.bounds()
@@ -144,7 +144,7 @@ def combine(
                 raise ProfileError(
                     f"{fmt} cannot be combined with other files; read it on its own", format_expected=fmt
                 )
-    torch_trace.check_same_run(ranges)
+    kineto.check_same_run(ranges)
     result = collector.finish("+".join(fmts))
     if collector.summed and result.wall_ns is None:
         result.notes.append("No file had timestamps: there is no wall time to share against.")

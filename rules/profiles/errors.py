@@ -52,3 +52,6 @@ class PhaseNotFoundError(WorthitError, ValueError):
                 detail += f" (the profile keeps its largest phases by name; smaller ones are in {folded[0]})"
         self.detail = detail
         super().__init__(detail)
+
+
+__all__ = ["PhaseNotFoundError", "ProfileError", "ProfileTooLarge"]

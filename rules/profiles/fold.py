@@ -4,6 +4,8 @@ A trace of 50,000 distinct kernels made a 2.6 MB decision and a page over thirty
 reads the 50,000th kernel; what matters is the top of the list and how much the rest weighs. So a stored
 breakdown keeps at most `MAX_PHASES` phases: the largest, and for the others one "the rest" phase per kind (and
 per summed/traced), whose time, calls and shares are their sums — so shares still add up as before, per kind.
+A proposal's own phases are folded the same way by `proposal.fold_proposal_phases`, the one module of the readers
+that knows the engine's types.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from collections.abc import Iterable
 
 import msgspec
 
-from worthit.rules.model import REST_PREFIX
-from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
+
+REST_PREFIX = "(the rest: "
+"""How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold.
+Written here, where such phases are made; the engine's `is_aggregate` reads it to never offer one as a target."""
 
 #: At most this many phases in a proposal's or decision's breakdown (what pages and histories render).
 MAX_PHASES = 64
@@ -70,7 +74,7 @@ def fold_breakdown(breakdown: Breakdown, limit: int = PROFILE_MAX_PHASES) -> Bre
     pairs = [(breakdown.phases, phases), *((r.phases, f.phases) for r, f in zip(breakdown.ranks, ranks, strict=True))]
     for source, bounded in pairs:
         names = {p.name for p in bounded}
-        by_group = {(p.kind, p.inclusive): p.name for p in bounded if p.name.startswith("(the rest: ")}
+        by_group = {(p.kind, p.inclusive): p.name for p in bounded if p.name.startswith(REST_PREFIX)}
         for p in source:
             if p.name not in names:
                 into.setdefault(p.name, by_group[(p.kind, p.inclusive)])
@@ -87,32 +91,9 @@ def fold_breakdown(breakdown: Breakdown, limit: int = PROFILE_MAX_PHASES) -> Bre
     )
 
 
-def fold_proposal_phases(
-    phases: list[ProposalPhase], limit: int = MAX_PHASES, keep: frozenset[str] = frozenset()
-) -> list[ProposalPhase]:
-    """A proposal's breakdown with at most `limit` phases: the largest and `keep` kept, the rest summed per kind."""
-    if len(phases) <= limit:
-        return phases
-    ranked = sorted(phases, key=lambda p: (-p.ms, p.name))
-    pinned = [p for p in ranked if p.name in keep]
-    others = [p for p in ranked if p.name not in keep]
-    n = max(limit - len(pinned) - 1, 0)
-    while n > 0 and n + len(pinned) + len({p.kind for p in others[n:]}) > limit:
-        n -= 1
-    kept = {p.name for p in pinned} | {p.name for p in others[:n]}
-    groups: dict[str, list[ProposalPhase]] = {}
-    for phase in others[n:]:
-        groups.setdefault(phase.kind, []).append(phase)
-    folded = [
-        ProposalPhase(name=rest_name(kind, len(group)), ms=sum(p.ms for p in group), kind=group[0].kind)
-        for kind, group in groups.items()
-    ]
-    return [p for p in phases if p.name in kept] + sorted(folded, key=lambda p: -p.ms)
-
-
 def _sum(values: Iterable[float | None]) -> float | None:
     figures = list(values)
     return None if any(v is None for v in figures) else sum(v for v in figures if v is not None)
 
 
-__all__ = ["MAX_PHASES", "fold_breakdown", "fold_phases", "fold_proposal_phases", "rest_name"]
+__all__ = ["MAX_PHASES", "PROFILE_MAX_PHASES", "REST_PREFIX", "fold_breakdown", "fold_phases", "rest_name"]

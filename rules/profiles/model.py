@@ -171,3 +171,18 @@ def timed_phase(
 def largest_first(phases: list[Phase]) -> list[Phase]:
     """Phases ordered by total time, largest first; ties by name so the order is stable."""
     return sorted(phases, key=lambda p: (-p.total_ns, p.name))
+
+
+__all__ = [
+    "KINDS",
+    "Activity",
+    "BarrierFigures",
+    "Breakdown",
+    "Kind",
+    "Phase",
+    "RankFigures",
+    "StepFigures",
+    "largest_first",
+    "share",
+    "timed_phase",
+]

@@ -98,3 +98,6 @@ def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
         return name
     digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
     return f"{name[: limit - _HASH_LEN - 4]}… [{digest}]"
+
+
+__all__ = ["DISPLAY_MAX", "UNNAMED", "api_kind", "copy_name", "is_input_op", "kernel_kind", "short_name"]

@@ -4,6 +4,9 @@ The target's share of device activity becomes `p` (scope `device_activity`) and 
 `p_end_to_end`, so `device_vs_run` can say both; the recording's top-level parts become the breakdown, so
 `non_kernel_time` and `bigger_target` see allocation, copies and host time. A target read from a summed table
 carries `scope.inclusive`, and `inclusive_percentages` asks for a re-measurement.
+
+This module is the readers' only link to the engine (tests/unit/test_layers.py pins it): it alone imports the
+`Proposal` it builds and the engine's phases, and bounds those (`fold_proposal_phases`) as `fold` bounds a profile's.
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
-from worthit.rules.profiles.fold import MAX_PHASES, fold_proposal_phases
+from worthit.rules.profiles.fold import MAX_PHASES, rest_name
+from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
+from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.lookup import find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Phase, RankFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.steps import select_steps
-from worthit.rules.profiles.torch_trace import FORMAT as TORCH_FORMAT
-from worthit.rules.profiles.torch_trace import parse_steps
 
 MAX_NAME = DISPLAY_MAX
 # API calls other than copies and allocations (device queries, synchronisation) are time the host spends in the
@@ -117,6 +120,29 @@ def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[Propos
         rest = (breakdown.wall_ns - sum(p.total_ns for p in parts)) / 1e6
         phases += device_waits(rest, breakdown.activity, host_timeline=host_timeline)
     return phases
+
+
+def fold_proposal_phases(
+    phases: list[ProposalPhase], limit: int = MAX_PHASES, keep: frozenset[str] = frozenset()
+) -> list[ProposalPhase]:
+    """A proposal's breakdown with at most `limit` phases: the largest and `keep` kept, the rest summed per kind."""
+    if len(phases) <= limit:
+        return phases
+    ranked = sorted(phases, key=lambda p: (-p.ms, p.name))
+    pinned = [p for p in ranked if p.name in keep]
+    others = [p for p in ranked if p.name not in keep]
+    n = max(limit - len(pinned) - 1, 0)
+    while n > 0 and n + len(pinned) + len({p.kind for p in others[n:]}) > limit:
+        n -= 1
+    kept = {p.name for p in pinned} | {p.name for p in others[:n]}
+    groups: dict[str, list[ProposalPhase]] = {}
+    for phase in others[n:]:
+        groups.setdefault(phase.kind, []).append(phase)
+    folded = [
+        ProposalPhase(name=rest_name(kind, len(group)), ms=sum(p.ms for p in group), kind=group[0].kind)
+        for kind, group in groups.items()
+    ]
+    return [p for p in phases if p.name in kept] + sorted(folded, key=lambda p: -p.ms)
 
 
 def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
@@ -256,3 +282,14 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         breakdown=proposal.breakdown or phases,
         breakdown_scope="measured",
     )
+
+
+__all__ = [
+    "KIND",
+    "MAX_NAME",
+    "breakdown_of",
+    "device_waits",
+    "fold_proposal_phases",
+    "proposal_from_profile",
+    "top_level",
+]

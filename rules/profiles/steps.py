@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.kineto import STEP_PREFIX, StepRange, barrier_of
 from worthit.rules.profiles.model import (
     Activity,
     Breakdown,
@@ -21,16 +22,11 @@ from worthit.rules.profiles.model import (
     share,
     timed_phase,
 )
-from worthit.rules.profiles.torch_trace import StepRange, barrier_of
 
 
 def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     """`b` limited to the device work of `steps` (CPU ops are not kept per step, so they are left out)."""
-    chosen = [
-        s
-        for s in b.step_figures
-        if (steps.first is None or s.number >= steps.first) and (steps.last is None or s.number <= steps.last)
-    ]
+    chosen = [s for s in b.step_figures if steps.includes(s.number)]
     if not chosen:
         have = sorted({s.number for s in b.step_figures})
         listed = ", ".join(map(str, have)) if have else "none (the profile marks no ProfilerStep#N)"
@@ -39,7 +35,7 @@ def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     for rank in b.ranks:
         kinds.update((p.name, p.kind) for p in rank.phases)
     numbers = sorted({s.number for s in chosen})
-    label = f"ProfilerStep#{numbers[0]}" + (f"..ProfilerStep#{numbers[-1]}" if len(numbers) > 1 else "")
+    label = f"{STEP_PREFIX}{numbers[0]}" + (f"..{STEP_PREFIX}{numbers[-1]}" if len(numbers) > 1 else "")
     if not b.ranks:
         out = _of_steps(chosen, kinds, b.format)
         out.scope, out.steps = label, len(numbers)

@@ -12,6 +12,7 @@ from litestar.params import FromPath, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
+from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.service.http.problems import problem_responses
 from worthit.service.profiles.schemas import ProfileDoc
 from worthit.service.profiles.service import ProfileService
@@ -41,8 +42,8 @@ class ProfileController(Controller):
         steps: Annotated[
             str | None,
             QueryParameter(
-                max_length=41,
-                pattern=r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$",
+                max_length=STEPS_MAX_LENGTH,
+                pattern=STEPS_PATTERN,
                 description="Steps of a PyTorch trace by ProfilerStep#N number: `2:5`, `3`, `2:`, `:5` or `all` "
                 "(default: all but the last, incomplete step).",
             ),

@@ -29,7 +29,7 @@ from worthit.rules.model import (
     Range,
 )
 from worthit.rules.policy import Policy
-from worthit.rules.profiles.fold import fold_proposal_phases
+from worthit.rules.profiles.proposal import fold_proposal_phases
 from worthit.rules.text import count, join, label, ms, sentence, times
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions.schemas import Decision

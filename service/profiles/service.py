@@ -15,8 +15,8 @@ from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, gunzip, is_gzip
 from worthit.rules.profiles.fold import fold_breakdown
+from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.proposal import proposal_from_profile
-from worthit.rules.profiles.torch_trace import parse_steps
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id

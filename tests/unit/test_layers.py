@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.layering import find_cycle, import_graph, layer_violations, module_names
+from tests.layering import (
+    LAYERS,
+    find_cycle,
+    import_graph,
+    layer_violations,
+    module_names,
+    private_imports,
+    violations,
+)
 
 FAKE = {"rules": "worthit.rules", "service": "worthit.service"}
 
@@ -38,11 +46,51 @@ def test_layers_hold() -> None:
     assert layer_violations(module_names()) == []
 
 
+def test_the_profile_readers_reach_the_engine_only_through_the_proposal_they_build() -> None:
+    """Besides proposal.py, rules/profiles imports from rules/ only itself and the error root `WorthitError`."""
+    modules = module_names()
+    readers = {name: path for name, path in modules.items() if name.startswith("worthit.rules.profiles")}
+    assert "worthit.rules.profiles.proposal" in readers
+    assert violations(readers, [LAYERS[4]]) == []
+    outside = {
+        target
+        for name in readers
+        for target in import_graph(modules)[name]
+        if target.startswith("worthit.rules") and not target.startswith("worthit.rules.profiles")
+    }
+    assert outside == {"worthit.rules.errors", "worthit.rules.model"}  # errors: WorthitError; model: proposal.py's
+
+
 def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> None:
     """The former cycle engine ↔ checks: the edge now points one way."""
     graph = import_graph(module_names())
     assert "worthit.rules.checks" in graph["worthit.rules.engine"]
     assert all("worthit.rules.engine" not in graph[name] for name in graph if name.startswith("worthit.rules.checks"))
+
+
+def test_the_kineto_reader_is_used_through_its_public_names() -> None:
+    """Nothing outside rules/profiles/kineto/ imports or reads a private (`_x`) name of it (issue #23): its parser
+    and analyses can change inside the package without breaking detect.py, steps.py or the service."""
+    modules = module_names()
+    assert "worthit.rules.profiles.kineto.parse" in modules
+    assert private_imports(modules, "worthit.rules.profiles.kineto") == []
+
+
+def test_a_private_name_used_from_outside_a_package_is_caught(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "rules/pkg/__init__.py": "from worthit.rules.pkg.inner import _ok_inside\n",
+            "rules/pkg/inner.py": "_ok_inside = 1\n_x = 2\n",
+            "rules/by_name.py": "from worthit.rules.pkg.inner import _x\n",
+            "rules/by_attribute.py": "from worthit.rules.pkg import inner\nprint(inner._x)\n",
+            "rules/public.py": "from worthit.rules.pkg import inner\nprint(inner.__name__)\n",
+        },
+    )
+    assert sorted(private_imports(modules, "worthit.rules.pkg")) == [
+        "worthit.rules.by_attribute reads worthit.rules.pkg.inner._x",
+        "worthit.rules.by_name imports worthit.rules.pkg.inner._x",
+    ]
 
 
 def test_cycle_through_a_function_level_import_is_found(tmp_path: Path) -> None:
@@ -96,6 +144,9 @@ def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:
         ("service/outcomes.py", "from worthit.service import http\n", "domain services know neither HTTP"),
         ("service/api/x.py", "from sqlalchemy import select\n", "every SQL statement lives under service/db/"),
         ("service/gate/report.py", "from worthit.service.http.codec import decode_strict\n", "the offline gate"),
+        ("rules/profiles/fold.py", "from worthit.rules.model import REST_PREFIX\n", "the profile readers' only link"),
+        ("rules/profiles/errors.py", "from worthit.rules.errors import InvalidInput\n", "the profile readers' only"),
+        ("rules/profiles/kineto/parse.py", "from worthit.rules import text\n", "the profile readers' only link"),
     ],
 )
 def test_a_forbidden_import_is_caught(tmp_path: Path, name: str, source: str, why: str) -> None:
@@ -111,6 +162,9 @@ def test_what_the_layers_allow_passes(tmp_path: Path) -> None:
             "service/db/x.py": "from sqlalchemy import select\n",
             "service/api/y.py": "import litestar\nfrom sqlalchemy.exc import IntegrityError\n",
             "service/decisions.py": "from worthit.service.db import x\nfrom worthit.rules import engine\n",
+            "rules/profiles/proposal.py": "from worthit.rules.model import Proposal\n",
+            "rules/profiles/errors.py": "from worthit.rules.errors import WorthitError\n",
+            "rules/profiles/steps.py": "from worthit.rules.profiles.kineto import StepRange\n",
         },
     )
     assert layer_violations(modules) == []

@@ -26,8 +26,8 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.profiles import ProfileError, combine, read_any, render_table
+from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.proposal import proposal_from_profile
-from worthit.rules.profiles.torch_trace import parse_steps
 from worthit.service.cli import main
 
 from .conftest import fixtures_dir

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from worthit.rules.profiles import detect, find_phase, read_any, read_steps
-from worthit.rules.profiles.torch_trace import parse_steps
+from worthit.rules.profiles.kineto import parse_steps
 
 WHOLE = parse_steps("all")
 

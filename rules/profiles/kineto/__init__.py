@@ -1,0 +1,60 @@
+"""PyTorch profiler (Kineto) Chrome trace JSON: ``{"traceEvents": [{"ph": "X", "ts": µs, "dur": µs, …}]}``.
+
+One entry point for callers, as HolisticTraceAnalysis' thin ``TraceAnalysis`` over its parser and analyzers:
+`parse` turns bytes into flat columns (`Parsed`) and knows nothing of what is measured; `steps` holds the one
+step-range grammar (`parse_steps`) and the window of work a range selects; `breakdown` measures a window (phases,
+device activity, input wait, per-step figures); `distributed` reads the ranks of one run together (`read_run`,
+the straggler, `barrier_of`). Each analysis reads a `Parsed`, never the bytes.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, activity_of, window_breakdown
+from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
+from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, looks_like, parse_trace
+from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, Window, parse_steps, window
+from worthit.rules.profiles.model import Breakdown, share
+
+
+def read(data: bytes, steps: StepRange | None = None) -> Breakdown:
+    """Read a PyTorch profiler trace (plain or gzipped) into one breakdown of the selected steps.
+
+    Without `steps`, the whole recording less the last step when it marks two or more (see `kineto.steps`).
+    """
+    parsed = parse_trace(data)
+    return window_breakdown(parsed, window(parsed, steps, None))
+
+
+def read_steps(data: bytes) -> list[Breakdown]:
+    """One breakdown per ``ProfilerStep#N`` (all of them, the last included): the work launched in the step.
+
+    `wall_ns` is the step's host duration and `scope` its name. Empty when the trace marks no steps.
+    """
+    parsed = parse_trace(data)
+    out = []
+    for step in parsed.steps:
+        b = window_breakdown(parsed, Window(step.start, step.end, [step], step.name, None))
+        b.wall_ns = step.end - step.start
+        b.phases = [msgspec.structs.replace(p, share_of_wall=share(p.total_ns, b.wall_ns)) for p in b.phases]
+        out.append(b)
+    return out
+
+
+__all__ = [
+    "FORMAT",
+    "MAX_STEP_FIGURES",
+    "STEPS_MAX_LENGTH",
+    "STEPS_PATTERN",
+    "STEP_PREFIX",
+    "StepRange",
+    "activity_of",
+    "barrier_of",
+    "check_same_run",
+    "looks_like",
+    "parse_steps",
+    "read",
+    "read_run",
+    "read_steps",
+]

@@ -1,0 +1,195 @@
+"""A parsed trace's window → one `Breakdown`: phases, device activity, input wait, per-step figures.
+
+Device work becomes phases by kernel name / copy direction, with unions over streams and devices; NCCL/RCCL kernels
+are communication (kind ``comm``), apart from compute. Top-level CPU ops are phases of host time, clipped to the
+window; ``gpu_user_annotation`` ranges are phases of kind ``annotation`` (they contain kernels, so they are not
+device time of their own). A trace without device intervals says it holds no device timeline.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterable
+
+import msgspec
+
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.intervals import union_length
+from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, Step
+from worthit.rules.profiles.kineto.steps import Window
+from worthit.rules.profiles.model import Activity, Breakdown, Kind, StepFigures, largest_first, timed_phase
+from worthit.rules.profiles.naming import is_input_op
+
+#: Step figures kept in a breakdown (per rank): enough for any range a proposal names, bounded for storage.
+MAX_STEP_FIGURES = 512
+DEVICE_KINDS: frozenset[Kind] = frozenset({"kernel", "comm", "copy", "other"})
+
+
+def empty_activity() -> Activity:
+    """The activity of a device that ran nothing."""
+    return Activity(span_ns=0, busy_ns=0, compute_ns=0, comm_ns=0, overlap_ns=0, copy_ns=0, idle_ns=0, kernels=0)
+
+
+def activity_of(work: Iterable[tuple[Kind, int, int]]) -> Activity:
+    """The split of one device timeline given as (kind, start, end) intervals of device work."""
+    every: list[tuple[int, int]] = []
+    compute: list[tuple[int, int]] = []
+    comm: list[tuple[int, int]] = []
+    copies: list[tuple[int, int]] = []
+    for kind, start, end in work:
+        every.append((start, end))
+        if kind == "kernel":
+            compute.append((start, end))
+        elif kind == "comm":
+            comm.append((start, end))
+        elif kind == "copy":
+            copies.append((start, end))
+    if not every:
+        return empty_activity()
+    busy = union_length(every)
+    compute_ns, comm_ns = union_length(compute), union_length(comm)
+    overlap = compute_ns + comm_ns - union_length(compute + comm) if compute and comm else 0
+    span = max(e for _, e in every) - min(s for s, _ in every)
+    return Activity(
+        span_ns=span,
+        busy_ns=busy,
+        compute_ns=compute_ns,
+        comm_ns=comm_ns,
+        overlap_ns=overlap,
+        copy_ns=union_length(copies),
+        idle_ns=span - busy,
+        kernels=len(compute) + len(comm),
+    )
+
+
+def _selected(p: Parsed, window: Window) -> list[int]:
+    return [i for i, launch in enumerate(p.dev_launch) if window.holds(launch)]
+
+
+def window_breakdown(p: Parsed, window: Window) -> Breakdown:
+    """The breakdown of the work `window` selects of `p`, with the figures of each of its steps."""
+    chosen = _selected(p, window)
+    per_phase: dict[tuple[str, Kind], list[tuple[int, int]]] = defaultdict(list)
+    for i in chosen:
+        per_phase[(p.dev_name[i], p.dev_kind[i])].append((p.dev_start[i], p.dev_end[i]))
+    # CPU ops are host time: clipped to the window (an op running past a step's end counts up to it).
+    lo = window.lo if window.lo is not None else -(1 << 62)
+    hi = window.hi if window.hi is not None else 1 << 62
+    cpu = [(max(s, lo), min(e, hi), n) for s, e, n in p.cpu if s < hi and e > lo]
+    for s, e, n in cpu:
+        per_phase[(n, "cpu_op")].append((s, e))
+    for s, e, n in p.annotations:
+        if window.holds(s):
+            per_phase[(n, "annotation")].append((s, e))
+    act = activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen) if chosen else None
+    if act is not None:
+        act = msgspec.structs.replace(act, input_ns=_input_wait(p, chosen, cpu))
+    starts = [p.dev_start[i] for i in chosen] + [s for s, _, _ in cpu] + [s for s, _ in p.other if window.holds(s)]
+    ends = [p.dev_end[i] for i in chosen] + [e for _, e, _ in cpu] + [e for s, e in p.other if window.holds(s)]
+    if not starts:
+        raise ProfileError(f"no events in steps {window.label}", format_expected=FORMAT)
+    wall = max(ends) - min(starts)
+    busy = act.busy_ns if act is not None else None
+    compute = act.compute_ns if act is not None else None
+    phases = []
+    for (name, kind), intervals in per_phase.items():
+        total = union_length(intervals)
+        on_device = kind in DEVICE_KINDS
+        phases.append(
+            timed_phase(name, kind, total, len(intervals), busy=busy, wall=wall, compute=compute, on_device=on_device)
+        )
+    notes = ["CPU ops are top-level per thread (nested ops are inside their parent's time)."]
+    if window.note:
+        notes.insert(0, window.note)
+    if p.threads_overlap_ns:
+        notes.append(
+            f"Top-level CPU ops on different threads overlap for {p.threads_overlap_ns} ns: "
+            "cpu_op shares of one window can sum above 1."
+        )
+    timeline = bool(p.dev_start)
+    if not timeline:
+        notes.insert(0, _no_timeline(p))
+    if act is not None and act.comm_ns:
+        notes.append(
+            "Communication kernels (NCCL/RCCL) are kind comm: a compute kernel's share is given of device activity, "
+            "of compute-only time and of wall."
+        )
+    b = Breakdown(
+        format=FORMAT,
+        wall_ns=wall,
+        device_busy_ns=busy,
+        phases=largest_first(phases),
+        inclusive=False,
+        notes=notes,
+        steps=len(window.steps) or None,
+        scope=window.label,
+        device_timeline=timeline,
+        activity=act,
+    )
+    b.step_figures = step_figures(p, window.steps, None)[:MAX_STEP_FIGURES]
+    return b
+
+
+def _input_wait(p: Parsed, chosen: list[int], cpu: list[tuple[int, int, str]]) -> int:
+    """Time inside the host's DataLoader ops during which no device work ran: the GPU waiting on data."""
+    loading = [(s, e) for s, e, name in cpu if is_input_op(name)]
+    return _idle_within(loading, [(p.dev_start[i], p.dev_end[i]) for i in chosen]) if loading else 0
+
+
+def _idle_within(host: list[tuple[int, int]], device: list[tuple[int, int]]) -> int:
+    """How much of the `host` intervals no `device` interval covers."""
+    if not host:
+        return 0
+    return union_length(host + device) - union_length(device)
+
+
+def _no_timeline(p: Parsed) -> str:
+    if p.profiler_ranges:
+        return (
+            f"No device timeline: this is a CUPTI range-profiler run ({p.profiler_ranges} cuda_profiler_range spans "
+            "hold counters, not device start/end times), so no kernel has a device share; profile with the "
+            "trace (ProfilerActivity.CUDA) to measure one."
+        )
+    return (
+        "No device timeline: the trace holds no kernels, copies or memsets (a CPU-only run), so no kernel has a "
+        "device share."
+    )
+
+
+def step_figures(p: Parsed, steps: list[Step], rank: int | None) -> list[StepFigures]:
+    """Per step: the device work it launched (phases, activity), its host duration and its input wait."""
+    if not steps:
+        return []
+    order = sorted(range(len(p.dev_launch)), key=p.dev_launch.__getitem__)
+    launches = [p.dev_launch[i] for i in order]
+    loading = [(s, e, n) for s, e, n in p.cpu if is_input_op(n)]
+    # The device is idle only when no work runs at all, whichever step launched it: every interval by start.
+    by_start = sorted(zip(p.dev_start, p.dev_end, strict=True)) if loading else []
+    starts = [s for s, _ in by_start]
+    longest = max((e - s for s, e in by_start), default=0)
+    out = []
+    for step in steps:
+        chosen = order[bisect_left(launches, step.start) : bisect_left(launches, step.end)]
+        inside = [(max(s, step.start), min(e, step.end)) for s, e, n in loading if s < step.end and e > step.start]
+        running = by_start[bisect_left(starts, step.start - longest) : bisect_left(starts, step.end)] if inside else []
+        per_phase: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i in chosen:
+            per_phase[p.dev_name[i]].append((p.dev_start[i], p.dev_end[i]))
+        out.append(
+            StepFigures(
+                name=step.name,
+                number=step.number,
+                rank=rank,
+                wall_ns=step.end - step.start,
+                activity=msgspec.structs.replace(
+                    activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen),
+                    input_ns=_idle_within(inside, running),
+                ),
+                phases={name: union_length(iv) for name, iv in per_phase.items()},
+            )
+        )
+    return out
+
+
+__all__ = ["DEVICE_KINDS", "MAX_STEP_FIGURES", "activity_of", "empty_activity", "step_figures", "window_breakdown"]

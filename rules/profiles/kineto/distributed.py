@@ -1,0 +1,199 @@
+"""Several traces of one distributed run read together: per rank and per step compute, communication and idle
+time, the straggler, and each rank's wait inside collectives.
+
+Ranks come from each trace's ``distributedInfo.rank``, else from the files' order; traces whose clocks do not
+overlap are refused (`check_same_run`). A collective finishes only when its last rank joins, so the rank with the
+most compute in a step (the straggler) sets it, and the others wait for it inside their collectives (`barrier_of`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.kineto.breakdown import (
+    DEVICE_KINDS,
+    MAX_STEP_FIGURES,
+    empty_activity,
+    step_figures,
+    window_breakdown,
+)
+from worthit.rules.profiles.kineto.parse import FORMAT, parse_trace, span
+from worthit.rules.profiles.kineto.steps import StepRange, window
+from worthit.rules.profiles.model import (
+    Activity,
+    BarrierFigures,
+    Breakdown,
+    Kind,
+    RankFigures,
+    StepFigures,
+    largest_first,
+    timed_phase,
+)
+
+
+def read_run(files: Sequence[tuple[str, bytes]], steps: StepRange | None = None) -> Breakdown:
+    """Several traces of one distributed run, read as one: per rank and per step, the straggler, the waits.
+
+    Ranks come from each trace's ``distributedInfo.rank``, else from the files' order. Files whose clocks do not
+    overlap are refused: they are not one run. The phases of the whole are summed over ranks (device time of
+    all GPUs); `ranks` keeps each rank's own device phases, `barrier` the measured barrier.
+    """
+    if len(files) < 2:
+        raise ProfileError("a distributed run needs two or more traces", format_expected=FORMAT)
+    parsed = [parse_trace(data, name) for name, data in files]
+    ranks: list[int] = []
+    for index, ((name, _), p) in enumerate(zip(files, parsed, strict=True)):
+        rank = p.rank if p.rank is not None else index
+        if rank in ranks:
+            other = files[ranks.index(rank)][0]
+            raise ProfileError(
+                f"{name} and {other} are both rank {rank}: expected one trace per rank of one run",
+                format_expected=FORMAT,
+            )
+        ranks.append(rank)
+    check_same_run([(name, *span(p)) for (name, _), p in zip(files, parsed, strict=True)])
+    windows = [window(p, steps, name) for (name, _), p in zip(files, parsed, strict=True)]
+    per_rank = [window_breakdown(p, w) for p, w in zip(parsed, windows, strict=True)]
+    order = sorted(range(len(files)), key=lambda i: ranks[i])
+    rank_steps: dict[int, list[StepFigures]] = {}
+    for i in order:
+        figures = step_figures(parsed[i], windows[i].steps, ranks[i])
+        if not figures:  # no steps: the whole window is one step, so the barrier is still measured
+            b = per_rank[i]
+            act = b.activity or empty_activity()
+            figures = [
+                StepFigures(name="run", number=0, rank=ranks[i], wall_ns=b.wall_ns or 0, activity=act, phases={})
+            ]
+        rank_steps[ranks[i]] = figures
+    barrier, waits = barrier_of(rank_steps, parsed[order[0]].world_size)
+    combined = _sum_ranks([per_rank[i] for i in order])
+    combined.ranks = [
+        RankFigures(
+            rank=ranks[i],
+            file=files[i][0],
+            wall_ns=per_rank[i].wall_ns or 0,
+            activity=per_rank[i].activity,
+            phases=[p for p in per_rank[i].phases if p.kind in DEVICE_KINDS],
+            wait_ns=waits.get(ranks[i], 0),
+        )
+        for i in order
+    ]
+    combined.step_figures = [s for i in order for s in rank_steps[ranks[i]] if s.name != "run"][:MAX_STEP_FIGURES]
+    combined.barrier = barrier
+    combined.steps = len(windows[order[0]].steps) or None
+    combined.scope = windows[order[0]].label
+    notes = [n for w in windows[:1] if w.note for n in [w.note]]
+    notes.append(
+        f"{len(files)} ranks read as one run: phase totals are device time summed over ranks, shares of wall are "
+        "of ranks × wall."
+    )
+    notes.append(
+        f"Straggler: rank {barrier.straggler} (its compute sets the step); ranks wait "
+        f"{barrier.wait_fraction * 100:.1f}% of their step time inside collectives for it."
+    )
+    combined.notes = notes + [n for n in combined.notes if n not in notes]
+    return combined
+
+
+def check_same_run(ranges: Sequence[tuple[str, int, int]]) -> None:
+    """Refuse files given as one run whose time ranges do not overlap: their clocks are not one run's."""
+    if len(ranges) < 2:
+        return
+    for name, lo, hi in ranges:
+        others = [(n, a, b) for n, a, b in ranges if n != name]
+        if not any((a < hi and lo < b) or (a <= lo <= b) for _, a, b in others):
+            listed = "; ".join(f"{n}: {a} to {b} ns ({(b - a) / 1e6:,.3f} ms)" for n, a, b in ranges)
+            raise ProfileError(
+                f"the files do not overlap in time, so they are not one run: {listed}. Expected files recorded "
+                "together (the traces of one run, or a kernel trace and the copy trace of the same run)."
+            )
+
+
+def barrier_of(
+    rank_steps: dict[int, list[StepFigures]], world_size: int | None
+) -> tuple[BarrierFigures, dict[int, int]]:
+    """Straggler per step (the rank with most compute), each rank's wait inside collectives for it.
+
+    A collective finishes only when its last rank joins: a rank whose compute ended Δ earlier than the straggler's
+    waits Δ inside the collective — at most the time it spent in collectives. Steps are matched by number.
+    """
+    numbers = sorted(set.intersection(*({s.number for s in steps} for steps in rank_steps.values())))
+    if not numbers:
+        raise ProfileError(
+            "the traces share no ProfilerStep#N: expected the ranks of one run, profiled over the same steps",
+            format_expected=FORMAT,
+        )
+    by_rank = {rank: {s.number: s for s in steps} for rank, steps in rank_steps.items()}
+    stragglers: Counter[int] = Counter()
+    waits: dict[int, int] = dict.fromkeys(by_rank, 0)
+    total_wall = 0
+    for number in numbers:
+        row = {rank: steps[number] for rank, steps in by_rank.items()}
+        slowest = max(row, key=lambda r: (row[r].activity.compute_ns, -r))
+        stragglers[slowest] += 1
+        lead = row[slowest].activity.compute_ns
+        for rank, step in row.items():
+            gap = max(0, lead - step.activity.compute_ns)
+            step.wait_ns = min(step.activity.comm_ns, gap)
+            step.straggler = rank == slowest
+            waits[rank] += step.wait_ns
+            total_wall += step.wall_ns
+    compute_total = {r: sum(steps[n].activity.compute_ns for n in numbers) for r, steps in by_rank.items()}
+    straggler = max(stragglers, key=lambda r: (stragglers[r], compute_total[r], -r))
+    wait_total = sum(waits.values())
+    return (
+        BarrierFigures(
+            ranks=len(rank_steps),
+            world_size=world_size,
+            straggler=straggler,
+            wait_fraction=wait_total / total_wall if total_wall else 0.0,
+            wait_ns=wait_total,
+            step_ns=sum(by_rank[straggler][n].wall_ns for n in numbers),
+            steps=len(numbers),
+        ),
+        waits,
+    )
+
+
+def _sum_ranks(parts: list[Breakdown]) -> Breakdown:
+    """Ranks added up: phase totals and activity summed (device time of all GPUs), shares of ranks × wall."""
+    totals: dict[tuple[str, Kind], list[int]] = {}
+    for part in parts:
+        for phase in part.phases:
+            entry = totals.setdefault((phase.name, phase.kind), [0, 0])
+            entry[0] += phase.total_ns
+            entry[1] += phase.calls
+    acts = [p.activity for p in parts if p.activity is not None]
+    act = Activity(**{f: sum(getattr(a, f) for a in acts) for f in Activity.__struct_fields__}) if acts else None
+    wall = max(p.wall_ns or 0 for p in parts)
+    rank_time = wall * len(parts)
+    busy = act.busy_ns if act is not None else None
+    phases = [
+        timed_phase(
+            name,
+            kind,
+            total,
+            calls,
+            busy=busy,
+            wall=rank_time,
+            compute=act.compute_ns if act is not None else None,
+            on_device=kind in DEVICE_KINDS,
+        )
+        for (name, kind), (total, calls) in totals.items()
+    ]
+    notes = [n for part in parts for n in part.notes]
+    return Breakdown(
+        format=FORMAT,
+        wall_ns=wall,
+        device_busy_ns=busy,
+        phases=largest_first(phases),
+        inclusive=False,
+        notes=list(dict.fromkeys(notes)),
+        device_timeline=all(p.device_timeline for p in parts),
+        activity=act,
+    )
+
+
+__all__ = ["barrier_of", "check_same_run", "read_run"]
