@@ -200,6 +200,26 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
     )
 
 
+def check_alone(module: ModuleType, proposal: Proposal, policy: Policy) -> Finding | None:
+    """One rule run alone on a proposal (Fixit's runner given `[rule]`): its finding, or None when it does not fire.
+
+    The rule reads the same Context as in `evaluate` — its probe, for the checks that search for a break-even, is
+    still the whole registry's verdict — but no other rule runs beside it, so what it argues is its own.
+    """
+    p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
+
+    def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
+        return verdict_at(other, policy, p_at, k_at, registry())
+
+    findings = _run(Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe), (module,))
+    return findings[0] if findings else None
+
+
+def argued(finding: Finding) -> Verdict | None:
+    """The verdict a finding argues for: its own, else its effect's (`info` argues none)."""
+    return _argued(finding)
+
+
 def verdict_at(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> Verdict:
     """The pure verdict function at one point (p, k): what bisection searches for break-even values."""
     return decide(run_checks(proposal, policy, p, k, checks))[0]

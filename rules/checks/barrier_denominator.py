@@ -42,7 +42,7 @@ EXAMPLES = (
     Example(
         {"target": "straggler", "p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8, "wait_fraction": 0.3}}},
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"wait_fraction": 0.3},
     ),
     Example(

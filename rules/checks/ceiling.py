@@ -32,13 +32,13 @@ EXAMPLES = (
     Example(
         {"target": "attention", "p": 0.6, "k": 3, "baseline_ms": 100, "breakdown": _SEED},
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"ceiling_speedup": 2.5, "floor_ms": 40, "remaining_ms": 20, "next_bottleneck_share": 0.5},
     ),
     Example(
         {"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100},
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"headroom_captured": 0.9, "remaining_ms": 2.1, "floor_ms": 79},
     ),
     Example(

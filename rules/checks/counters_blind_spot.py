@@ -42,7 +42,7 @@ EXAMPLES = (
             ],
         },
         fires=True,
-        verdict="fund_if",
+        decision="fund_if",
         figures={"timeline_ms": 100},
     ),
     Example({"p": 0.21, "k": 10, "scope": {"method": "timeline"}}, fires=False),

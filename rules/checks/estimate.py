@@ -37,7 +37,7 @@ EXAMPLES = (
         {"target": "tokenizer", "p": 0.06, "k": 3, "cost_weeks": 2, "scope": {"method": "estimate"}}
         | {"flags": {"fleet_gpus": 3000}},
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"p": 0.06, "estimate_margin": 10},
     ),
     Example({"target": "sampler", "p": 0.15, "k": 3, "baseline_ms": 40, "cost_weeks": 3}, fires=False),

@@ -48,7 +48,7 @@ EXAMPLES = (
             "flags": {"portability": "hand_asm", "portable_fallback": True, "architectures": 2},
         },
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"maintenance_weeks": 4},
     ),
     Example({"p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "portable"}}, fires=False),

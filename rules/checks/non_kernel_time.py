@@ -39,7 +39,7 @@ EXAMPLES = (
             ],
         },
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"non_kernel_share": 0.23, "copy_ms": 18, "host_ms": 5, "alloc_ms": 0},
     ),
     Example(

@@ -48,11 +48,11 @@ EXAMPLES = (
     Example(
         {**_BASE, "goal": {"throughput_per_s": 100}},
         fires=True,
-        verdict="fund",
+        decision="fund",
         figures={"per_gpu_per_s": 16.666667, "replicas_after": 6, "replicas_before": 10},
     ),
-    Example({**_BASE, "goal": {"latency_ms": 50}}, fires=True, verdict="fund", figures={"plan_phases": 2}),
-    Example({**_BASE, "goal": {"latency_ms": 60}}, fires=True, verdict="fund", figures={"meets_latency": True}),
+    Example({**_BASE, "goal": {"latency_ms": 50}}, fires=True, decision="fund", figures={"plan_phases": 2}),
+    Example({**_BASE, "goal": {"latency_ms": 60}}, fires=True, decision="fund", figures={"meets_latency": True}),
     Example(_BASE, fires=False),
 )
 

@@ -34,7 +34,7 @@ EXAMPLES = (
     Example(
         {"target": "attention", "p": 0.3, "k": 10, "cost_weeks": 3, "flags": {"strategic": _B}},
         fires=True,
-        verdict="fund",
+        decision="fund",
     ),
     Example(
         {

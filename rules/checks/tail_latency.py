@@ -36,7 +36,7 @@ EXAMPLES = (
     Example(
         {"p": 0.1, "k": 2, "flags": {"latency_slo": {"p99_ms": 50, "p99_measured_worse": False}}},
         fires=True,
-        verdict="fund",
+        decision="fund",
     ),
     Example({"p": 0.1, "k": 2}, fires=False),
 )

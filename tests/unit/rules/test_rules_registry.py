@@ -13,8 +13,8 @@ import pytest
 import worthit.rules.checks
 from tests.layering import io_problems
 from worthit.rules.checks import BY_ID, CHECKS
-from worthit.rules.engine import Example, evaluate
-from worthit.rules.model import Proposal
+from worthit.rules.engine import Example, argued, check_alone, evaluate
+from worthit.rules.model import Finding, Proposal, Verdict
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 
 RULES_DIR = Path(worthit.rules.__file__).parent
@@ -58,20 +58,77 @@ def _policy(example: Example) -> Policy:
     return policy_from_mapping({**msgspec.to_builtins(base), **example.policy})
 
 
-@pytest.mark.parametrize(("module", "example"), EXAMPLES)
-def test_rule_example(module: ModuleType, example: Example) -> None:
-    """Each example fires (or not) as stated, gives its verdict, and its finding carries the stated figures."""
+def check_example(module: ModuleType, example: Example) -> None:
+    """The rule alone fires (or not) as its example says, argues the stated verdict (none for `info`), and its
+    finding carries the stated figures."""
     proposal = msgspec.convert(example.proposal, Proposal)
-    evaluation = evaluate(proposal, _policy(example))
-    finding = next((f for f in evaluation.findings if f.rule == module.ID), None)
-    assert (finding is not None) == example.fires, evaluation.findings
-    if example.verdict is not None:
-        assert evaluation.verdict == example.verdict, evaluation.statement
+    finding = check_alone(module, proposal, _policy(example))
+    assert (finding is not None) == example.fires, finding
+    if finding is None:
+        return
+    assert argued(finding) == example.verdict, (finding.effect, finding.verdict, finding.message)
     for name, expected in example.figures.items():
-        assert finding is not None
         got = finding.figures.get(name)
         assert isinstance(got, int | float), (name, got)
         assert got == pytest.approx(expected, rel=1e-3), name
+
+
+@pytest.mark.parametrize(("module", "example"), EXAMPLES)
+def test_rule_example(module: ModuleType, example: Example) -> None:
+    """Each rule, run alone on its own examples, does what they say (Fixit's runner given `[rule]`)."""
+    check_example(module, example)
+
+
+DECISIONS = [param for param in EXAMPLES if param.values[1].decision is not None]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("module", "example"), DECISIONS)
+def test_engine_decision_on_a_rule_example(module: ModuleType, example: Example) -> None:
+    """Where an example states the whole engine's decision, the registry together reaches it (tested apart)."""
+    evaluation = evaluate(msgspec.convert(example.proposal, Proposal), _policy(example))
+    assert evaluation.verdict == example.decision, evaluation.statement
+
+
+OPPOSITE: dict[Verdict | None, Verdict] = {
+    "fund": "decline",
+    "fund_if": "fund",
+    "decline": "fund",
+    "redirect": "fund",
+    "remeasure": "fund",
+    None: "decline",
+}
+"""The verdict a reversed rule argues instead: funding what it opposed, opposing what it funded or noted."""
+
+
+def _reversed(module: ModuleType) -> ModuleType:
+    """A copy of `module` whose check argues the opposite of what the real one argues, with the same figures."""
+    real = module.check
+
+    def check(ctx: object) -> Finding | None:
+        finding = real(ctx)
+        if finding is None:
+            return None
+        verdict = OPPOSITE[argued(finding)]
+        effect = "supports" if verdict == "fund" else "opposes"
+        return msgspec.structs.replace(finding, verdict=verdict, effect=effect)
+
+    mutant = ModuleType(module.__name__)
+    mutant.__dict__.update({**module.__dict__, "check": check})
+    return mutant
+
+
+@pytest.mark.parametrize("module", CHECKS, ids=lambda m: m.ID)
+def test_reversing_a_rule_fails_its_own_examples(module: ModuleType) -> None:
+    """A mutant of the rule that argues the opposite verdict fails at least one of its examples: the examples test
+    the rule, not the engine around it (in 15 of 55 examples another rule used to decide)."""
+    mutant = _reversed(module)
+    caught = 0
+    for example in module.EXAMPLES:
+        try:
+            check_example(mutant, example)
+        except AssertionError:
+            caught += 1
+    assert caught, f"{module.ID}: its examples pass with the rule reversed"
 
 
 def test_ids_are_unique_and_match_product() -> None:
