@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 from hypothesis import strategies as st
 
-from worthit.rules.model import Proposal
+from worthit.rules.model import PhaseKind, Proposal
 
-KINDS = ("kernel", "copy", "alloc", "host", "other")
+# Every kind the model knows, so a kind added there is drawn here too.
+KINDS: tuple[str, ...] = get_args(PhaseKind)
 
 shares = st.floats(min_value=1e-6, max_value=1.0, allow_nan=False)
 speedups = st.one_of(
@@ -154,10 +155,19 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
             _optional(
                 st.fixed_dictionaries(
                     {"ranks": st.integers(min_value=2, max_value=4096)},
-                    optional={"critical_path": st.booleans(), "wait_fraction": st.floats(min_value=0, max_value=1)},
+                    # The measured fields a distributed profile fills in (straggler, its step, the target on it).
+                    optional={
+                        "critical_path": st.booleans(),
+                        "wait_fraction": st.floats(min_value=0, max_value=1, exclude_max=True),
+                        "straggler": st.integers(min_value=0, max_value=4095),
+                        "step_ms": times_ms,
+                        "target_ms": st.floats(min_value=0, max_value=1e6, allow_nan=False),
+                        "rank_p": shares,
+                    },
                 )
             )
         ),
+        "run_days": draw(_optional(st.floats(min_value=0.01, max_value=36_500))),
         "strategic": draw(
             _optional(
                 st.fixed_dictionaries(
