@@ -7,7 +7,6 @@ one way (engine → checks → context).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
@@ -254,14 +253,6 @@ class Context:
     def run_saving(self) -> float:
         """Share of the whole run removed: what noise, rate of return and fleet economics are judged on."""
         return amdahl.saving_fraction(self.p_run, self.k)
-
-    @lazy
-    def run_rate(self) -> float | None:
-        """Share of the whole run removed per engineer-week; `inf` at no cost, `None` when the cost is unknown."""
-        cost = self.proposal.cost_weeks
-        if cost is None:
-            return None
-        return self.run_saving / cost if cost > 0 else math.inf
 
     @lazy
     def target_share(self) -> float:

@@ -196,7 +196,7 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
         policy=PolicyRef(name=policy.name, version=policy.version),
         ranges=ranges,
         holds_across_range=holds,
-        reasoning=reasoning(ctx, findings, verdict, deciding),
+        reasoning=reasoning(ctx, findings),
     )
 
 
@@ -335,7 +335,7 @@ def _plain(value: float) -> str:
 # --- reasoning -----------------------------------------------------------------------------------------------------
 
 
-def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, deciding: Finding) -> list[StageAnswer]:
+def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that

@@ -1,4 +1,4 @@
-"""Domain errors. They know nothing of HTTP; service/errors.py maps each to a status."""
+"""Domain errors. They know nothing of HTTP; service/http/problems.py maps each to a status in one table."""
 
 from __future__ import annotations
 

@@ -104,7 +104,3 @@ def policy_from_mapping(raw: object, *, name: str | None = None, version: int | 
 def default_policy() -> Policy:
     """The policy shipped in `rules/policies/default.toml`."""
     return parse_policy(resources.files("worthit.rules.policies").joinpath("default.toml").read_bytes())
-
-
-def bundled_policy_text() -> str:
-    return resources.files("worthit.rules.policies").joinpath("default.toml").read_text(encoding="utf-8")

@@ -73,8 +73,6 @@ class Worth:
     """End-to-end share of the measured workload's run removed."""
     rate: float | None
     """`saving` per engineer-week of build plus upkeep; None when the cost is unknown."""
-    per_run_clears: bool
-    """The measured saving clears the noise floor and the rate of return on its own."""
     strategic_saving: float | None
     strategic_rate: float | None
     strategic_credible: bool
@@ -192,7 +190,6 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
     return Worth(
         saving=saving,
         rate=rate,
-        per_run_clears=per_run,
         strategic_saving=strategic_saving,
         strategic_rate=strategic_rate,
         strategic_credible=credible,

@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from worthit.rules.profiles.intervals import union_length_arrays
 from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share, timed_phase
 
-#: Kinds of work that run on a device. Memsets are device work of kind "other".
-DEVICE_KINDS: frozenset[Kind] = frozenset({"kernel", "copy", "other"})
-
 
 @dataclass(slots=True)
 class PhaseIntervals:

@@ -1,4 +1,4 @@
-"""Errors of the profile readers. They know nothing of HTTP; service/errors.py maps them to 4xx."""
+"""Errors of the profile readers. They know nothing of HTTP; service/http/problems.py maps them to 4xx."""
 
 from __future__ import annotations
 

@@ -46,20 +46,6 @@ def union_length(intervals: Iterable[tuple[int, int]]) -> int:
     return union_length_arrays(starts, ends)
 
 
-def merge(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The union as a sorted list of disjoint (start, end) pairs; empty intervals are dropped."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(intervals):
-        if end <= start:
-            continue
-        if merged and start <= merged[-1][1]:
-            if end > merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
-
-
 def clip(starts: Iterable[int], ends: Iterable[int], lo: int, hi: int) -> tuple[list[int], list[int]]:
     """The parts of the intervals inside [lo, hi); intervals wholly outside are dropped."""
     out_s: list[int] = []

@@ -61,17 +61,6 @@ def _unique(parts: list[Phase]) -> list[tuple[str, Phase]]:
     return out
 
 
-def top_level(breakdown: Breakdown) -> list[Phase]:
-    """The parts of the recording that do not contain one another.
-
-    A summed API call (hipMemcpy, cudaMemcpy) contains the device copy it triggers, so when a table of such calls
-    is present, device copies are left out in favour of the calls that include them; kernels stay (a launch call
-    returns before its kernel runs). Host ops (a PyTorch trace's CPU ops) run while the device works: beside a
-    device timeline they are not parts of the run but the reason for its idle time (`device_waits`).
-    """
-    return _parts(breakdown.phases, host_timeline=_waits_on_host(breakdown.format, breakdown.activity))
-
-
 def _waits_on_host(fmt: str, activity: Activity | None) -> bool:
     """Whether the recording has a host timeline beside its device one (a PyTorch trace, the only reader of CPU
     ops: its steps and CPU ops are host time), so that the device's idle time is time it waited on the host or its
@@ -291,5 +280,4 @@ __all__ = [
     "device_waits",
     "fold_proposal_phases",
     "proposal_from_profile",
-    "top_level",
 ]

@@ -6,13 +6,13 @@ The saving is a share of the scope the proposal measured: "of the step", "of dev
 the rank", or "of the measured scope" when the proposal does not say. Each surface only decides how a row looks
 (a table row, a Block Kit field, a `<tr>`) and escapes it for its medium.
 
-An evaluation is read by its attributes, so a later field is shown when it is there: `reasoning`, the stages of
-the argument (each with a stage name and its answer), when present and not None.
+An evaluation carries `reasoning` (decisions stored before the staged model do not), the stages of the argument in
+order, each with its question and its answer: `reasoning()` is the one rendering of it, numbered, that the terminal,
+the gate, Slack and the page show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from worthit.rules.model import Evaluation, Finding
@@ -105,17 +105,12 @@ def _get(item: Any, *names: str) -> Any:
 
 
 def reasoning(evaluation: Evaluation) -> list[Row]:
-    """The stages of the argument (trust, worth, cost, alternative, condition) with their answers, when the
-    evaluation carries them; an empty list otherwise."""
-    stages: Iterable[Any] | None = getattr(evaluation, "reasoning", None)
-    if stages is None:
-        return []
-    rows = []
-    for number, stage in enumerate(stages, start=1):
-        name = _get(stage, "question", "stage", "name") or "stage"
-        answer = _get(stage, "answer", "message", "summary") or ""
-        rows.append(Row(f"{number}. {name}", str(answer)))
-    return rows
+    """The stages of the argument (trust, worth, cost, alternative, condition), numbered, each with its answer
+    (none for a decision stored before the staged model)."""
+    return [
+        Row(f"{number}. {stage.question}", stage.answer)
+        for number, stage in enumerate(evaluation.reasoning or (), start=1)
+    ]
 
 
 def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bool = False) -> str:

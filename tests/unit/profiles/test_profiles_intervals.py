@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worthit.rules.profiles.intervals import clip, merge, union_length, union_length_arrays
+from worthit.rules.profiles.intervals import clip, union_length, union_length_arrays
 
 interval = st.tuples(st.integers(0, 10_000), st.integers(0, 500)).map(lambda t: (t[0], t[0] + t[1]))
 intervals = st.lists(interval, max_size=40)
@@ -57,14 +55,6 @@ def test_union_order_independent(pairs: list[tuple[int, int]], rnd: object) -> N
     shuffled = list(pairs)
     rnd.shuffle(shuffled)  # type: ignore[attr-defined]
     assert union_length(shuffled) == union_length(pairs)
-
-
-@given(intervals)
-def test_merge_agrees_with_union(pairs: list[tuple[int, int]]) -> None:
-    """`merge` returns disjoint sorted pairs whose lengths add up to the union."""
-    merged = merge(pairs)
-    assert sum(e - s for s, e in merged) == union_length(pairs)
-    assert all(a[1] < b[0] for a, b in itertools.pairwise(merged))
 
 
 @given(intervals, st.integers(0, 10_000), st.integers(0, 2_000))
