@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
+from worthit.rules.calibration import Calibration
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
@@ -45,6 +46,8 @@ class Example:
     """Figures the finding must carry, compared with a relative tolerance of 1e-3."""
     policy: dict[str, Any] = field(default_factory=dict)
     """Overrides of the default policy for this example."""
+    calibration: dict[str, Any] = field(default_factory=dict)
+    """The team's calibration the service hands the engine (rules.calibration.Calibration), if any."""
 
 
 NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host", "input")
@@ -191,6 +194,10 @@ class Context:
     probe: Probe | None = None
     """The pure verdict function at another point, `probe(proposal, p, k)`, handed in by the engine for the checks
     that search for a break-even value (estimate); None where a check must not recurse (inside a probe)."""
+    calibration: Calibration | None = None
+    """The team's calibration when the policy applies one: `proposal.k` is then the calibrated k."""
+    proposed: Proposal | None = None
+    """The proposal as proposed, when calibration changed its k."""
 
     @lazy
     def amdahl(self) -> AmdahlFigures:

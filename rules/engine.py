@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from functools import cache
 from types import ModuleType
 
+import msgspec
+
 from worthit.rules import amdahl
+from worthit.rules.calibration import Calibration, scaled_k
 from worthit.rules.checks import CHECKS
 from worthit.rules.context import (  # re-exported: `rules.engine` stays where callers and tests find them
     KIND_LABEL,
@@ -167,18 +170,23 @@ def registry() -> tuple[ModuleType, ...]:
     return CHECKS
 
 
-def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | None = None) -> Evaluation:
+def evaluate(
+    proposal: Proposal,
+    policy: Policy,
+    checks: Sequence[ModuleType] | None = None,
+    *,
+    calibration: Calibration | None = None,
+) -> Evaluation:
     """Evaluate one proposal under one policy: the verdict, one sentence, the figures, every finding and the
-    reasoning stage by stage."""
+    reasoning stage by stage.
+
+    With a `calibration` (the team's track record, which the service reads from its outcomes), the proposal is
+    evaluated at k × its ratio, and the `calibration` check says so: every figure is then the calibrated one.
+    """
     if checks is None:
         checks = registry()
-    p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
-    chosen = checks
-
-    def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
-        return verdict_at(other, policy, p_at, k_at, chosen)
-
-    ctx = Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe)
+    ctx = _context(proposal, policy, checks, calibration)
+    proposal = ctx.proposal
     findings = _run(ctx, checks)
     if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
         ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx)
@@ -200,18 +208,39 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
     )
 
 
-def check_alone(module: ModuleType, proposal: Proposal, policy: Policy) -> Finding | None:
+def _context(
+    proposal: Proposal, policy: Policy, checks: Sequence[ModuleType], calibration: Calibration | None
+) -> Context:
+    """The Context every check of one evaluation reads, with the probe over `checks` and the calibrated k."""
+    proposed = None
+    if calibration is not None and not isinstance(proposal.k, str):
+        proposed = proposal
+        proposal = msgspec.structs.replace(proposal, k=scaled_k(proposal.k, calibration.ratio))
+    p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
+
+    def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
+        return verdict_at(other, policy, p_at, k_at, checks)
+
+    return Context(
+        proposal=proposal,
+        policy=policy,
+        p=p,
+        k=k,
+        probe=probe,
+        calibration=calibration if proposed is not None else None,
+        proposed=proposed,
+    )
+
+
+def check_alone(
+    module: ModuleType, proposal: Proposal, policy: Policy, *, calibration: Calibration | None = None
+) -> Finding | None:
     """One rule run alone on a proposal (Fixit's runner given `[rule]`): its finding, or None when it does not fire.
 
     The rule reads the same Context as in `evaluate` — its probe, for the checks that search for a break-even, is
     still the whole registry's verdict — but no other rule runs beside it, so what it argues is its own.
     """
-    p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
-
-    def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
-        return verdict_at(other, policy, p_at, k_at, registry())
-
-    findings = _run(Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe), (module,))
+    findings = _run(_context(proposal, policy, registry(), calibration), (module,))
     return findings[0] if findings else None
 
 

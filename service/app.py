@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             DecisionStore(engine, writer),
             policies,
             settings.policy,
-            calibrate=calibrator.adjust,
+            calibrate=calibrator.for_proposal,
             resolve=profiles.resolve,
         )
         app.state.outcomes = OutcomeService(outcome_store, app.state.decisions, calibrator)

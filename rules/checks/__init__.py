@@ -16,6 +16,7 @@ from worthit.rules.checks import (
     amdahl,
     barrier_denominator,
     bigger_target,
+    calibration,
     ceiling,
     consistency,
     counters_blind_spot,
@@ -47,6 +48,7 @@ CHECKS: tuple[ModuleType, ...] = (
     input_shift,
     consistency,
     # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
+    calibration,
     roadmap_risk,
     wrong_model,
     device_vs_run,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
+from worthit.rules.calibration import Calibration
 from worthit.rules.engine import evaluate
 from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.policy import Policy
@@ -25,8 +26,8 @@ def request_hash(body: bytes, policy: str) -> str:
     return hashlib.sha256(policy.encode() + b"\0" + body).hexdigest()
 
 
-Calibrate = Callable[[Proposal, Policy, Evaluation], Awaitable[Evaluation]]
-"""Evaluates a proposal again at its team's calibrated k (service.outcomes.service.Calibrator.adjust)."""
+Calibrate = Callable[[Proposal, Policy], Awaitable[Calibration | None]]
+"""The team's calibration the engine evaluates a proposal under (service.outcomes.service.Calibrator.for_proposal)."""
 
 Resolve = Callable[[Proposal], Awaitable[Proposal]]
 """Fills in `p` from the profile a proposal names (service.profiles.service.ProfileService.resolve)."""
@@ -61,10 +62,10 @@ class DecisionService:
 
     async def _evaluate(self, proposal: Proposal, policy_name: str | None) -> Evaluation:
         policy = await self.policy(policy_name)
-        evaluation = evaluate(proposal, policy)
+        calibration = None
         if policy.calibrate and self._calibrate is not None:
-            evaluation = await self._calibrate(proposal, policy, evaluation)
-        return evaluation
+            calibration = await self._calibrate(proposal, policy)
+        return evaluate(proposal, policy, calibration=calibration)
 
     async def create(
         self,

@@ -4,8 +4,9 @@
   It is compared with the decision's prediction only when both were measured alike (same model, input, dtype and
   device: the measurement_scope rule's point), and kept as predicted vs realized.
 - Calibration is how realized k compares with proposed k, per team and workload (the median ratio). Under a
-  policy with `calibrate = true`, new proposals are also evaluated at the calibrated k (k × median ratio); when
-  that changes the verdict, the decision takes the calibrated verdict and its statement says so.
+  policy with `calibrate = true`, the service hands the engine the team's robust calibration (rules.calibration:
+  bounded ratios, a median over enough outcomes) and the engine evaluates at the calibrated k; its `calibration`
+  check says so and, where the verdict turns on it, decides.
 - A workload's history is the breakdowns of its decisions in order, with the bottleneck (largest phase) of each.
 """
 
@@ -18,19 +19,17 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from worthit.rules.engine import evaluate
+from worthit.rules.calibration import Calibration as CalibrationFigures
+from worthit.rules.calibration import calibration_of, k_ratio
 from worthit.rules.errors import InvalidInput, WorthitError
 from worthit.rules.model import (
-    Evaluation,
-    Figure,
-    Finding,
     Infinite,
     Proposal,
     Range,
 )
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.proposal import fold_proposal_phases
-from worthit.rules.text import count, join, label, ms, sentence, times
+from worthit.rules.text import join, label, ms, sentence, times
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions.schemas import Decision
 from worthit.service.decisions.service import DecisionService
@@ -89,6 +88,10 @@ def _finite(value: float | str | None) -> float | None:
     return value
 
 
+def _proposed_point(k: float | Range | Infinite | None) -> float | str | None:
+    return (k.low + k.high) / 2 if isinstance(k, Range) else k
+
+
 def compare(decision: Decision, report: OutcomeReport, recorded_at: datetime) -> Outcome:
     """Predicted vs realized: realized k = target before / target after (target before = p × baseline),
     realized S = baseline / step after. Raises `ScopeMismatch` for an unlike comparison."""
@@ -109,8 +112,9 @@ def compare(decision: Decision, report: OutcomeReport, recorded_at: datetime) ->
     if report.target_ms is not None and target_before is not None:
         realized_k = "inf" if report.target_ms == 0 else target_before / report.target_ms
     realized_s = baseline / report.step_ms if report.step_ms is not None else None
-    proposed_k, realized_k_num = _finite(a.k), _finite(realized_k)
-    k_ratio = realized_k_num / proposed_k if realized_k_num is not None and proposed_k else None
+    # Against the k the team proposed, not the calibrated k a calibrating policy evaluated it at (amdahl.k).
+    proposed_k = _finite(_proposed_point(decision.proposal.k))
+    ratio = k_ratio(proposed_k, _finite(realized_k))
     speedup_ratio = realized_s / a.speedup if realized_s is not None and a.speedup is not None else None
     outcome = Outcome(
         decision_id=decision.id,
@@ -124,7 +128,7 @@ def compare(decision: Decision, report: OutcomeReport, recorded_at: datetime) ->
         target_before_ms=target_before,
         predicted=Predicted(k=a.k, speedup=a.speedup, target_ms=a.remaining_ms, step_ms=a.new_ms),
         realized=Realized(k=realized_k, speedup=realized_s, target_ms=report.target_ms, step_ms=report.step_ms),
-        k_ratio=k_ratio,
+        k_ratio=ratio,
         speedup_ratio=speedup_ratio,
         scope=report.scope,
         note=report.note,
@@ -191,68 +195,19 @@ class Calibrator:
             ],
         )
 
-    async def adjust(self, proposal: Proposal, policy: Policy, evaluation: Evaluation) -> Evaluation:
-        """Under `calibrate = true`: evaluate again at k × the median ratio of the proposal's team/workload.
-
-        The `calibration` finding carries the figures either way; when the verdict changes, the decision takes the
-        calibrated verdict (the policy asked for realized estimates) and the statement says so.
-        """
+    async def for_proposal(self, proposal: Proposal, policy: Policy) -> CalibrationFigures | None:
+        """Under `calibrate = true`, the team's robust calibration on the proposal's workload (rules.calibration):
+        the engine evaluates the proposal at k × its ratio, and its `calibration` check says so. None when the
+        policy does not calibrate, the proposal names neither team nor workload, or too few outcomes are known."""
         if not policy.calibrate or isinstance(proposal.k, str):
-            return evaluation
+            return None
         team, workload = proposal.team, proposal.scope.workload
         if team is None and workload is None:
-            return evaluation
-        calibration = await self.calibration(team=team, workload=workload)
-        ratio = calibration.median_ratio
-        if ratio is None or ratio <= 0:
-            return evaluation
-        k = proposal.k
-        scaled: float | Range = Range(low=k.low * ratio, high=k.high * ratio) if isinstance(k, Range) else k * ratio
-        calibrated = evaluate(msgspec.structs.replace(proposal, k=scaled), policy)
-        proposed_k, calibrated_k = float(evaluation.amdahl.k), float(calibrated.amdahl.k)
-        if team is not None:
-            who = f"team {label(team)} realized" + (f" on {label(workload)}" if workload is not None else "")
-        else:
-            who = f"proposals on {label(workload or '')} realized"
-        opening = (
-            f"At the {times(ratio)} of estimated k that {who} ({count(calibration.count, 'outcome')}), "
-            f"{times(proposed_k)} becomes {times(calibrated_k)}"
-        )
-        flipped = calibrated.verdict != evaluation.verdict
-        if flipped:
-            reason = calibrated.statement
-            reason = reason[0].lower() + reason[1:] if _capitalised(reason) else reason
-            message = f"{opening} and the verdict turns from {evaluation.verdict} to {calibrated.verdict}: {reason}"
-        else:
-            message = f"{opening}: still {evaluation.verdict}, at {times(calibrated.amdahl.speedup)} end to end."
-        figures: dict[str, Figure] = {
-            "median_ratio": ratio,
-            "outcomes": calibration.count,
-            "proposed_k": proposed_k,
-            "calibrated_k": calibrated_k,
-            "calibrated_speedup": calibrated.amdahl.speedup,
-            "calibrated_saving_ms": calibrated.amdahl.saving_ms,
-            "verdict": evaluation.verdict,
-            "calibrated_verdict": calibrated.verdict,
-            "team": team,
-            "workload": workload,
-        }
-        finding = Finding(
-            rule="calibration",
-            effect="info",
-            message=sentence(message),
-            figures=figures,
-            verdict=calibrated.verdict if flipped else None,
-        )
-        if not flipped:
-            return msgspec.structs.replace(evaluation, findings=[*evaluation.findings, finding])
-        return msgspec.structs.replace(
-            evaluation,
-            verdict=calibrated.verdict,
-            statement=finding.message,
-            deciding_rule="calibration",
-            findings=[*evaluation.findings, finding],
-        )
+            return None
+        if any("\x00" in name for name in (team, workload) if name is not None):
+            return None
+        rows = await self._store.ratios(team=team, workload=workload)
+        return calibration_of([row.k_ratio for row in rows], policy, team=team, workload=workload)
 
 
 class OutcomeService:

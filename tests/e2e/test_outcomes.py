@@ -174,59 +174,76 @@ def test_idempotency_key_replays_the_first_answer(database_url: str, server_fact
         assert client.get(url).json() == first.json()
 
 
-def test_calibrated_policy_changes_the_statement_only_when_the_verdict_flips(
+def _outcomes(client: httpx.Client, proposal: dict[str, Any], reports: list[dict[str, Any]]) -> None:
+    for report in reports:
+        decision = decide(client, proposal)
+        response = client.post(f"/v1/decisions/{decision['id']}/outcome", json=report)
+        assert response.status_code == 201, response.text
+
+
+def test_a_calibrating_policy_evaluates_at_the_realized_k_and_the_calibration_check_says_so(
     database_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """Team kernels realized 0.6× of its k: 10× becomes 6×, still fund (statement as before, a finding says so).
-    Team optimists realized 0.2×: a 1.5% target at 10× (fund) becomes 2× (0.75%, under the noise floor): decline,
-    and the statement says why."""
+    """Team kernels realized 0.6× of its k three times: 10× is evaluated as 6×, still fund, and the calibration
+    finding says so. Team optimists realized 0.2× three times and once, by a typo, 2·10⁹×: the typo counts at the ×10
+    bound, the median stays 0.2, so a 1.5% target at 10× (fund) is evaluated at 2× (0.75%, under the noise floor):
+    decline, decided by calibration in the worth stage, which the statement and the reasoning both name. A team with
+    one outcome has no calibration at all (three are needed): its decision is the plain one."""
     put_policy(database_url, "calibrated", {"calibrate": True})
     server = server_factory(database_url)
     with server.client() as client:
-        kernels = decide(client, ATTENTION)
-        assert client.post(f"/v1/decisions/{kernels['id']}/outcome", json=MEASURED).status_code == 201
-        optimists = decide(client, ATTENTION | {"team": "optimists"})
-        outcome = client.post(f"/v1/decisions/{optimists['id']}/outcome", json={"target_ms": 10.5})
-        assert outcome.json()["k_ratio"] == pytest.approx(0.2)
+        _outcomes(client, ATTENTION, [MEASURED] * 3)  # 21 ms → 3.5 ms: realized 6× of 10×
+        optimists = ATTENTION | {"team": "optimists"}
+        _outcomes(client, optimists, [{"target_ms": 10.5}] * 3 + [{"target_ms": 1e-8}])  # 2×, and one 2.1·10⁹×
+        _outcomes(client, ATTENTION | {"team": "anecdote"}, [{"target_ms": 10.5}])
 
         plain = decide(client, ATTENTION)
         assert finding(plain, "calibration") is None, "the default policy does not calibrate"
 
         held = decide(client, ATTENTION, policy="calibrated")
         assert held["verdict"] == "fund"
-        assert held["statement"] == plain["statement"]
+        assert held["amdahl"]["k"] == pytest.approx(6.0), "every figure is the calibrated one"
+        assert held["amdahl"]["speedup"] == pytest.approx(1 / (0.79 + 0.21 / 6))
+        assert held["proposal"]["k"] == 10, "the proposal is stored as proposed"
         calibration = finding(held, "calibration")
         assert calibration is not None
         assert calibration["effect"] == "info"
+        assert calibration["stage"] == "worth"
         figures = calibration["figures"]
         assert figures["median_ratio"] == pytest.approx(0.6)
-        assert figures["calibrated_k"] == pytest.approx(6.0)
-        assert figures["calibrated_speedup"] == pytest.approx(1 / 0.825)
-        assert figures["calibrated_verdict"] == "fund"
+        assert figures["outcomes"] == 3
+        assert (figures["proposed_k"], figures["calibrated_k"]) == pytest.approx((10.0, 6.0))
+        assert (figures["verdict"], figures["calibrated_verdict"]) == ("fund", "fund")
         assert calibration["message"] == (
-            "At the 0.6× of estimated k that team kernels realized on inference (1 outcome), 10× becomes 6×: "
+            "At the 0.6× of estimated k that team kernels realized on inference (3 outcomes), 10× becomes 6×: "
             "still fund, at 1.212× end to end."
         )
 
-        small = ATTENTION | {"team": "optimists", "target": "small_kernel", "p": 0.015, "cost_weeks": 1}
+        small = optimists | {"target": "small_kernel", "p": 0.015, "cost_weeks": 1}
         assert decide(client, small)["verdict"] == "fund"
         flipped = decide(client, small, policy="calibrated")
         assert flipped["verdict"] == "decline"
         assert flipped["deciding_rule"] == "calibration"
-        statement = flipped["statement"]
-        assert statement.startswith(
-            "At the 0.2× of estimated k that team optimists realized on inference (1 outcome), 10× becomes 2× "
-            "and the verdict turns from fund to decline: "
+        assert flipped["statement"] == (
+            "At the 0.2× of estimated k that team optimists realized on inference (4 outcomes, 1 of them counted at "
+            "the ×10 bound), 10× becomes 2× and the verdict turns from fund to decline: 2× on 1.5% of the step saves "
+            "0.75% of the step."
         )
-        assert "0.75%" in statement
-        assert len(statement) <= 300
+        worth = next(stage for stage in flipped["reasoning"] if stage["stage"] == "worth")
+        assert "calibration" in worth["rules"]
+        assert worth["answer"].endswith(flipped["statement"]) or flipped["statement"] in worth["answer"]
         flip = finding(flipped, "calibration")
         assert flip is not None
-        assert flip["figures"]["calibrated_k"] == pytest.approx(2.0)
+        assert flip["figures"]["bounded_outcomes"] == 1
+        assert flip["figures"]["median_ratio"] == pytest.approx(0.2)
         assert flip["figures"]["verdict"] == "fund"
-        assert flipped["amdahl"]["k"] == 10, "the figures stay those of the proposal"
         evaluated = client.post("/v1/evaluate", json=small, params={"policy": "calibrated"}).json()
-        assert evaluated["statement"] == statement
+        assert evaluated["statement"] == flipped["statement"]
+
+        anecdote = ATTENTION | {"team": "anecdote"}
+        alone = decide(client, anecdote, policy="calibrated")
+        assert finding(alone, "calibration") is None
+        assert alone["statement"] == decide(client, anecdote)["statement"]
 
 
 SEED_STEPS = [

@@ -12,6 +12,7 @@ import pytest
 
 import worthit.rules.checks
 from tests.layering import io_problems
+from worthit.rules.calibration import Calibration
 from worthit.rules.checks import BY_ID, CHECKS
 from worthit.rules.engine import Example, argued, check_alone, evaluate
 from worthit.rules.model import Finding, Proposal, Verdict
@@ -41,6 +42,7 @@ PRODUCT_IDS = {
     "measurement_scope",
     "input_shift",
     "resource_goal",
+    "calibration",  # the team's realized k (PRODUCT §8's outcomes), a check of the worth stage since #23
 }
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
@@ -58,11 +60,15 @@ def _policy(example: Example) -> Policy:
     return policy_from_mapping({**msgspec.to_builtins(base), **example.policy})
 
 
+def _calibration(example: Example) -> Calibration | None:
+    return msgspec.convert(example.calibration, Calibration) if example.calibration else None
+
+
 def check_example(module: ModuleType, example: Example) -> None:
     """The rule alone fires (or not) as its example says, argues the stated verdict (none for `info`), and its
     finding carries the stated figures."""
     proposal = msgspec.convert(example.proposal, Proposal)
-    finding = check_alone(module, proposal, _policy(example))
+    finding = check_alone(module, proposal, _policy(example), calibration=_calibration(example))
     assert (finding is not None) == example.fires, finding
     if finding is None:
         return
@@ -85,7 +91,9 @@ DECISIONS = [param for param in EXAMPLES if param.values[1].decision is not None
 @pytest.mark.parametrize(("module", "example"), DECISIONS)
 def test_engine_decision_on_a_rule_example(module: ModuleType, example: Example) -> None:
     """Where an example states the whole engine's decision, the registry together reaches it (tested apart)."""
-    evaluation = evaluate(msgspec.convert(example.proposal, Proposal), _policy(example))
+    evaluation = evaluate(
+        msgspec.convert(example.proposal, Proposal), _policy(example), calibration=_calibration(example)
+    )
     assert evaluation.verdict == example.decision, evaluation.statement
 
 
