@@ -15,3 +15,7 @@ class NotFound(WorthitError):
 
 class Unavailable(WorthitError):
     """A dependency (the database) does not answer; retry later."""
+
+
+class Unstorable(WorthitError):
+    """A value the boundary accepted that the database cannot hold: the client's input, not an outage."""

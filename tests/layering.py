@@ -235,6 +235,11 @@ LAYERS = (
         allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError"),
         exempt=("worthit.rules.profiles.proposal",),
     ),
+    Rule(
+        "the HTTP layer knows no database driver: service/db/ turns its errors into domain errors",
+        ("worthit.service.http", "worthit.service.api"),
+        ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3"),
+    ),
 )
 SQL_HOME = ("worthit.service.db", "worthit.migrations")
 
@@ -248,7 +253,7 @@ def sql_violations(modules: Mapping[str, Path]) -> list[str]:
 def layer_violations(modules: Mapping[str, Path]) -> list[str]:
     """Every layering rule of the README's architecture section, on `modules`."""
     return [
-        *violations(modules, [LAYERS[0], LAYERS[1], LAYERS[3], LAYERS[4]]),
+        *violations(modules, [LAYERS[0], LAYERS[1], LAYERS[3], LAYERS[4], LAYERS[5]]),
         *sql_violations(modules),
     ]
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import Batched, GroupCommitWriter
 
@@ -46,6 +47,7 @@ class DecisionFilter:
     since: datetime | None = None
 
 
+@domain_errors
 class DecisionStore:
     """Decisions: writes through the group-commit writer, reads on the pool."""
 

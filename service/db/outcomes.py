@@ -8,6 +8,7 @@ from datetime import datetime
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
@@ -54,6 +55,7 @@ class RatioRow:
     k_ratio: float
 
 
+@domain_errors
 class OutcomeStore:
     """Outcomes: writes through the group-commit writer (with their idempotency key, in one transaction)."""
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
@@ -21,6 +22,7 @@ def _lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
 
 
+@domain_errors
 class PolicyStore:
     """Versions of named policies added through the API."""
 

@@ -7,12 +7,14 @@ from datetime import datetime
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
 profiles = Base.metadata.tables["profiles"]
 
 
+@domain_errors
 class ProfileStore:
     """Profiles in the database: written through the group-commit writer, read by id."""
 

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.ids import new_id
 from worthit.service.tokens.model import GRANTS, Principal, Scope, digest, new_token
@@ -15,6 +16,7 @@ from worthit.service.tokens.model import GRANTS, Principal, Scope, digest, new_t
 tokens = Base.metadata.tables["tokens"]
 
 
+@domain_errors
 class TokenStore:
     """Tokens in the database (the CLI creates and revokes them; the guard reads them)."""
 

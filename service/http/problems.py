@@ -14,12 +14,10 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
-from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
-from worthit.service.errors import Conflict, NotFound, Unavailable
+from worthit.service.errors import Conflict, NotFound, Unavailable, Unstorable
 from worthit.service.validation import validation_problem
 
 PROBLEM_JSON = "application/problem+json"
@@ -152,28 +150,6 @@ def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, "An internal error occurred; it has been logged.")
 
 
-def _integrity_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
-    # The driver's text carries the SQL statement and its parameters: for the log, never for the client.
-    log.warning("write conflicted with a stored row: %s", exc)
-    return problem_response(409, "The write conflicts with one stored at the same time; retry it.", kind="conflict")
-
-
-def _data_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
-    # A value the boundary let through but the database cannot hold: still the client's input, never a 5xx.
-    log.warning("database rejected a value: %s", exc)
-    return problem_response(422, "A value is out of the range the database can store.", kind="validation")
-
-
-def _database_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
-    log.warning("database unavailable: %s", type(exc).__name__)
-    return problem_response(
-        503,
-        "The database is unavailable; retry shortly (with the same Idempotency-Key for writes).",
-        headers={"Retry-After": "1"},
-        kind="unavailable",
-    )
-
-
 def _profile_handler(_: Request[Any, Any, Any], exc: ProfileError) -> Response[Problem]:
     if isinstance(exc, ProfileTooLarge):
         return problem_response(413, str(exc), [ProblemError(detail=str(exc), pointer="")], kind="too-large")
@@ -182,15 +158,6 @@ def _profile_handler(_: Request[Any, Any, Any], exc: ProfileError) -> Response[P
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     ProfileError: _profile_handler,
-    IntegrityError: _integrity_handler,
-    DataError: _data_handler,
-    DBAPIError: _database_handler,
-    OperationalError: _database_handler,
-    InterfaceError: _database_handler,
-    DisconnectionError: _database_handler,
-    SQLAlchemyTimeoutError: _database_handler,
-    ConnectionError: _database_handler,
-    OSError: _database_handler,
     msgspec.ValidationError: _validation_handler,
     msgspec.DecodeError: _decode_handler,
     ValidationException: _litestar_validation_handler,
@@ -199,6 +166,7 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     Conflict: _simple(409, "conflict"),
     NotFound: _simple(404, "not-found"),
     Unavailable: _unavailable,
+    Unstorable: _simple(422, "validation"),
     HTTPException: _http_handler,
     Exception: _internal_handler,
 }

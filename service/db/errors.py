@@ -1,0 +1,79 @@
+"""The database's failures as domain errors (service/errors.py), so nothing above service/db/ knows SQLAlchemy.
+
+Every public coroutine of a store runs inside `translated()`: what the driver raises becomes
+- `Unavailable` for a database that does not answer or drops the connection (connection refused, timeouts,
+  disconnects, a pool that cannot hand out a connection) — the only case the client is told "the database is
+  unavailable, retry";
+- `Conflict` for a write that collided with another stored at the same time (an integrity error);
+- `Unstorable` for a value the boundary let through but the database cannot hold (a data error): the client's
+  input, a 422;
+and any other database error is left to propagate as the bug it is (a 500 that is logged).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
+
+from sqlalchemy.exc import (
+    DataError,
+    DisconnectionError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+)
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from worthit.service.errors import Conflict, Unavailable, Unstorable
+
+log = logging.getLogger("worthit.db")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+
+UNAVAILABLE = "The database is unavailable; retry shortly (with the same Idempotency-Key for writes)."
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Raise the domain error for what the database raised inside the block (see the module doc)."""
+    try:
+        yield
+    except IntegrityError as exc:
+        # The driver's text carries the SQL statement and its parameters: for the log, never for the client.
+        log.warning("write conflicted with a stored row: %s", exc)
+        raise Conflict("The write conflicts with one stored at the same time; retry it.") from exc
+    except DataError as exc:
+        log.warning("database rejected a value: %s", exc)
+        raise Unstorable("A value is out of the range the database can store.") from exc
+    except (OperationalError, InterfaceError, DisconnectionError, PoolTimeout, ConnectionError, TimeoutError) as exc:
+        log.warning("database unavailable: %s", type(exc).__name__)
+        raise Unavailable(UNAVAILABLE) from exc
+    except OSError as exc:  # the driver's socket: a refused or reset connection before SQLAlchemy could wrap it
+        log.warning("database unavailable: %s", type(exc).__name__)
+        raise Unavailable(UNAVAILABLE) from exc
+
+
+def _wrapped(method: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    @functools.wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        with translated():
+            return await method(*args, **kwargs)
+
+    return call
+
+
+def domain_errors(cls: C) -> C:
+    """A store whose public coroutines raise domain errors only (applied to every class in service/db/)."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.iscoroutinefunction(member):
+            setattr(cls, name, _wrapped(member))
+    return cls
+
+
+__all__ = ["UNAVAILABLE", "domain_errors", "translated"]
