@@ -47,6 +47,8 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     alternative_ratio: Annotated[float, Meta(ge=1)] = 2.0
     estimate_margin: Annotated[float, Meta(ge=1)] = 10.0
     calibrate: bool = False
+    # --- #25 (currencies-b) ---
+    unit_slip_ratio: Annotated[float, Meta(gt=1)] = 300.0
     gate: Gate = msgspec.field(default_factory=Gate)
 
     def __post_init__(self) -> None:

@@ -33,6 +33,7 @@ from worthit.rules.checks import (
     resource_goal,
     roadmap_risk,
     tail_latency,
+    unit_slip,
     vendor_product,
     wrong_model,
 )
@@ -40,6 +41,7 @@ from worthit.rules.checks import (
 CHECKS: tuple[ModuleType, ...] = (
     # 1. trust: when the arithmetic ran on the wrong scope or on inputs that disagree, nothing else can be trusted
     measurement_scope,
+    unit_slip,
     overlap_double_count,
     inclusive_percentages,
     counters_blind_spot,

@@ -42,6 +42,8 @@ PRODUCT_IDS = {
     "input_shift",
     "resource_goal",
 }
+# issue #25, the rules of currencies-b: a unit slip, fleet and traffic mixes, several targets, a collective's wait
+PRODUCT_IDS |= {"unit_slip"}
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
 EXAMPLES = [
