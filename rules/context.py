@@ -274,6 +274,20 @@ class Context:
         return min(barrier.target_wait, self.p)
 
     @lazy
+    def collective_wait(self) -> float:
+        """The wait a collective target's effort could remove by balancing the load instead: its own (`wait_share`),
+        or, measured across all ranks on the straggler (whose collective is all transfer), the share of every rank's
+        step spent waiting for it (`wait_fraction`). 0 when neither is known."""
+        if self.wait_share > 0:
+            return self.wait_share
+        barrier = self.proposal.flags.barrier
+        if barrier is None or not self.target_is_comm or barrier.wait_fraction is None:
+            return 0.0
+        if barrier.step_ms is None or barrier.target_ms is None:
+            return 0.0
+        return barrier.wait_fraction
+
+    @lazy
     def more_targets(self) -> list[tuple[str, float, float]]:
         """The further targets as (name, p, k): p as stated, else the phase's share of the breakdown."""
         found: list[tuple[str, float, float]] = []
@@ -388,8 +402,10 @@ class Context:
         best: Alternative | None = None
         if self.unit_slip is not None:
             return None  # shares of a breakdown in another unit than its step are no shares at all
-        wait = self.wait_share
-        if wait > 0 and wait >= floor and wait > self.p - wait:
+        wait = self.collective_wait
+        if wait > 0 and wait >= floor and wait > self.p - self.wait_share:
+            # The wait inside the collective this proposal works on: when it dwarfs what the change saves it is the
+            # alternative named, before any other phase (it is this effort's better use, on the same collective).
             base = self.baseline_ms
             best = Alternative(
                 f"waiting for the slowest rank inside {self.target}",
@@ -399,6 +415,8 @@ class Context:
                 kinds=("wait",),
                 fix="balance the load across ranks",
             )
+            if wait >= self.policy.alternative_ratio * max(self.run_saving, 0.0):
+                return best
         phase = self.largest_other
         if phase is not None:
             share = self.share(phase)

@@ -309,7 +309,7 @@ class Proposal(Base, kw_only=True):
     # --- #25: several targets in one proposal (currencies-b) ---
     more_targets: Annotated[list[MoreTarget], Meta(min_length=1, max_length=64)] | None = None
     """Further phases the same change speeds up, each with its own k (a grouped GEMM removes both GEMM time and the
-    launch gaps between per-expert calls): their savings add to the target's in ms (several_targets rule)."""
+    launch gaps between per-expert calls): their savings add to the target's in ms, speedups never multiply (amdahl rule)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -17,6 +17,7 @@ from worthit.rules.checks import (
     barrier_denominator,
     bigger_target,
     ceiling,
+    collective_wait,
     consistency,
     counters_blind_spot,
     device_vs_run,
@@ -26,6 +27,7 @@ from worthit.rules.checks import (
     input_shift,
     maintenance_cost,
     measurement_scope,
+    mix,
     noise_floor,
     non_kernel_time,
     overlap_double_count,
@@ -49,6 +51,7 @@ CHECKS: tuple[ModuleType, ...] = (
     input_shift,
     consistency,
     # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
+    mix,
     roadmap_risk,
     wrong_model,
     device_vs_run,
@@ -61,6 +64,7 @@ CHECKS: tuple[ModuleType, ...] = (
     rate_of_return,
     # 4. alternative: a capacity problem, the largest phase, the non-kernel time
     resource_goal,
+    collective_wait,
     bigger_target,
     non_kernel_time,
     # 5. conditions

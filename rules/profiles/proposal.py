@@ -218,6 +218,12 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         raise InvalidInput(f"Expected `{_name(phase)}` to run in the chosen steps on rank {rank.rank}", "/target")
     p = min(target_ns / step_ns, 1.0)
     busy = rank.activity.busy_ns if rank.activity is not None else 0
+    # A collective's own time on its rank holds that rank's wait for the slowest (#25): read it as the stated path
+    # would be given it, when the target is the rank's one collective (so the rank's wait is all inside it).
+    target_wait = None
+    if phase.kind == "comm" and sum(1 for x in rank.phases if x.kind == "comm") == 1:
+        wait_ns = sum(s.wait_ns or 0 for s in steps) if steps else rank.wait_ns
+        target_wait = min(wait_ns / step_ns, p)
     measured_barrier = Barrier(
         ranks=barrier.ranks,
         critical_path=rank.rank == barrier.straggler and phase.kind == "kernel",
@@ -226,6 +232,7 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         step_ms=step_ns / count / 1e6,
         target_ms=target_ns / count / 1e6,
         rank_p=min(phase.total_ns / busy, 1.0) if busy and phase.total_ns else None,
+        target_wait=target_wait,
     )
     host_timeline = _waits_on_host(b.format, rank.activity)
     parts = _parts(rank.phases, host_timeline=host_timeline)

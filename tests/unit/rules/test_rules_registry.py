@@ -43,7 +43,7 @@ PRODUCT_IDS = {
     "resource_goal",
 }
 # issue #25, the rules of currencies-b: a unit slip, fleet and traffic mixes, several targets, a collective's wait
-PRODUCT_IDS |= {"unit_slip"}
+PRODUCT_IDS |= {"unit_slip", "collective_wait", "mix"}
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
 EXAMPLES = [
