@@ -348,11 +348,7 @@ class Context:
         parts: list[MixPart] = []
         for name, weight, p, k in raw:
             part_p = p if p is not None else min(p_all * scale, 1.0)
-            part_k: float | None
-            if k is not None:
-                part_k = math.inf if isinstance(k, str) else k
-            else:
-                part_k = k_all if name == measured else None
+            part_k = _part_k(k, k_all if name == measured else None)
             saving = 0.0 if part_k is None else max(amdahl.saving_fraction(part_p, part_k), 0.0)
             parts.append(MixPart(name=name, weight=weight, p=part_p, k=part_k, saving=saving))
         return parts
@@ -478,6 +474,13 @@ class MixPart:
     """None: no k measured on this part (counted as no gain)."""
     saving: float
     """Share of this part's time removed: p · (1 − 1/k), 0 where k is unknown or the change is slower."""
+
+
+def _part_k(stated: float | str | None, measured: float | None) -> float | None:
+    """A mix part's k: its own (`"inf"` as ∞), else the proposal's where it was measured (`measured`), else None."""
+    if stated is None:
+        return measured
+    return math.inf if isinstance(stated, str) else stated
 
 
 def effective_k(p: float, saving: float) -> float:

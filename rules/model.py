@@ -254,9 +254,7 @@ class Flags(Base):
         if self.traffic_mix is not None:
             total_share = math.fsum(part.share for part in self.traffic_mix)
             if total_share > 1 + 1e-9:
-                raise ValueError(
-                    f"Expected `flags.traffic_mix` shares that add up to at most 1, got {total_share:.6g}"
-                )
+                raise ValueError(f"Expected `flags.traffic_mix` shares that add up to at most 1, got {total_share:.6g}")
 
 
 class Goal(Base):
@@ -309,7 +307,8 @@ class Proposal(Base, kw_only=True):
     # --- #25: several targets in one proposal (currencies-b) ---
     more_targets: Annotated[list[MoreTarget], Meta(min_length=1, max_length=64)] | None = None
     """Further phases the same change speeds up, each with its own k (a grouped GEMM removes both GEMM time and the
-    launch gaps between per-expert calls): their savings add to the target's in ms, speedups never multiply (amdahl rule)."""
+    launch gaps between per-expert calls): their savings add to the target's in ms, speedups never multiply (amdahl
+    rule)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -2,11 +2,12 @@
 
 What it checks: a collective target whose own time holds a measured wait for the slowest rank
 (`flags.barrier.target_wait`: given, or read from all ranks' traces), or, measured on the straggler from all ranks'
-traces (whose collective is all transfer), the share of every rank's step spent waiting for it (`wait_fraction`). The change's k acts on the transfer alone,
-p − wait, so the value is that transfer's saving (rules.context `acted`, one figure for every stage). When the wait
-is at least the policy's `alternative_ratio` times that saving, it is named as the better target — balance the
-load across ranks (placement, routing, the slow rank's extra work) — as a condition when the transfer pays on its
-own, and as the alternative every redirect names when it does not. Otherwise info, with the split.
+traces (whose collective is all transfer), the share of every rank's step spent waiting for it (`wait_fraction`).
+The change's k acts on the transfer alone, p − wait, so the value is that transfer's saving (rules.context `acted`,
+one figure for every stage). When the wait is at least the policy's `alternative_ratio` times that saving, it is
+named as the better target — balance the load across ranks (placement, routing, the slow rank's extra work) — as a
+condition when the transfer pays on its own, and as the alternative every redirect names when it does not.
+Otherwise info, with the split.
 
 Why it matters: on a rank that waits, a collective's time is mostly the wait for the hot rank. Pricing a faster
 all-to-all on its whole share funds a transfer saving several times smaller than what load balancing would win,

@@ -150,8 +150,7 @@ def _short(ctx: Context, figures: dict[str, Figure]) -> str:
             "engineering_cost_usd": money.cost_usd,
         }
         return (
-            f"{gpu_equivalents(money.gpus)} worth {usd(money.value_usd)} against {usd(money.cost_usd)} of "
-            f"engineering"
+            f"{gpu_equivalents(money.gpus)} worth {usd(money.value_usd)} against {usd(money.cost_usd)} of engineering"
         )
     if worth.saving < policy.noise_floor:
         figures["noise_floor"] = policy.noise_floor
