@@ -361,8 +361,16 @@ class Context:
         base, parts = self.proposal.baseline_ms, self.breakdown_ms
         if base is None or parts <= 0 or self.proposal.breakdown_scope != "measured":
             return None
-        ratio = max(parts / base, base / parts)
-        return ratio if ratio >= self.policy.unit_slip_ratio else None
+        if parts / base >= self.policy.unit_slip_ratio:
+            return parts / base  # no overlap multiplies a step a few hundred times
+        if base / parts < self.policy.unit_slip_ratio:
+            return None
+        # Far less than its step: a breakdown in µs or s only when it is whole (its own share of the target is p);
+        # one that lists a few phases of the step is partial, which the consistency rule says.
+        target = self.target_phase
+        if target is None or abs(target.ms / parts - self.p) > self.policy.breakdown_tolerance:
+            return None
+        return base / parts
 
     @lazy
     def run_rate(self) -> float | None:

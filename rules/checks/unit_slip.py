@@ -1,7 +1,8 @@
 """unit_slip — a breakdown about a thousand times its step is a unit slip, not overlap.
 
 What it checks: a breakdown of the measured scope whose parts add up to at least the policy's `unit_slip_ratio`
-times the step's time (`baseline_ms`), or to that many times less. Remeasure: say every time in milliseconds.
+times the step's time (`baseline_ms`), or to that many times less while whole (the target's share of the parts is
+`p`: a breakdown listing only some phases is partial, not a slip). Remeasure: say every time in milliseconds.
 
 Why it matters: overlap doubles a part at most a few times over, and an unlisted phase leaves a gap, not three
 orders of magnitude. A breakdown 1,000× its step is seconds (or microseconds) written as milliseconds; calling it
@@ -34,6 +35,10 @@ EXAMPLES = (
         fires=True,
         verdict="remeasure",
         figures={"unit_ratio": 1000},
+    ),
+    Example(
+        {"target": "softmax", "p": 0.001, "k": 2, "baseline_ms": 80_000, "breakdown": [{"name": "softmax", "ms": 80}]},
+        fires=False,
     ),
     Example({"target": "softmax", "p": 0.25, "k": 2, "baseline_ms": 320, "breakdown": _SLIP}, fires=False),
     Example({"target": "softmax", "p": 0.25, "k": 2, "baseline_ms": 3.2, "breakdown": _SLIP}, fires=False),
