@@ -120,6 +120,19 @@ def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[Propos
 
 
 def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
+    """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown` (see
+    `_measured`); a measured p that the proposal's own figures no longer fit (#25: `more_targets` shares, a
+    collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError."""
+    try:
+        return _measured(proposal, breakdown)
+    except InvalidInput:
+        raise
+    except ValueError as exc:
+        field = "/more_targets" if "more_targets" in str(exc) else "/flags/barrier/target_wait"
+        raise InvalidInput(f"{exc} (p as measured from the profile)", field) from exc
+
+
+def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown`.
 
     With `proposal.steps`, only those steps of the profile are measured. A distributed profile measures `p` on

@@ -67,6 +67,12 @@ def test_decline_and_redirect_name_the_alternative(proposal: Proposal) -> None:
 def test_ranges_never_raise(proposal: Proposal, low: float, width: float) -> None:
     """p given as a range: figures as intervals, and the statement keeps its form."""
     proposal.p = Range(low=low, high=low + width)
+    # #25: shares drawn against the old p must still fit the new one (the boundary refuses them otherwise).
+    if sum(extra.p or 0.0 for extra in proposal.more_targets or ()) + low + width > 1:
+        proposal.more_targets = None
+    barrier = proposal.flags.barrier
+    if barrier is not None and barrier.target_wait is not None and barrier.target_wait > low:
+        barrier.target_wait = low
     evaluation = evaluate(proposal, POLICY)
     _one_sentence(evaluation.statement)
     assert evaluation.ranges is not None

@@ -405,3 +405,29 @@ def test_the_new_fields_read_their_shorthand_in_the_gate_and_in_slack() -> None:
     assert [(t.name, t.p, t.k) for t in proposal.more_targets or ()] == [("gaps", 0.05, "inf")]
     assert proposal.goal is not None
     assert proposal.goal.requests_per_step == 48
+
+
+def test_a_measured_p_the_stated_more_targets_no_longer_fit_is_an_invalid_input() -> None:
+    """The profile measures p; `more_targets` stated against another p that no longer fits: a 4xx naming them."""
+    from tests.unit.profiles.conftest import fixtures_dir
+    from worthit.rules.profiles import read_any
+    from worthit.rules.profiles.proposal import proposal_from_profile
+
+    rank = fixtures_dir() / "real" / "pytorch" / "trace_filter_sampled_rank-1.json.gz"
+    if not rank.is_file():
+        pytest.skip("shared profiler fixtures not found")
+    b = read_any(rank.read_bytes())
+    phase = max(b.phases, key=lambda x: x.total_ns)
+    proposal = msgspec.convert(
+        {
+            "target": phase.name,
+            "p": 0.01,
+            "k": 2,
+            "profile_id": "run",
+            "more_targets": [{"name": "x", "p": 0.99, "k": 2}],
+        },
+        Proposal,
+    )
+    with pytest.raises(InvalidInput) as raised:
+        proposal_from_profile(proposal, b)
+    assert raised.value.pointer == "/more_targets"
