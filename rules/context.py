@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
@@ -314,7 +315,13 @@ class Context:
             amdahl.saving_fraction(p, k) for _, p, k in more
         )
         p_all = min(self.p + math.fsum(p for _, p, _ in more), 1.0)
-        return p_all, effective_k(p_all, saving)
+        k_all = effective_k(p_all, saving)
+        # Each k is finite, but a further target's 1e-300× on a share of 1e-9 leaves no finite new time.
+        if not math.isfinite(saving) or k_all <= 0 or not math.isfinite(1.0 / k_all):
+            raise InvalidInput(
+                "Expected `more_targets` k large enough that the step's new time is a finite number", "/more_targets"
+            )
+        return p_all, k_all
 
     @lazy
     def acted_run_saving(self) -> float:
