@@ -7,12 +7,14 @@ one way (engine → checks → context).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
 from worthit.rules.calibration import Calibration
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
@@ -50,18 +52,22 @@ class Example:
     """The team's calibration the service hands the engine (rules.calibration.Calibration), if any."""
 
 
-NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host", "input")
+NON_KERNEL: tuple[PhaseKind, ...] = ("alloc", "copy", "host", "input", "cpu", "io")
 KIND_LABEL: dict[str, str] = {
     "alloc": "allocation",
     "copy": "host↔device copy",
     "host": "host time",
     "input": "input-pipeline wait",
+    "cpu": "CPU work",
+    "io": "storage and network I/O",
 }
 KIND_FIX: dict[str, str] = {
     "alloc": "pool allocations",
     "copy": "keep data resident or overlap copies with compute",
     "host": "capture the step in a graph",
     "input": "prefetch input with more loader workers",
+    "cpu": "take the CPU work off the step's path (more CPU workers, overlap with the GPU)",
+    "io": "overlap or cache the I/O (asynchronous checkpoints, prefetched reads)",
 }
 """The fix for each kind of time no kernel speedup touches, short enough to list in a sentence."""
 
@@ -82,6 +88,8 @@ class Alternative:
     """True when the alternative is the allocation, copy and host-gap phases together (one fix family)."""
     kinds: tuple[str, ...] = ("kernel",)
     """The kinds of phase it is made of: a kernel phase has other fixes than copies or a stalled input pipeline."""
+    fix: str | None = None
+    """Its own fix, said after it (the ranks' wait inside a collective: balance the load)."""
 
     @property
     def non_kernel(self) -> bool:
@@ -89,9 +97,10 @@ class Alternative:
 
     def phrase(self) -> str:
         """The alternative as a reviewer names it: `gemm_qkv at 34% (34 ms)` or `the 84.6% that is allocation…`."""
+        fix = f" ({self.fix})" if self.fix else ""
         if self.grouped:
-            return f"the {pct(self.share)} that is {self.label}"
-        return f"{self.label} at {pct(self.share)} ({ms(self.ms)})"
+            return f"the {pct(self.share)} that is {self.label}{fix}"
+        return f"{self.label} at {pct(self.share)} ({ms(self.ms)}){fix}"
 
     def figures(self) -> dict[str, Figure]:
         return {"alternative": self.label, "alternative_share": self.share, "alternative_ms": self.ms}
@@ -201,7 +210,9 @@ class Context:
 
     @lazy
     def amdahl(self) -> AmdahlFigures:
-        return amdahl.figures(self.p, self.k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
+        """The figures of the change as one (p, k): the target's (p, k) unless it acts on more (see `acted`)."""
+        p, k = self.acted
+        return amdahl.figures(p, k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
 
     @lazy
     def baseline_ms(self) -> float | None:
@@ -258,8 +269,128 @@ class Context:
 
     @lazy
     def run_saving(self) -> float:
-        """Share of the whole run removed: what noise, rate of return and fleet economics are judged on."""
-        return amdahl.saving_fraction(self.p_run, self.k)
+        """Share of the whole run removed: what noise, rate of return and fleet economics are judged on.
+
+        The change as one (p, k) (`acted`: several targets, a collective's transfer without its wait) on the run's
+        scope; with a fleet or traffic mix, the sum over its parts, each at its own p and k (`mix`)."""
+        if self.mix is not None:
+            return math.fsum(part.weight * part.saving for part in self.mix)
+        return self.acted_run_saving
+
+    # --- #25 (currencies-b): what the change acts on, and on which parts of the fleet or its traffic ---------------
+
+    @lazy
+    def wait_share(self) -> float:
+        """The share of the step a collective target spends waiting for the slowest rank (0 when not split)."""
+        barrier = self.proposal.flags.barrier
+        if barrier is None or barrier.target_wait is None:
+            return 0.0
+        return min(barrier.target_wait, self.p)
+
+    @lazy
+    def collective_wait(self) -> float:
+        """The wait a collective target's effort could remove by balancing the load instead: its own (`wait_share`),
+        or, measured across all ranks on the straggler (whose collective is all transfer), the share of every rank's
+        step spent waiting for it (`wait_fraction`). 0 when neither is known."""
+        if self.wait_share > 0:
+            return self.wait_share
+        barrier = self.proposal.flags.barrier
+        if barrier is None or not self.target_is_comm or barrier.wait_fraction is None:
+            return 0.0
+        if barrier.step_ms is None or barrier.target_ms is None:
+            return 0.0
+        return barrier.wait_fraction
+
+    @lazy
+    def more_targets(self) -> list[tuple[str, float, float]]:
+        """The further targets as (name, p, k): p as stated, else the phase's share of the breakdown."""
+        found: list[tuple[str, float, float]] = []
+        phases = {phase.name: phase for phase in self.proposal.breakdown or ()}
+        for extra in self.proposal.more_targets or ():
+            if extra.p is not None:
+                p = extra.p
+            else:
+                phase = phases.get(extra.name)
+                p = self.share(phase) if phase is not None else 0.0
+            k = math.inf if isinstance(extra.k, str) else extra.k
+            found.append((extra.name, min(p, 1.0), k))
+        return found
+
+    @lazy
+    def acted(self) -> tuple[float, float]:
+        """The whole change as one (p, k) on the measured scope: the share it touches and the k that removes what it
+        saves. Savings on disjoint phases add (the target's, on its transfer alone when a collective's wait is
+        split out, and each further target's); speedups never multiply."""
+        wait, more = self.wait_share, self.more_targets
+        if not wait and not more:
+            return self.p, self.k
+        saving = amdahl.saving_fraction(self.p - wait, self.k) + math.fsum(
+            amdahl.saving_fraction(p, k) for _, p, k in more
+        )
+        p_all = min(self.p + math.fsum(p for _, p, _ in more), 1.0)
+        k_all = effective_k(p_all, saving)
+        # Each k is finite, but a further target's 1e-300× on a share of 1e-9 leaves no finite new time.
+        if not math.isfinite(saving) or k_all <= 0 or not math.isfinite(1.0 / k_all):
+            raise InvalidInput(
+                "Expected `more_targets` k large enough that the step's new time is a finite number", "/more_targets"
+            )
+        return p_all, k_all
+
+    @lazy
+    def acted_run_saving(self) -> float:
+        """`acted`'s saving on the run's scope: the target's share of the run (`p_run`) scales every part alike."""
+        p_all, k_all = self.acted
+        scale = self.p_run / self.p if self.p > 0 else 1.0
+        return amdahl.saving_fraction(min(p_all * scale, 1.0), k_all)
+
+    @lazy
+    def mix(self) -> list[MixPart] | None:
+        """The fleet's device kinds or the traffic's buckets, each with its own p, k and saving; None without a mix.
+
+        A part's k is its own, else the proposal's on the part it was measured on (`scope.device`, `scope.input`),
+        else unknown: counted as no gain, never assumed. A part where the change is slower is counted as kept on the
+        old path (no gain) — which is the condition the mix rule puts on funding it."""
+        flags = self.proposal.flags
+        if flags.fleet_mix is not None:
+            fleet = sum(part.gpus for part in flags.fleet_mix)
+            measured = self.proposal.scope.device
+            raw = [(part.name, part.gpus / fleet, part.p, part.k) for part in flags.fleet_mix]
+        elif flags.traffic_mix is not None:
+            measured = self.proposal.scope.input
+            raw = [(part.name, part.share, part.p, part.k) for part in flags.traffic_mix]
+            rest = 1.0 - math.fsum(part.share for part in flags.traffic_mix)
+            if rest > 1e-9:
+                raw.append((REST_OF_TRAFFIC, rest, None, None))
+        else:
+            return None
+        p_all, k_all = self.acted
+        scale = self.p_run / self.p if self.p > 0 else 1.0
+        parts: list[MixPart] = []
+        for name, weight, p, k in raw:
+            part_p = p if p is not None else min(p_all * scale, 1.0)
+            part_k = _part_k(k, k_all if name == measured else None)
+            saving = 0.0 if part_k is None else max(amdahl.saving_fraction(part_p, part_k), 0.0)
+            parts.append(MixPart(name=name, weight=weight, p=part_p, k=part_k, saving=saving))
+        return parts
+
+    @lazy
+    def unit_slip(self) -> float | None:
+        """How many times the breakdown's sum and the step's time (`baseline_ms`) differ, when that is so far
+        (`unit_slip_ratio`, about a unit: seconds or microseconds written as ms) that it cannot be overlap or an
+        unlisted phase; None otherwise."""
+        base, parts = self.proposal.baseline_ms, self.breakdown_ms
+        if base is None or parts <= 0 or self.proposal.breakdown_scope != "measured":
+            return None
+        if parts / base >= self.policy.unit_slip_ratio:
+            return parts / base  # no overlap multiplies a step a few hundred times
+        if base / parts < self.policy.unit_slip_ratio:
+            return None
+        # Far less than its step: a breakdown in µs or s only when it is whole (its own share of the target is p);
+        # one that lists a few phases of the step is partial, which the consistency rule says.
+        target = self.target_phase
+        if target is None or abs(target.ms / parts - self.p) > self.policy.breakdown_tolerance:
+            return None
+        return base / parts
 
     @lazy
     def target_share(self) -> float:
@@ -271,7 +402,8 @@ class Context:
     @lazy
     def others(self) -> list[Phase]:
         """The breakdown's phases other than the target."""
-        return [phase for phase in self.proposal.breakdown or () if phase.name != self.proposal.target]
+        changed = {self.proposal.target, *(extra.name for extra in self.proposal.more_targets or ())}
+        return [phase for phase in self.proposal.breakdown or () if phase.name not in changed]
 
     @lazy
     def largest_other(self) -> Phase | None:
@@ -284,10 +416,27 @@ class Context:
         phases together (the seed's "the 85% that is allocation and host↔device copy")."""
         floor, target = self.policy.noise_floor, self.target_share
         best: Alternative | None = None
+        if self.unit_slip is not None:
+            return None  # shares of a breakdown in another unit than its step are no shares at all
+        wait = self.collective_wait
+        if wait > 0 and wait >= floor and wait > self.p - self.wait_share:
+            # The wait inside the collective this proposal works on: when it dwarfs what the change saves it is the
+            # alternative named, before any other phase (it is this effort's better use, on the same collective).
+            base = self.baseline_ms
+            best = Alternative(
+                f"waiting for the slowest rank inside {self.target}",
+                wait,
+                wait * base if base is not None else 0.0,
+                grouped=True,
+                kinds=("wait",),
+                fix="balance the load across ranks",
+            )
+            if wait >= self.policy.alternative_ratio * max(self.run_saving, 0.0):
+                return best
         phase = self.largest_other
         if phase is not None:
             share = self.share(phase)
-            if share > target and share >= floor:
+            if share > target and share >= floor and (best is None or share > best.share):
                 best = Alternative(label(phase.name), share, phase.ms, grouped=False, kinds=(phase.kind,))
         group = [phase for phase in self.others if phase.kind in NON_KERNEL]
         if len(group) >= 2:
@@ -328,6 +477,38 @@ class Context:
     def scope_noun(self) -> str:
         """What `p` is a share of, as the statement says it: the step, device activity, the run, one rank."""
         return SCOPE_NOUN.get(self.proposal.scope.measured or "step", "the step")
+
+
+REST_OF_TRAFFIC = "the rest of the traffic"
+"""The part of a traffic mix no bucket names: time the change was not measured on."""
+
+
+@dataclass(frozen=True, slots=True)
+class MixPart:
+    """One part of a fleet mix or a traffic mix: its weight (share of the GPUs, or of the time), p, k, saving."""
+
+    name: str
+    weight: float
+    p: float
+    k: float | None
+    """None: no k measured on this part (counted as no gain)."""
+    saving: float
+    """Share of this part's time removed: p · (1 − 1/k), 0 where k is unknown or the change is slower."""
+
+
+def _part_k(stated: float | str | None, measured: float | None) -> float | None:
+    """A mix part's k: its own (`"inf"` as ∞), else the proposal's where it was measured (`measured`), else None."""
+    if stated is None:
+        return measured
+    return math.inf if isinstance(stated, str) else stated
+
+
+def effective_k(p: float, saving: float) -> float:
+    """The k that removes `saving` of the scope from a share `p` of it: 1 / (1 − saving / p), ∞ when all of p."""
+    if p <= 0:
+        return 1.0
+    left = 1.0 - saving / p
+    return math.inf if left <= 0 else 1.0 / left
 
 
 Check = Callable[[Context], Finding | None]

@@ -275,9 +275,9 @@ def _ranges(
     of the uncertain input, found by bisection on the pure verdict function.
     """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
-    baseline, cost = ctx.baseline_ms, proposal.cost_weeks
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
-    figures = [amdahl.figures(p, k, baseline_ms=baseline, cost_weeks=cost) for p, k in corners]
+    # Each corner's figures as the decision states them (several targets, a collective's transfer: Context.acted).
+    figures = [Context(proposal=proposal, policy=policy, p=p, k=k).amdahl for p, k in corners]
     ranges: dict[str, Interval] = {}
     for name in RANGED:
         values = [getattr(f, name) for f in figures]

@@ -38,8 +38,10 @@ Infinite = Literal["inf"]
 
 Verdict = Literal["fund", "fund_if", "remeasure", "redirect", "decline"]
 Effect = Literal["supports", "opposes", "condition", "remeasure", "info"]
-PhaseKind = Literal["kernel", "copy", "alloc", "host", "comm", "input", "other"]
-"""`comm`: collectives (NCCL, RCCL); `input`: the GPU waiting on the data pipeline (loader, decode, feed)."""
+PhaseKind = Literal["kernel", "copy", "alloc", "host", "comm", "input", "other", "cpu", "io"]
+"""`comm`: collectives (NCCL, RCCL); `input`: the GPU waiting on the data pipeline (loader, decode, feed);
+`cpu`: work done on the CPU itself (a tokenizer, a sampler, pre- and post-processing); `io`: storage or network
+I/O (a checkpoint write, an object-store read)."""
 Stage = Literal["trust", "worth", "cost", "alternative", "condition"]
 """Where a check stands in the argument a decision makes (PRODUCT §3), in this order."""
 Figure = float | int | str | bool | None
@@ -164,6 +166,10 @@ class Barrier(Base):
     """The target's time per step on the straggler's critical path."""
     rank_p: Fraction | None = None
     """The target's share of one rank's device activity: the p a single-GPU profile would give."""
+    # --- #25: a collective's own time, split (currencies-b) ---
+    target_wait: OpenFraction | None = None
+    """Of the target's own time (a collective), the share of the step it spends waiting for the slowest rank: a
+    faster transfer acts only on p − this, and the wait is the load-balancing target (collective_wait rule)."""
 
 
 class Strategic(Base):
@@ -173,6 +179,33 @@ class Strategic(Base):
     p: Fraction | None = None
     launch_committed: bool | None = None
     slips: Annotated[int, Meta(ge=0)] = 0
+
+
+# --- #25: the parts of a fleet or of its traffic, each with its own p and k (currencies-b) ---
+
+
+class DevicePart(Base):
+    """One device kind of the fleet: its GPUs, and its own p and k where they differ from the proposal's.
+
+    `k` absent: the proposal's k when `name` is the device measured (`scope.device`), else not measured there —
+    counted as no gain, never assumed (mix rule). `p` absent: the proposal's p."""
+
+    name: Name
+    gpus: Annotated[int, Meta(gt=0, le=100_000_000)]
+    p: Fraction | None = None
+    k: PositiveFloat | Infinite | None = None
+
+
+class TrafficPart(Base):
+    """One bucket of the production traffic (a batch size, a sequence length): its share of the time, its p and k.
+
+    `k` absent: the proposal's k when `name` is the input measured (`scope.input`), else not measured there —
+    counted as no gain (mix rule). `p` absent: the proposal's p."""
+
+    name: Name
+    share: Fraction
+    p: Fraction | None = None
+    k: PositiveFloat | Infinite | None = None
 
 
 class Flags(Base):
@@ -191,6 +224,38 @@ class Flags(Base):
     run_days: Annotated[float, Meta(gt=0, le=36_500)] | None = None
     """A fixed job rather than recurring capacity: `fleet_gpus` GPUs for this many days (a pretraining run, a
     batch backfill). The freed capacity is valued over the job only, not over the policy's horizon."""
+    # --- #25: fleet and traffic mixes (currencies-b) ---
+    fleet_mix: Annotated[list[DevicePart], Meta(min_length=1, max_length=64)] | None = None
+    """The fleet by device kind, each with its GPUs and (where they differ) its own p and k; `fleet_gpus` is their
+    sum when absent (mix rule)."""
+    traffic_mix: Annotated[list[TrafficPart], Meta(min_length=1, max_length=64)] | None = None
+    """The production time by batch size or sequence length, each bucket with its share and its own p and k; the
+    time no bucket names is traffic with no measured k (mix rule)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check_mixes()
+
+    def _check_mixes(self) -> None:
+        if self.fleet_mix is not None and self.traffic_mix is not None:
+            raise ValueError("Expected one of `flags.fleet_mix` or `flags.traffic_mix`, got both")
+        for field, parts in (("fleet_mix", self.fleet_mix), ("traffic_mix", self.traffic_mix)):
+            names = [part.name for part in parts or ()]
+            if len(set(names)) != len(names):
+                raise ValueError(f"Expected unique names in `flags.{field}`")
+        if self.fleet_mix is not None:
+            total = sum(part.gpus for part in self.fleet_mix)
+            if self.fleet_gpus is None:
+                self.fleet_gpus = total
+            elif self.fleet_gpus != total:
+                raise ValueError(
+                    f"Expected `flags.fleet_gpus` to be the sum of `flags.fleet_mix` GPUs ({total}), got "
+                    f"{self.fleet_gpus}"
+                )
+        if self.traffic_mix is not None:
+            total_share = math.fsum(part.share for part in self.traffic_mix)
+            if total_share > 1 + 1e-9:
+                raise ValueError(f"Expected `flags.traffic_mix` shares that add up to at most 1, got {total_share:.6g}")
 
 
 class Goal(Base):
@@ -200,6 +265,18 @@ class Goal(Base):
     throughput_per_s: PositiveFloat | None = None
     memory_required_gb: PositiveFloat | None = None
     device_memory_gb: PositiveFloat | None = None
+    # --- #25: requests per step (currencies-b) ---
+    requests_per_step: Annotated[int, Meta(ge=1, le=1_000_000)] | None = None
+    """Requests one step (pass) serves, for a throughput goal: a batch of 48 serves 48 per step, not 1."""
+
+
+class MoreTarget(Base, kw_only=True):
+    """A further phase the change speeds up: its name, its share of the measured scope (from the breakdown when it
+    names a phase there), and its own k."""
+
+    name: Name
+    p: Fraction | None = None
+    k: PositiveFloat | Infinite
 
 
 class Proposal(Base, kw_only=True):
@@ -228,6 +305,11 @@ class Proposal(Base, kw_only=True):
     prior_k: PositiveFloat | Infinite | None = None
     """The speedup `target` already received from earlier work: this proposal is a follow-up, and `p` and
     `baseline_ms` are measured after that work (ceiling rule)."""
+    # --- #25: several targets in one proposal (currencies-b) ---
+    more_targets: Annotated[list[MoreTarget], Meta(min_length=1, max_length=64)] | None = None
+    """Further phases the same change speeds up, each with its own k (a grouped GEMM removes both GEMM time and the
+    launch gaps between per-expert calls): their savings add to the target's in ms, speedups never multiply (amdahl
+    rule)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -250,7 +332,37 @@ class Proposal(Base, kw_only=True):
             names = [phase.name for phase in self.breakdown]
             if len(set(names)) != len(names):
                 raise ValueError("Expected unique phase names in `breakdown`")
+        self._check_more_targets()
         self._check_magnitudes()
+
+    def _check_more_targets(self) -> None:
+        """Several targets are disjoint phases of one scope: distinct, each with a share, together at most all of it."""
+        more = self.more_targets
+        barrier = self.flags.barrier
+        p_high = self.p.high if isinstance(self.p, Range) else self.p
+        if barrier is not None and barrier.target_wait is not None and p_high is not None:
+            p_low = self.p.low if isinstance(self.p, Range) else self.p
+            if p_low is not None and barrier.target_wait > p_low:
+                raise ValueError(
+                    f"Expected `flags.barrier.target_wait` <= `p` (the wait is inside the target's own time), got "
+                    f"{barrier.target_wait} > {p_low}"
+                )
+        if not more:
+            return
+        names = [extra.name for extra in more]
+        if len(set(names)) != len(names) or self.target in names:
+            raise ValueError("Expected `more_targets` names distinct from each other and from `target`")
+        phases = {phase.name: phase for phase in self.breakdown or ()}
+        total = p_high or 0.0
+        for i, extra in enumerate(more):
+            if extra.p is None and extra.name not in phases:
+                raise ValueError(
+                    f"Expected `more_targets[{i}].p`, or a phase named `{extra.name}` in `breakdown` to read it from"
+                )
+            if extra.p is not None:
+                total += extra.p
+        if total > 1 + 1e-9:
+            raise ValueError(f"Expected `p` and `more_targets` shares that add up to at most 1, got {total:.6g}")
 
     def _check_magnitudes(self) -> None:
         """Every figure the engine derives stays a finite number: each input is finite, but sums and products of

@@ -11,6 +11,11 @@ Slack's `/worthit p=21% cost=10d`, a pull request's ```` ```worthit ```` block, 
 | time | `100`, `100ms`, `1.5s`, `500us`, `500µs`, `250ns` | milliseconds |
 | memory | `80`, `80GB`, `80g` | gigabytes |
 | GPUs | `20000`, `20,000`, `20_000`, `20k`, `20000 gpus` | a whole number |
+| requests per step | `48`, `48 requests`, `48/step` | a whole number |
+| rate | `2000`, `2000/s`, `2000 per second` | per second |
+| fleet mix | `MI300X:450:1.4x, H100:550:0.85x` (name:GPUs[:k[:p]]; no k: not measured there) | a list of parts |
+| traffic mix | `bs1:6%:1.8x, bs32:94%` (name:share[:k[:p]]) | a list of parts |
+| more targets | `launch_gaps:inf, softmax:2x:12%` (name:k[:p]; p from the breakdown when absent) | a list of targets |
 
 Numbers are decimals with an optional exponent (`1e-3`), `_` between digits and `,` between groups of three;
 arithmetic is in `Decimal`, so `0.014%` is the same double as `0.00014`. A value that does not read raises
@@ -143,6 +148,83 @@ def gpus(value: str) -> int:
     return int(count)
 
 
+_REQUESTS = {"": Decimal(1), **dict.fromkeys(("request", "requests", "req", "/step", "per step"), Decimal(1))}
+
+
+def requests(value: str) -> int:
+    """Requests one step serves: `48`, `48 requests`, `48/step` → 48."""
+    number, unit = amount(value)
+    if unit not in _REQUESTS or number != number.to_integral_value():
+        raise Unreadable("requests per step are a whole number")
+    return int(number)
+
+
+_PER_SECOND = dict.fromkeys(("", "/s", "/sec", "per s", "per second", "rps", "qps"), Decimal(1))
+
+
+def per_second(value: str) -> float:
+    """A rate: `2000`, `2000/s`, `2k/s` is not read (write 2000/s) → 2000.0."""
+    return _scaled(_PER_SECOND, value)
+
+
+def ranks(value: str) -> int:
+    """A whole number of ranks: `8`, `8 ranks` → 8."""
+    number, unit = amount(value)
+    if unit not in ("", "rank", "ranks", "gpus") or number != number.to_integral_value():
+        raise Unreadable("ranks are a whole number")
+    return int(number)
+
+
+def _one_speedup(value: str) -> float | str:
+    """A speedup that is one value (`inf` allowed: the work disappears), never a range."""
+    if ".." in value:
+        raise Unreadable
+    read = speedup(value)
+    if isinstance(read, dict):  # pragma: no cover - without `..` a speedup is one value
+        raise Unreadable
+    return read
+
+
+def _listed(value: str, first: Callable[[str], Any], key: str) -> list[dict[str, Any]]:
+    """`a:1:2x, b:3` → parts `{"name": "a", key: first("1"), "k": 2.0}`, …; a third field is `k`, a fourth `p`."""
+    parts: list[dict[str, Any]] = []
+    for item in value.split(","):
+        fields = [field.strip() for field in item.split(":")]
+        if not item.strip() or len(fields) < 2 or len(fields) > 4 or not fields[0]:
+            raise Unreadable("each part is name:value[:k[:p]]")
+        part: dict[str, Any] = {"name": fields[0], key: first(fields[1])}
+        if len(fields) > 2 and fields[2]:
+            part["k"] = _one_speedup(fields[2])
+        if len(fields) > 3 and fields[3]:
+            part["p"] = _end(share)(fields[3])
+        parts.append(part)
+    return parts
+
+
+def fleet_parts(value: str) -> list[dict[str, Any]]:
+    """A fleet mix: `MI300X:450:1.4x, H100:550:0.85x` → device kinds with GPUs, k and (a fourth field) p."""
+    return _listed(value, gpus, "gpus")
+
+
+def traffic_parts(value: str) -> list[dict[str, Any]]:
+    """A traffic mix: `bs1:6%:1.8x, bs32:94%` → buckets with their share of the time, k and (a fourth field) p."""
+    return _listed(value, _end(share), "share")
+
+
+def target_parts(value: str) -> list[dict[str, Any]]:
+    """More targets: `launch_gaps:inf, softmax:2x:12%` → phases with their k and (a third field) p."""
+    parts: list[dict[str, Any]] = []
+    for item in value.split(","):
+        fields = [field.strip() for field in item.split(":")]
+        if len(fields) not in (2, 3) or not fields[0] or not fields[1]:
+            raise Unreadable("each target is name:k[:p]")
+        part: dict[str, Any] = {"name": fields[0], "k": _one_speedup(fields[1])}
+        if len(fields) == 3 and fields[2]:
+            part["p"] = _end(share)(fields[2])
+        parts.append(part)
+    return parts
+
+
 def _end(read: Callable[[str], Any]) -> Callable[[str], Any]:
     """A range's end: one value, never a range (and never `inf` for a speedup's end)."""
 
@@ -179,8 +261,26 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("goal", "memory_required_gb"): gigabytes,
     ("goal", "device_memory_gb"): gigabytes,
     ("flags", "fleet_gpus"): gpus,
+    # issue #25 (currencies-b): a collective's wait, requests per step, fleet and traffic mixes, more targets
+    ("flags", "barrier", "target_wait"): _end(share),
+    ("goal", "requests_per_step"): requests,
+    ("goal", "throughput_per_s"): per_second,
+    ("flags", "barrier", "ranks"): ranks,
+    ("flags", "fleet_mix"): fleet_parts,
+    ("flags", "fleet_mix", "*", "gpus"): gpus,
+    ("flags", "fleet_mix", "*", "p"): _end(share),
+    ("flags", "fleet_mix", "*", "k"): _one_speedup,
+    ("flags", "traffic_mix"): traffic_parts,
+    ("flags", "traffic_mix", "*", "share"): _end(share),
+    ("flags", "traffic_mix", "*", "p"): _end(share),
+    ("flags", "traffic_mix", "*", "k"): _one_speedup,
+    ("more_targets",): target_parts,
+    ("more_targets", "*", "p"): _end(share),
+    ("more_targets", "*", "k"): _one_speedup,
 }
-SHARE_FIELDS = frozenset(path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction"))
+SHARE_FIELDS = frozenset(
+    path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction", "target_wait", "share")
+)
 # A plan request's fields (its breakdown and k read as a proposal's), and a portfolio's: each of its proposals read
 # as a proposal is, and its budget.
 PLAN_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = FIELDS | {

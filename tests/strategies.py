@@ -181,6 +181,7 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
             )
         ),
     }
+    _currencies_b(draw, raw, flags)
     raw["flags"] = {key: value for key, value in flags.items() if value is not None}
     goal = draw(
         _optional(
@@ -196,5 +197,79 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
         )
     )
     if goal is not None:
+        if draw(st.booleans()):
+            goal["requests_per_step"] = draw(st.integers(min_value=1, max_value=512))
         raw["goal"] = goal
     return raw
+
+
+# --- issue #25 (currencies-b): mixes, several targets, a collective's wait ------------------------------------------
+
+mix_speedups = st.none() | speedups
+
+
+@st.composite
+def fleet_mixes(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Device kinds with their GPUs and, sometimes, their own p and k (none: not measured there)."""
+    devices = draw(st.lists(st.sampled_from(["MI300X", "H100", "MI250X", "A100"]), min_size=1, max_size=4, unique=True))
+    parts: list[dict[str, Any]] = []
+    for device in devices:
+        part: dict[str, Any] = {"name": device, "gpus": draw(st.integers(min_value=1, max_value=50_000))}
+        if (p := draw(st.none() | shares)) is not None:
+            part["p"] = p
+        if (k := draw(mix_speedups)) is not None:
+            part["k"] = k
+        parts.append(part)
+    return parts
+
+
+@st.composite
+def traffic_mixes(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Batch-size buckets whose shares add up to at most 1, each with its own p and k sometimes."""
+    buckets = draw(st.lists(st.sampled_from(["bs1", "bs8", "bs32", "seq8k"]), min_size=1, max_size=4, unique=True))
+    weights = [draw(st.floats(min_value=0.01, max_value=1.0)) for _ in buckets]
+    scale = draw(st.floats(min_value=0.3, max_value=1.0)) / sum(weights)
+    parts: list[dict[str, Any]] = []
+    for bucket, weight in zip(buckets, weights, strict=True):
+        part: dict[str, Any] = {"name": bucket, "share": min(max(weight * scale, 1e-6), 1.0)}
+        if (p := draw(st.none() | shares)) is not None:
+            part["p"] = p
+        if (k := draw(mix_speedups)) is not None:
+            part["k"] = k
+        parts.append(part)
+    return parts
+
+
+def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -> None:
+    """Draws #25's fields of currencies-b into `raw` and `flags`, valid together with what is already drawn."""
+    which = draw(st.sampled_from(["none", "fleet", "traffic"]))
+    if which == "fleet":
+        flags["fleet_mix"] = mix = draw(fleet_mixes())
+        flags["fleet_gpus"] = sum(part["gpus"] for part in mix)
+        if draw(st.booleans()):
+            raw["scope"]["device"] = mix[0]["name"]
+    elif which == "traffic":
+        flags["traffic_mix"] = mix = draw(traffic_mixes())
+        if draw(st.booleans()):
+            raw["scope"]["input"] = mix[0]["name"]
+    barrier = flags.get("barrier")
+    if barrier is not None and draw(st.booleans()):
+        barrier["target_wait"] = raw["p"] * draw(st.floats(min_value=0.0, max_value=1.0))
+    if draw(st.booleans()):
+        taken = {raw.get("target")}
+        left = 1.0 - raw["p"]
+        more: list[dict[str, Any]] = []
+        for phase in raw.get("breakdown") or ():
+            if phase["name"] not in taken and draw(st.booleans()) and len(more) < 3:
+                more.append({"name": phase["name"], "k": draw(speedups)})
+                taken.add(phase["name"])
+        for i in range(draw(st.integers(min_value=0, max_value=2))):
+            name = f"extra_phase_{i}"
+            p = draw(st.floats(min_value=0.0, max_value=1.0)) * left
+            if name in taken or p <= 0:
+                continue
+            left -= p
+            more.append({"name": name, "p": p, "k": draw(speedups)})
+            taken.add(name)
+        if more:
+            raw["more_targets"] = more

@@ -18,6 +18,7 @@ from worthit.rules.checks import (
     bigger_target,
     calibration,
     ceiling,
+    collective_wait,
     consistency,
     counters_blind_spot,
     device_vs_run,
@@ -27,6 +28,7 @@ from worthit.rules.checks import (
     input_shift,
     maintenance_cost,
     measurement_scope,
+    mix,
     noise_floor,
     non_kernel_time,
     overlap_double_count,
@@ -34,6 +36,7 @@ from worthit.rules.checks import (
     resource_goal,
     roadmap_risk,
     tail_latency,
+    unit_slip,
     vendor_product,
     wrong_model,
 )
@@ -41,6 +44,7 @@ from worthit.rules.checks import (
 CHECKS: tuple[ModuleType, ...] = (
     # 1. trust: when the arithmetic ran on the wrong scope or on inputs that disagree, nothing else can be trusted
     measurement_scope,
+    unit_slip,
     overlap_double_count,
     inclusive_percentages,
     counters_blind_spot,
@@ -49,6 +53,7 @@ CHECKS: tuple[ModuleType, ...] = (
     consistency,
     # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
     calibration,
+    mix,
     roadmap_risk,
     wrong_model,
     device_vs_run,
@@ -61,6 +66,7 @@ CHECKS: tuple[ModuleType, ...] = (
     rate_of_return,
     # 4. alternative: a capacity problem, the largest phase, the non-kernel time
     resource_goal,
+    collective_wait,
     bigger_target,
     non_kernel_time,
     # 5. conditions

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 
 from worthit.rules.context import Context, Example
-from worthit.rules.model import Finding
-from worthit.rules.text import k_text, ms, pct, times
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import count, join, k_text, label, ms, pct, times
 
 ID = "amdahl"
 STAGE = "worth"
@@ -45,11 +45,15 @@ def check(ctx: Context) -> Finding:
     f = ctx.amdahl
     figures = {name: getattr(f, name) for name in f.__struct_fields__}
     scope = ctx.scope_noun
-    change = (
-        f"Removing {ctx.target} ({pct(f.p)} of {scope})"
-        if math.isinf(ctx.k)
-        else f"Making {ctx.target} ({pct(f.p)} of {scope}) {k_text(ctx.k)}"
-    )
+    wait, more = ctx.wait_share, ctx.more_targets
+    if wait or more:
+        change = _several(ctx, figures, scope)
+    else:
+        change = (
+            f"Removing {ctx.target} ({pct(f.p)} of {scope})"
+            if math.isinf(ctx.k)
+            else f"Making {ctx.target} ({pct(f.p)} of {scope}) {k_text(ctx.k)}"
+        )
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
         message = (
             f"{change} takes {scope} from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
@@ -64,3 +68,27 @@ def check(ctx: Context) -> Finding:
         per_week = ms(f.rate) if f.rate_unit == "ms/week" else pct(f.rate)
         message += f", {per_week} per engineer-week"
     return Finding(rule=ID, effect="supports", verdict="fund", message=message + ".", figures=figures)
+
+
+SAID_TARGETS = 2
+"""Further targets named one by one in the sentence; the rest are counted."""
+
+
+def _several(ctx: Context, figures: dict[str, Figure], scope: str) -> str:
+    """The change as the proposal states it when it acts on more than one (p, k): a collective's transfer beside
+    its wait, or several targets each at its own k, whose savings add (figures `target_p`, `more_p_1`, …)."""
+    wait = ctx.wait_share
+    p = ctx.p - wait
+    figures |= {"target_p": ctx.p, "target_k": ctx.k, "target_wait": wait or None, "transfer_share": p}
+    what = f"{ctx.target}'s transfer" if wait else ctx.target
+    waiting = f"; {pct(wait)} more is waiting for the slowest rank" if wait else ""
+    parts = [f"{what} ({pct(p)} of {scope}{waiting}) {k_text(ctx.k)}"]
+    for i, (name, share, k) in enumerate(ctx.more_targets, start=1):
+        figures |= {f"more_p_{i}": share, f"more_k_{i}": k}
+        if i <= SAID_TARGETS:
+            parts.append(f"{label(name)} ({pct(share)}) {k_text(k)}")
+    left = len(ctx.more_targets) - SAID_TARGETS
+    if left > 0:
+        figures["more_targets_unsaid"] = left
+        parts.append(count(left, "more phase"))
+    return "Making " + join(parts)

@@ -18,6 +18,9 @@ time on one rank includes that rank's wait for the slowest, which no faster tran
 measured (`wait_fraction`) but not split by collective, the worst case puts all of it in the target: where the
 transfer left (p − wait) does not pay at k, the answer is fund_if a trace shows the transfer at its break-even share.
 
+With the collective's own wait measured (`target_wait`, given or read from all ranks' traces) the split is known:
+info, and the value is the transfer's alone (collective_wait names the wait).
+
 Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profile: remeasure across all ranks.
 """
 
@@ -71,6 +74,20 @@ def check(ctx: Context) -> Finding | None:
         "rank_time_paid": ctx.p * barrier.ranks,
         "wait_fraction": barrier.wait_fraction,
     }
+    if barrier.target_wait is not None and ctx.wait_share > 0:
+        # The collective's own time is split into transfer and wait (given, or read from all ranks' traces): the
+        # denominator question is answered, and the value is the transfer's alone (collective_wait says the rest).
+        figures |= {"target_wait": ctx.wait_share, "transfer_share": max(ctx.p - ctx.wait_share, 0.0)}
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=(
+                f"Across {num(barrier.ranks)} ranks {ctx.target}'s {pct(ctx.p)} is split as measured: "
+                f"{pct(ctx.wait_share)} of the step waiting for the slowest rank, "
+                f"{pct(max(ctx.p - ctx.wait_share, 0.0))} of transfer, the only part a faster collective shortens."
+            ),
+        )
     if barrier.wait_fraction is not None and barrier.step_ms and barrier.target_ms is not None:
         p_distributed = min(barrier.target_ms / barrier.step_ms, 1.0)
         figures |= {

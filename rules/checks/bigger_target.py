@@ -3,7 +3,10 @@
 What it checks: a breakdown is given and another phase that a speedup applies to (not copies, host, allocation
 or input-pipeline time, which `non_kernel_time` names with their own fixes) is larger than the target. It reports
 what the same k on the largest such phase would give (for communication, what hiding it behind compute would
-give: NCCL is overlapped, not tuned). Info; a redirect when the target itself is under the noise floor.
+give: NCCL is overlapped, not tuned). The proposal's k is offered there only when that phase is of the kind the
+change acts on (a kernel speedup on another kernel); a launch-gap fix, a copy removed (k = ∞) or a CPU change says
+nothing of a kernel phase, which is then named with its own fix and the most it holds. Info; a redirect when the
+target itself is under the noise floor.
 
 Why it matters: a mediocre speedup on the dominant phase beats a heroic one on a small phase; this is the single
 most valuable habit Amdahl's law gives. The cheaper, smaller project is not the better one by default.
@@ -56,8 +59,27 @@ EXAMPLES = (
 )
 
 
+_DOES = {
+    "kernel": "kernel speedup",
+    "copy": "change to copies",
+    "alloc": "change to allocation",
+    "host": "launch or host-time fix",
+    "input": "input-pipeline fix",
+    "cpu": "CPU-side change",
+    "io": "I/O change",
+    "other": "change to this phase",
+    "comm": "communication change",
+}
+_OWN_FIX = {
+    "kernel": "tuning or fusing its kernels",
+    "other": "a profile of what it is",
+}
+
+
 def check(ctx: Context) -> Finding | None:
     """Reports the largest phase when it is larger than the target; redirects when the target is under the floor."""
+    if ctx.unit_slip is not None:
+        return None  # shares of a breakdown in another unit than its step mean nothing
     largest = max(
         (p for p in ctx.others if p.kind not in NON_KERNEL and not is_aggregate(p.name)),
         key=lambda phase: phase.ms,
@@ -69,7 +91,10 @@ def check(ctx: Context) -> Finding | None:
     # Communication is not made faster by kernel tuning but hidden behind compute: its lever is the overlap, at
     # most all of it.
     comm = largest.kind == "comm"
-    k = math.inf if comm else ctx.k
+    target_kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
+    # A k is a property of what the change does: it carries over only to a phase of the same kind.
+    same_kind = largest.kind == target_kind
+    k = math.inf if comm or not same_kind else ctx.k
     speedup = amdahl.speedup(share, k)
     new_ms = ctx.breakdown_total * (1 - amdahl.saving_fraction(share, k))
     name = label(largest.name)
@@ -88,9 +113,21 @@ def check(ctx: Context) -> Finding | None:
         same = (
             f"hiding it behind compute (overlap, fewer or larger messages) gives up to {times(speedup)} ({ms(new_ms)})"
         )
+    elif not same_kind:
+        figures["largest_kind"] = largest.kind
+        same = (
+            f"a {_DOES[target_kind]} does not act on it, which needs work of its own "
+            f"({_OWN_FIX.get(largest.kind, 'its own fix')}, at most {ms(largest.ms)})"
+        )
     else:
         how = "removing it" if math.isinf(ctx.k) else f"the same {times(ctx.k)} there"
         same = f"{how} gives {times(speedup)} ({ms(new_ms)})"
+    mine = times(amdahl.speedup(ctx.target_share, ctx.k))
+    against = (
+        f" against {mine} for {ctx.target} at {pct(ctx.target_share)}"
+        if same_kind or comm
+        else f", while {ctx.target} at {pct(ctx.target_share)} gives {mine}"
+    )
     floor = ctx.policy.noise_floor
     material = ctx.material_alternative
     if ctx.worth.clears and material is not None and not material.non_kernel and material.label == name:
@@ -98,9 +135,8 @@ def check(ctx: Context) -> Finding | None:
             ID,
             figures | {"alternative_ratio": ctx.policy.alternative_ratio},
             (
-                f"Fund, though {name} at {pct(share)} of the step is the larger target: {same} against "
-                f"{times(amdahl.speedup(ctx.target_share, ctx.k))} for {ctx.target} at {pct(ctx.target_share)}, so "
-                f"rank targets by share first"
+                f"Fund, though {name} at {pct(share)} of the step is the larger target: {same}{against}, so rank "
+                f"targets by share first"
             ),
         )
     if ctx.target_share < floor and not ctx.worth.clears:
@@ -119,7 +155,8 @@ def check(ctx: Context) -> Finding | None:
         effect="info",
         figures=figures,
         message=(
-            f"{name} is {pct(share)} of the step against {pct(ctx.target_share)} for {ctx.target}, and {same} "
-            f"instead of {times(amdahl.speedup(ctx.target_share, ctx.k))}: rank targets by share first."
+            f"{name} is {pct(share)} of the step against {pct(ctx.target_share)} for {ctx.target}, and {same}"
+            + (f" instead of {mine}" if same_kind or comm else "")
+            + ": rank targets by share first."
         ),
     )

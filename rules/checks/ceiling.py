@@ -59,23 +59,32 @@ EXAMPLES = (
 def check(ctx: Context) -> Finding:
     """The ceiling, the floor, the headroom left and the next bottleneck; opposes a follow-up with too little left."""
     f = ctx.amdahl
+    # The change as one (p, k): several targets, or a collective's transfer, reach their ceiling together.
+    p, _ = ctx.acted
+    several = bool(ctx.more_targets or ctx.wait_share)
     figures: dict[str, Figure] = {
         "ceiling_speedup": f.ceiling_speedup,
-        "floor_fraction": 1 - ctx.p,
+        "floor_fraction": 1 - p,
         "headroom_captured": f.headroom_captured,
         "remaining_fraction": f.remaining_fraction,
     }
     base = ctx.baseline_ms
     if base is not None:
-        figures |= {"floor_ms": base * (1 - ctx.p), "remaining_ms": base * f.remaining_fraction}
+        figures |= {"floor_ms": base * (1 - p), "remaining_ms": base * f.remaining_fraction}
     after = _next_bottleneck(ctx, figures)
     prior = ctx.proposal.prior_k
     if prior is not None:
         return _follow_up(ctx, figures, math.inf if prior == "inf" else prior)
     noun = ctx.scope_noun  # what p is a share of: the step, device activity, the run
     ceiling = "unbounded" if f.ceiling_speedup is None else times(f.ceiling_speedup)
-    floor = f"{ms(base * (1 - ctx.p))} ({ceiling})" if base is not None else ceiling
-    if math.isinf(ctx.k):
+    floor = f"{ms(base * (1 - p))} ({ceiling})" if base is not None else ceiling
+    if several:
+        left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of {noun}"
+        head = (
+            f"Together the change captures {pct(f.headroom_captured)} of the headroom of the {pct(p)} of {noun} it "
+            f"touches, leaving {left} there for any follow-up, and even at zero {noun} stops at {floor}"
+        )
+    elif math.isinf(ctx.k):
         head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of {noun}, the ceiling of {floor}"
     elif ctx.k <= 1:
         head = f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero {noun} stops at {floor}"
@@ -95,6 +104,10 @@ def _next_bottleneck(ctx: Context, figures: dict[str, Figure]) -> str:
         return ""
     new_target = target.ms / ctx.k
     new_total = ctx.breakdown_total - (target.ms - new_target)
+    if ctx.more_targets or ctx.wait_share:
+        # Several phases change at once (or only a collective's transfer): the step after is the change's own.
+        new_total = ctx.breakdown_total * (1 - amdahl.saving_fraction(*ctx.acted))
+        new_target = target.ms - ctx.breakdown_total * amdahl.saving_fraction(ctx.p - ctx.wait_share, ctx.k)
     top = ctx.largest_other
     if top is None or new_total <= 0 or top.ms <= new_target:
         return ""

@@ -4,7 +4,8 @@ What it checks: in this order, `p` against the target's share of a breakdown of 
 policy's `breakdown_tolerance`); a target missing from a breakdown that covers the whole step; a breakdown that
 leaves more than `max_unaccounted` of the step out; `p_end_to_end` larger than a device-activity `p` (a part of
 the run cannot be a larger share of it than of the device's busy time, which is shorter). Each is `remeasure`,
-naming both numbers.
+naming both numbers. A breakdown a unit off its step (`unit_slip_ratio`) is compared with nothing until its units
+are right.
 
 Why it matters: a proposal funded on a p its own breakdown contradicts is funded on a typo or on a stale profile.
 Amdahl's law is exact arithmetic on whatever it is given; the only defence is to check that what is given agrees
@@ -59,7 +60,8 @@ def check(ctx: Context) -> Finding | None:
     proposal, policy = ctx.proposal, ctx.policy
     tolerance = policy.breakdown_tolerance
     figures: dict[str, Figure]
-    measured = proposal.breakdown_scope == "measured" and bool(proposal.breakdown)
+    # A breakdown in another unit than its step (ctx.unit_slip) agrees with nothing; the units come first.
+    measured = proposal.breakdown_scope == "measured" and bool(proposal.breakdown) and ctx.unit_slip is None
     base = proposal.baseline_ms
     if measured and ctx.target_phase is not None and ctx.breakdown_total:
         share = ctx.share(ctx.target_phase)

@@ -85,6 +85,8 @@ _NOUN = {
     "comm": "communication kernel",
     "input": "input wait",
     "other": "phase",
+    "cpu": "CPU work",
+    "io": "I/O",
 }
 
 

@@ -1,7 +1,9 @@
 """non_kernel_time — the time no kernel speedup touches, and its fix.
 
-What it checks: a breakdown whose copies, allocations and host gaps hold at least the policy's `non_kernel_share`
-of the step. Info: it names the fix for each kind present.
+What it checks: a breakdown whose copies, allocations, host gaps, input waits, CPU work and storage or network I/O
+(other than the phases the proposal itself changes) hold at least the policy's `non_kernel_share` of the step.
+Info: it names the fix for each kind present — CPU work and I/O get their own (more CPU workers or overlap; cached,
+prefetched or asynchronous I/O), never a GPU one.
 
 Why it matters: a counter profile describes what happens inside kernels; a copy is not a kernel, and host gaps are
 the time between kernels. Every kernel can run at full speed while the GPU idles a quarter of the step. The fixes
@@ -59,15 +61,18 @@ _FIX = {
     "host": "graph-capture or fuse where the {} of host time is launch gaps",
     "alloc": "pool the {} of allocations",
     "input": "feed the GPU the {} it waits on the input pipeline (loader workers, prefetch, pinned memory, GPU decode)",
+    "cpu": "take the {} of CPU work off the step's path (more CPU workers, overlap it with GPU work, a faster CPU "
+    "implementation)",
+    "io": "overlap or cache the {} of storage and network I/O (asynchronous checkpoints, prefetched or cached reads)",
 }
 
 
 def check(ctx: Context) -> Finding | None:
     """Names the fix when copies, allocation and host gaps hold at least `non_kernel_share` of the step."""
     total = ctx.breakdown_total
-    if not ctx.proposal.breakdown or not total:
+    if not ctx.proposal.breakdown or not total or ctx.unit_slip is not None:
         return None
-    by_kind = {kind: sum(p.ms for p in ctx.proposal.breakdown if p.kind == kind) for kind in NON_KERNEL}
+    by_kind = {kind: sum(p.ms for p in ctx.others if p.kind == kind) for kind in NON_KERNEL}
     non_kernel = sum(by_kind.values())
     share = non_kernel / total
     if share < ctx.policy.non_kernel_share or non_kernel <= 0:

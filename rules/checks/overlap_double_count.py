@@ -2,6 +2,7 @@
 
 What it checks: a breakdown of the measured scope whose parts add up to more than its wall time (`baseline_ms`)
 by more than the policy's `breakdown_tolerance`, or `scope.overlap` (copies run while kernels compute). Remeasure.
+A sum about a unit off the step (`unit_slip_ratio`, seconds written as ms) is not overlap and is not called so.
 
 Why it matters: when the next batch's data is fetched while the current computation runs, adding compute time and
 copy time counts the overlapped time twice, and every share computed from that sum is too small or too large. The
@@ -50,7 +51,13 @@ def check(ctx: Context) -> Finding | None:
     """Remeasure when the parts of the breakdown exceed the wall time, or the scope says work overlaps."""
     wall = ctx.proposal.baseline_ms if ctx.proposal.breakdown_scope == "measured" else None
     parts = ctx.breakdown_ms
-    over = bool(ctx.proposal.breakdown) and wall is not None and parts > wall * (1 + ctx.policy.breakdown_tolerance)
+    # A breakdown a unit off its step (`ctx.unit_slip`: about 1,000×) is not overlap: no part is counted twice.
+    over = (
+        bool(ctx.proposal.breakdown)
+        and wall is not None
+        and parts > wall * (1 + ctx.policy.breakdown_tolerance)
+        and ctx.unit_slip is None
+    )
     if not over and not ctx.proposal.scope.overlap:
         return None
     figures: dict[str, Figure] = {"p": ctx.p, "overlap": ctx.proposal.scope.overlap}

@@ -7,7 +7,8 @@ target at zero) needs more GPUs: redirect; unless the breakdown's copies, host a
 above the goal (the kernels at k alone fit in it), when the redirect is to that time, which more GPUs would not
 remove. A latency goal reachable on one GPU gets the plan that reaches it, and, when removing the copies, host and
 input time with this change already reaches it, that first. A throughput goal, when the model fits
-one GPU, is a replica count: info with the replicas before and after.
+one GPU, is a replica count: info with the replicas before and after, each step serving `goal.requests_per_step`
+requests (one when absent: a step of batch 48 serves 48, so counting one understates a GPU 48-fold).
 
 Why it matters: reading data quickly and having room to hold it are different problems, as are how long one request
 takes and how many requests the service handles. Tuning one GPU further cannot meet a goal that needs another.
@@ -50,6 +51,12 @@ EXAMPLES = (
         fires=True,
         decision="fund",
         figures={"per_gpu_per_s": 16.666667, "replicas_after": 6, "replicas_before": 10},
+    ),
+    Example(
+        {**_BASE, "goal": {"throughput_per_s": 2000, "requests_per_step": 48}},
+        fires=True,
+        decision="fund",
+        figures={"per_gpu_per_s": 800, "replicas_after": 3, "replicas_before": 5},
     ),
     Example({**_BASE, "goal": {"latency_ms": 50}}, fires=True, decision="fund", figures={"plan_phases": 2}),
     Example({**_BASE, "goal": {"latency_ms": 60}}, fires=True, decision="fund", figures={"meets_latency": True}),
@@ -105,15 +112,18 @@ def check(ctx: Context) -> Finding | None:
                 f"got {goal.throughput_per_s}",
                 "/goal/throughput_per_s",
             )
-        per_gpu = 1000 / new
+        batch = goal.requests_per_step or 1
+        per_gpu = 1000 / new * batch
         after = math.ceil(goal.throughput_per_s / per_gpu - _EPS)
-        before = math.ceil(goal.throughput_per_s * base / 1000 - _EPS)
+        before = math.ceil(goal.throughput_per_s * base / 1000 / batch - _EPS)
         figures |= {
             "throughput_goal_per_s": goal.throughput_per_s,
             "per_gpu_per_s": per_gpu,
             "replicas_after": after,
             "replicas_before": before,
+            "requests_per_step": batch,
         }
+        serving = f"{ms(new)} per pass" if batch == 1 else f"{num(batch)} requests per {ms(new)} pass"
         found.append(
             Finding(
                 rule=ID,
@@ -121,7 +131,7 @@ def check(ctx: Context) -> Finding | None:
                 figures=figures,
                 message=(
                     f"A throughput goal of {num(goal.throughput_per_s)} per second is a replica count, not a latency "
-                    f"fix: at {ms(new)} per pass one GPU serves {num(per_gpu)} per second, so "
+                    f"fix: at {serving} one GPU serves {num(per_gpu)} per second, so "
                     f"{count(after, 'replica')} meet it, against {before} before this change."
                 ),
             )
@@ -158,7 +168,9 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
     breakdown = ctx.proposal.breakdown if ctx.proposal.breakdown_scope == "measured" else None
     if breakdown and ctx.target_phase is not None:
         phases = [Phase(name=p.name, ms=p.ms, kind=p.kind, k=p.k) for p in breakdown]
-        k = ctx.k if ctx.k > 1 else ctx.policy.default_k
+        # The proposal's k is what its change does to its own kind of phase; the plan speeds up kernels.
+        kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
+        k = ctx.k if ctx.k > 1 and kind == "kernel" else ctx.policy.default_k
         result = plan(phases, target_ms=goal, k=math.inf if math.isinf(k) else k, baseline_ms=base, policy=ctx.policy)
         floor = result.best_ms
         figures |= {

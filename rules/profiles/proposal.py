@@ -135,6 +135,19 @@ def fold_proposal_phases(
 
 
 def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
+    """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown` (see
+    `_measured`); a measured p that the proposal's own figures no longer fit (#25: `more_targets` shares, a
+    collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError."""
+    try:
+        return _measured(proposal, breakdown)
+    except InvalidInput:
+        raise
+    except ValueError as exc:
+        field = "/more_targets" if "more_targets" in str(exc) else "/flags/barrier/target_wait"
+        raise InvalidInput(f"{exc} (p as measured from the profile)", field) from exc
+
+
+def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown`.
 
     With `proposal.steps`, only those steps of the profile are measured. A distributed profile measures `p` on
@@ -233,6 +246,12 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         raise InvalidInput(f"Expected `{_name(phase)}` to run in the chosen steps on rank {rank.rank}", "/target")
     p = min(target_ns / step_ns, 1.0)
     busy = rank.activity.busy_ns if rank.activity is not None else 0
+    # A collective's own time on its rank holds that rank's wait for the slowest (#25): read it as the stated path
+    # would be given it, when the target is the rank's one collective (so the rank's wait is all inside it).
+    target_wait = None
+    if phase.kind == "comm" and sum(1 for x in rank.phases if x.kind == "comm") == 1:
+        wait_ns = sum(s.wait_ns or 0 for s in steps) if steps else rank.wait_ns
+        target_wait = min(wait_ns / step_ns, p)
     measured_barrier = Barrier(
         ranks=barrier.ranks,
         critical_path=rank.rank == barrier.straggler and phase.kind == "kernel",
@@ -241,6 +260,7 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         step_ms=step_ns / count / 1e6,
         target_ms=target_ns / count / 1e6,
         rank_p=min(phase.total_ns / busy, 1.0) if busy and phase.total_ns else None,
+        target_wait=target_wait,
     )
     host_timeline = _waits_on_host(b.format, rank.activity)
     parts = _parts(rank.phases, host_timeline=host_timeline)

@@ -33,6 +33,11 @@ fleet=20000  fleet=20k      GPUs that run this workload
 target=  title=  workload=  model=  input=  dtype=  device=   names; quote spaces: title="qkv fusion"
 measured=step|device_activity|end_to_end|rank  method=timeline|counters|inclusive_summary|estimate
 timing=device_events|host_wall|host_submit
+throughput=2000/s rps=48    a throughput goal, and the requests one step serves
+ranks=8 wait=28%            a collective target: its ranks, and its own wait for the slowest rank
+fleet_mix=MI300X:450:1.4x,H100:550:0.85x   GPUs and k per device kind (no k: not measured there)
+traffic=bs1:6%:1.8x,bs32:94%:1.05x         share of the time and k per batch size or sequence length
+also=launch_gaps:inf,softmax:2x:12%        more phases the change speeds up, each with its k (and p)
 asm  vendor  portable       how portable the new code is
 fallback                    a tested portable fallback exists
 product                     the kernel is the product (a vendor library kernel)
@@ -89,6 +94,14 @@ KEYS: dict[str, _Key] = {
     "method": _Key(("scope", "method"), _name, "`timeline`, `counters`, `inclusive_summary` or `estimate`"),
     "timing": _Key(("scope", "timing"), _name, "`device_events`, `host_wall` or `host_submit`"),
     "portability": _Key(("flags", "portability"), _name, "`portable`, `vendor_specific` or `hand_asm`"),
+    # issue #25 (currencies-b)
+    "throughput": _Key(("goal", "throughput_per_s"), units.per_second, "requests per second: `2000` or `2000/s`"),
+    "rps": _Key(("goal", "requests_per_step"), units.requests, "requests one step serves: `48`"),
+    "ranks": _Key(("flags", "barrier", "ranks"), units.ranks, "ranks behind the barrier: `8`"),
+    "wait": _Key(("flags", "barrier", "target_wait"), units.share, "the collective's wait for the slowest rank: `28%`"),
+    "fleet_mix": _Key(("flags", "fleet_mix"), units.fleet_parts, "device:GPUs[:k[:p]]: `MI300X:450:1.4x,H100:550`"),
+    "traffic": _Key(("flags", "traffic_mix"), units.traffic_parts, "bucket:share[:k[:p]]: `bs1:6%:1.8x,bs32:94%`"),
+    "also": _Key(("more_targets",), units.target_parts, "more phases as name:k[:p]: `launch_gaps:inf`"),
 }
 ALIASES = {
     "share": "p",

@@ -67,6 +67,12 @@ def test_decline_and_redirect_name_the_alternative(proposal: Proposal) -> None:
 def test_ranges_never_raise(proposal: Proposal, low: float, width: float) -> None:
     """p given as a range: figures as intervals, and the statement keeps its form."""
     proposal.p = Range(low=low, high=low + width)
+    # #25: shares drawn against the old p must still fit the new one (the boundary refuses them otherwise).
+    if sum(extra.p or 0.0 for extra in proposal.more_targets or ()) + low + width > 1:
+        proposal.more_targets = None
+    barrier = proposal.flags.barrier
+    if barrier is not None and barrier.target_wait is not None and barrier.target_wait > low:
+        barrier.target_wait = low
     evaluation = evaluate(proposal, POLICY)
     _one_sentence(evaluation.statement)
     assert evaluation.ranges is not None
@@ -270,3 +276,31 @@ def test_nesting_at_any_depth_is_an_invalid_input(depth: int, array: bool) -> No
     except InvalidInput:
         return
     raise AssertionError("a nested document is not a proposal")
+
+
+# --- issue #25 (currencies-b): the new fields are said as the proposal gives them -----------------------------------
+
+
+@SETTINGS
+@given(proposal=proposals())
+def test_no_statement_contradicts_the_new_fields(proposal: Proposal) -> None:
+    """A CPU or I/O fix only where such a phase exists; a part with a stated k is never "not measured"; a collective's
+    wait only where one is given or measured; a k is never offered on a phase of another kind."""
+    evaluation = evaluate(proposal, POLICY)
+    statement = evaluation.statement
+    kinds = {phase.kind for phase in proposal.breakdown or ()}
+    if "cpu" not in kinds:
+        assert "CPU work" not in statement, statement
+    if "io" not in kinds:
+        assert "storage and network I/O" not in statement, statement
+    flags = proposal.flags
+    for part in [*(flags.fleet_mix or ()), *(flags.traffic_mix or ())]:
+        if part.k is not None:
+            assert f"no k measured on {part.name} " not in statement, statement
+    barrier = flags.barrier
+    if barrier is None or (barrier.target_wait is None and barrier.wait_fraction is None):
+        assert "waiting for the slowest" not in statement, statement
+    target_kind = next((p.kind for p in proposal.breakdown or () if p.name == proposal.target), "kernel")
+    bigger = next((f for f in evaluation.findings if f.rule == "bigger_target"), None)
+    if bigger is not None and bigger.figures.get("largest_kind") not in (None, target_kind):
+        assert "the same" not in bigger.message, bigger.message

@@ -44,6 +44,8 @@ PRODUCT_IDS = {
     "resource_goal",
     "calibration",  # the team's realized k (PRODUCT §8's outcomes), a check of the worth stage since #23
 }
+# issue #25, the rules of currencies-b: a unit slip, fleet and traffic mixes, several targets, a collective's wait
+PRODUCT_IDS |= {"unit_slip", "collective_wait", "mix"}
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
 EXAMPLES = [

@@ -1,0 +1,160 @@
+"""mix — a fleet of several device kinds, or traffic of several batch sizes, is priced part by part.
+
+What it checks: `flags.fleet_mix` (GPUs per device kind, each with its own p and k where they differ) or
+`flags.traffic_mix` (share of the production time per batch size or sequence length, each with its own p and k).
+The value of the work is the sum over the parts, each at its own p and k (rules.context `mix`, the saving every
+stage reads); a k measured on one part is never applied to another. A part's k is its own, else the proposal's on
+the part it was measured on (`scope.device`, `scope.input`), else unknown: **counted as no gain** (zero, not a
+guess), and funding is then conditional on measuring it there before it ships there. A part where the change is
+slower (k < 1) is counted as kept on the old path, and funding is conditional on that dispatch. When the parts do
+not pay, it opposes, naming them.
+
+Why it matters: a kernel 1.4× on one architecture and 0.85× on the other (55% of the fleet), priced at 1.4×
+fleet-wide, funds a slowdown on most of the fleet; a split-K measured 1.8× at batch 1, priced on a fleet that runs
+batch 32, funds a number nobody measured where the time is.
+
+Example: 1.4× on MI300X (450 GPUs) and 0.85× on H100 (550), p = 30%: on MI300X it saves 8.6% of its time, 3.9% of
+the fleet's; fund only if H100 keeps the old path.
+"""
+
+from __future__ import annotations
+
+import math
+
+from worthit.rules.context import REST_OF_TRAFFIC, Context, Example, MixPart, condition, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import count, gpu_equivalents, join, label, pct, times, usd
+
+ID = "mix"
+STAGE = "worth"
+
+_FLEET = [{"name": "MI300X", "gpus": 450}, {"name": "H100", "gpus": 550, "k": 0.85}]
+
+EXAMPLES = (
+    Example(
+        {"target": "gemm", "p": 0.3, "k": 1.4, "cost_weeks": 4, "scope": {"device": "MI300X"}}
+        | {"flags": {"fleet_mix": _FLEET}},
+        fires=True,
+        verdict="fund_if",
+        figures={"mix_saving": 0.45 * 0.3 * (1 - 1 / 1.4), "slower_share": 0.55},
+    ),
+    Example(
+        {"target": "splitk", "p": 0.2, "k": 1.8, "cost_weeks": 3, "scope": {"input": "batch 1"}}
+        | {"flags": {"traffic_mix": [{"name": "batch 1", "share": 0.05}, {"name": "batch 32", "share": 0.95}]}},
+        fires=True,
+        verdict="decline",
+        figures={"mix_saving": 0.05 * 0.2 * (1 - 1 / 1.8), "unmeasured_share": 0.95},
+    ),
+    Example(
+        {"target": "gemm", "p": 0.3, "k": 1.4, "cost_weeks": 4, "scope": {"device": "MI300X"}}
+        | {"flags": {"fleet_mix": [{"name": "MI300X", "gpus": 450}, {"name": "H100", "gpus": 550, "k": 1.2}]}},
+        fires=True,
+        decision="fund",
+    ),
+    Example({"target": "gemm", "p": 0.3, "k": 1.4}, fires=False),
+)
+
+SAID_PARTS = 3
+"""Parts named one by one in a sentence; the rest are counted."""
+
+
+def check(ctx: Context) -> Finding | None:
+    """Prices the change part by part over a fleet or traffic mix; conditions or opposes on the parts."""
+    parts = ctx.mix
+    if parts is None:
+        return None
+    fleet = ctx.proposal.flags.fleet_mix is not None
+    across = "of the fleet's time" if fleet else "of the production time"
+    saving = ctx.run_saving
+    unmeasured = [part for part in parts if part.k is None]
+    slower = [part for part in parts if part.k is not None and part.k < 1]
+    figures: dict[str, Figure] = {
+        "mix_saving": saving,
+        "unmeasured_share": math.fsum(part.weight for part in unmeasured),
+        "slower_share": math.fsum(part.weight for part in slower),
+        "parts": len(parts),
+    }
+    for i, part in enumerate(parts, start=1):
+        figures |= {
+            f"part_{i}_share": part.weight,
+            f"part_{i}_p": part.p,
+            f"part_{i}_k": part.k,
+            f"part_{i}_saving": part.saving,
+            f"part_{i}_fleet_saving": part.weight * part.saving,
+        }
+    said = _parts(parts, fleet)
+    worth = ctx.worth
+    if not worth.clears:
+        head = f"Priced part by part ({said}), the change saves {pct(saving)} {across}, {_short(ctx, figures)}"
+        if unmeasured:
+            head += f"; measure k on {_names(unmeasured)} before counting a gain there"
+        return opposition(ctx, ID, head, figures)
+    if slower:
+        how = "device" if fleet else "batch size"
+        return condition(
+            ID,
+            figures,
+            f"Fund if it runs only where it is faster ({said}): that saves {pct(saving)} {across}, and "
+            f"{_names(slower)} must keep the old path, chosen by {how}.",
+            stage="condition",
+        )
+    if unmeasured:
+        return condition(
+            ID,
+            figures,
+            f"Fund where it was measured ({said}): that saves {pct(saving)} {across}; measure k on "
+            f"{_names(unmeasured)} before it ships there.",
+            stage="condition",
+        )
+    return Finding(
+        rule=ID,
+        effect="info",
+        figures=figures,
+        message=f"Priced part by part ({said}), the change saves {pct(saving)} {across}.",
+    )
+
+
+def _names(parts: list[MixPart]) -> str:
+    return join([_name(part) for part in parts[:SAID_PARTS]] + _more(len(parts)))
+
+
+def _name(part: MixPart) -> str:
+    return part.name if part.name == REST_OF_TRAFFIC else label(part.name)
+
+
+def _more(n: int) -> list[str]:
+    return [count(n - SAID_PARTS, "more part")] if n > SAID_PARTS else []
+
+
+def _parts(parts: list[MixPart], fleet: bool) -> str:
+    """`1.4× on MI300X at 45% of the fleet, 0.85× on H100 at 55%`: each part's k and weight, as stated."""
+    whole = " of the fleet" if fleet else " of the time"
+    said: list[str] = []
+    for i, part in enumerate(parts[:SAID_PARTS]):
+        share = pct(part.weight) + (whole if i == 0 else "")
+        if part.k is None:
+            said.append(f"no k measured on {_name(part)} at {share}, counted as no gain")
+        else:
+            said.append(f"{times(part.k)} on {_name(part)} at {share}")
+    return ", ".join(said + _more(len(parts)))
+
+
+def _short(ctx: Context, figures: dict[str, Figure]) -> str:
+    """Why that saving does not pay, in the figures of the worth stage."""
+    worth, policy = ctx.worth, ctx.policy
+    money = worth.money
+    if money is not None:
+        figures |= {
+            "gpu_equivalents": money.gpus,
+            "value_usd": money.value_usd,
+            "engineering_cost_usd": money.cost_usd,
+        }
+        return (
+            f"{gpu_equivalents(money.gpus)} worth {usd(money.value_usd)} against {usd(money.cost_usd)} of engineering"
+        )
+    if worth.saving < policy.noise_floor:
+        figures["noise_floor"] = policy.noise_floor
+        return f"under the {pct(policy.noise_floor)} noise floor"
+    figures |= {"rate": worth.rate, "min_rate": policy.min_rate}
+    rate = worth.rate if worth.rate is not None else 0.0
+    return f"{pct(rate)} of the step per engineer-week, under the {pct(policy.min_rate)} bar"
