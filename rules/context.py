@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
@@ -186,6 +187,13 @@ class Context:
     probe: Probe | None = None
     """The pure verdict function at another point, `probe(proposal, p, k)`, handed in by the engine for the checks
     that search for a break-even value (estimate); None where a check must not recurse (inside a probe)."""
+    stated_k: float | None = None
+    """The proposal's own `k` when `added_work` derives `k` from it (`derived_k`); None when `k` is as stated."""
+
+    @property
+    def given_k(self) -> float:
+        """The k the proposal states, before added work is counted: what a probe is handed back (it derives again)."""
+        return self.k if self.stated_k is None else self.stated_k
 
     @lazy
     def amdahl(self) -> AmdahlFigures:
@@ -324,6 +332,37 @@ class Context:
     def scope_noun(self) -> str:
         """What `p` is a share of, as the statement says it: the step, device activity, the run, one rank."""
         return SCOPE_NOUN.get(self.proposal.scope.measured or "step", "the step")
+
+
+def derived_k(proposal: Proposal, p: float, k: float, baseline_ms: float | None) -> float:
+    """The target's end-to-end speedup once the work the change adds is counted (`added_work`): speculative decoding
+    as the formula of `amdahl.speculative_k` gives it (in place of the tokens-per-pass `k` teams quote), then each
+    added phase's ms on top of the target's new time (`amdahl.with_added_ms`, which needs the scope's time)."""
+    added = proposal.added_work
+    if added is None:
+        return k
+    spec = added.speculative
+    if spec is not None:
+        k = amdahl.speculative_k(spec.draft_tokens, spec.acceptance, spec.draft_cost, spec.verify_cost)
+    extra = sum(phase.ms for phase in added.phases or ())
+    if extra > 0:
+        if baseline_ms is None:
+            raise InvalidInput(
+                "Expected `baseline_ms` (or a breakdown of the step) with `added_work.phases`: added ms are weighed "
+                "against the target's own time",
+                "/added_work/phases",
+            )
+        k = amdahl.with_added_ms(baseline_ms * p, k, extra)
+    return k
+
+
+def context(proposal: Proposal, policy: Policy, p: float, k: float, probe: Probe | None = None) -> Context:
+    """The context of one point (p, k as the proposal states it), with k derived end to end when work is added."""
+    plain = Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe)
+    if proposal.added_work is None:
+        return plain
+    effective = derived_k(proposal, p, k, plain.baseline_ms)
+    return Context(proposal=proposal, policy=policy, p=p, k=effective, probe=probe, stated_k=k)
 
 
 Check = Callable[[Context], Finding | None]

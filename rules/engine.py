@@ -29,6 +29,8 @@ from worthit.rules.context import (  # re-exported: `rules.engine` stays where c
     Example,
     break_even,
     condition,
+    context,
+    derived_k,
     kinds_label,
     lazy,
     opposition,
@@ -104,7 +106,7 @@ def _point(value: float | Range | str | None, name: str) -> float:
 
 def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> list[Finding]:
     """Every finding of `checks` for one point (p, k), each marked with the stage its rule answers."""
-    return _run(Context(proposal=proposal, policy=policy, p=p, k=k), checks)
+    return _run(context(proposal, policy, p, k), checks)
 
 
 def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding]:
@@ -178,7 +180,7 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
     def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
         return verdict_at(other, policy, p_at, k_at, chosen)
 
-    ctx = Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe)
+    ctx = context(proposal, policy, p, k, probe)
     findings = _run(ctx, checks)
     if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
         ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx)
@@ -228,7 +230,10 @@ def _ranges(
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
     baseline, cost = ctx.baseline_ms, proposal.cost_weeks
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
-    figures = [amdahl.figures(p, k, baseline_ms=baseline, cost_weeks=cost) for p, k in corners]
+    figures = [
+        amdahl.figures(p, derived_k(proposal, p, k, baseline), baseline_ms=baseline, cost_weeks=cost)
+        for p, k in corners
+    ]
     ranges: dict[str, Interval] = {}
     for name in RANGED:
         values = [getattr(f, name) for f in figures]
@@ -269,7 +274,7 @@ def _uncertainty(
         low_end = k_low
         name = "k"
     else:
-        k_fixed = ctx.k
+        k_fixed = ctx.given_k
 
         def passes(value: float) -> bool:
             return verdict_at(proposal, policy, value, k_fixed, checks) in PASSING
@@ -337,7 +342,8 @@ def reasoning(ctx: Context, findings: Sequence[Finding], verdict: Verdict, decid
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
         elif stage == "worth":
-            if effect == "opposes" and objection is None:
+            # a worth-stage condition (a failing quality gate) answers what the work is worth, as an objection does
+            if effect in ("opposes", "condition") and objection is None:
                 objection = finding.message
         elif stage == "cost":
             if effect != "info" and priced is None:

@@ -13,6 +13,7 @@ import inspect
 from types import ModuleType
 
 from worthit.rules.checks import (
+    added_work,
     amdahl,
     barrier_denominator,
     bigger_target,
@@ -29,6 +30,7 @@ from worthit.rules.checks import (
     noise_floor,
     non_kernel_time,
     overlap_double_count,
+    quality_gate,
     rate_of_return,
     resource_goal,
     roadmap_risk,
@@ -47,6 +49,7 @@ CHECKS: tuple[ModuleType, ...] = (
     input_shift,
     consistency,
     # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
+    quality_gate,
     roadmap_risk,
     wrong_model,
     device_vs_run,
@@ -54,6 +57,7 @@ CHECKS: tuple[ModuleType, ...] = (
     noise_floor,
     fleet_multiplication,
     vendor_product,
+    added_work,
     # 3. cost: build plus upkeep, and the return per engineer-week
     maintenance_cost,
     rate_of_return,

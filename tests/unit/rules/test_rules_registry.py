@@ -41,6 +41,9 @@ PRODUCT_IDS = {
     "measurement_scope",
     "input_shift",
     "resource_goal",
+    # issue #25 (part a): currencies besides time
+    "quality_gate",
+    "added_work",
 }
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 

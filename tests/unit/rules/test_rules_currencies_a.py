@@ -1,0 +1,154 @@
+"""Proposals that trade more than time (issue #25, part a): memory the change frees, a quality gate, work the change
+adds, GPU time it costs on every start, missing inputs asked for, and statements that stay true.
+
+Each case was answered wrongly before (a funded quality regression, a speculative "2.2×" taken at its word, a
+capacity fix redirected as a capacity problem); figures are re-derived here from the policy's prices and the
+formulas written in the rules' docstrings, not read back from the engine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.rules.helpers import assert_one_sentence, finding, review
+
+GPU_HOUR = 2.0
+GPU_YEAR_USD = GPU_HOUR * 8760  # the default policy's $2 per GPU-hour, around the clock
+WEEK_USD = 5000.0
+
+
+# --- a quality gate --------------------------------------------------------------------------------------------------
+
+
+def test_a_quantization_that_fails_its_quality_gate_is_not_funded_on_fleet_money() -> None:
+    """INT8 attention 1.6× on 40% of the step, 4,000 GPUs: $10.5M a year, but BLEU falls 0.8 against a 0.25 gate."""
+    evaluation = review(
+        {
+            "target": "attention_int8",
+            "p": 0.4,
+            "k": 1.6,
+            "cost_weeks": 5,
+            "flags": {"fleet_gpus": 4000},
+            "quality": {"metric": "BLEU", "baseline": 34.1, "candidate": 33.3, "max_regression": 0.25},
+        }
+    )
+    saving = 0.4 * (1 - 1 / 1.6)
+    assert finding(evaluation, "fleet_multiplication").figures["annual_value_usd"] == pytest.approx(
+        4000 * saving * GPU_YEAR_USD
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "quality_gate"
+    gate = finding(evaluation, "quality_gate")
+    assert gate.stage == "worth"
+    assert gate.figures["regression"] == pytest.approx(34.1 - 33.3)
+    assert gate.figures["recover_to"] == pytest.approx(34.1 - 0.25)
+    for words in ("BLEU recovers to at least 33.85", "falls 0.8 points", "0.25-point gate", "cannot ship"):
+        assert words in evaluation.statement
+    worth = next(stage for stage in evaluation.reasoning or () if stage.stage == "worth")
+    assert worth.answer == evaluation.statement  # --explain shows it deciding at the worth stage
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_failing_gate_on_work_that_does_not_pay_is_declined() -> None:
+    """Perplexity (lower is better) rises 0.4 against 0.1 on a 3% kernel for 6 weeks: decline, naming both."""
+    evaluation = review(
+        {
+            "target": "fp8_mlp",
+            "p": 0.03,
+            "k": 1.5,
+            "cost_weeks": 6,
+            "quality": {
+                "metric": "perplexity",
+                "baseline": 5.2,
+                "candidate": 5.6,
+                "max_regression": 0.1,
+                "higher_is_better": False,
+            },
+        }
+    )
+    assert evaluation.verdict == "decline"
+    assert evaluation.deciding_rule == "quality_gate"
+    assert finding(evaluation, "quality_gate").figures["regression"] == pytest.approx(0.4)
+    assert "perplexity rises 0.4 points (5.2 → 5.6)" in evaluation.statement
+    assert "quality gate" in evaluation.statement
+    assert "1%" in evaluation.statement  # 3% × (1 − 1/1.5) saved
+
+
+def test_a_regression_inside_the_gate_leaves_the_decision_to_the_money() -> None:
+    """0.1 points lost against a 0.3 gate: info, and the fleet case funds it."""
+    evaluation = review(
+        {
+            "target": "gemm_fp8",
+            "p": 0.3,
+            "k": 1.5,
+            "cost_weeks": 3,
+            "flags": {"fleet_gpus": 1000},
+            "quality": {"metric": "accuracy", "baseline": 80.0, "candidate": 79.9, "max_regression": 0.3},
+        }
+    )
+    assert evaluation.verdict == "fund"
+    assert finding(evaluation, "quality_gate").effect == "info"
+
+
+# --- added work ------------------------------------------------------------------------------------------------------
+
+
+def test_speculative_decoding_is_judged_at_its_end_to_end_k_not_tokens_per_pass() -> None:
+    """γ = 3, α = 0.65, draft 0.2, verify 1.35: 2.35 tokens per pass for 1.95 steps, 1.2×; "2.2×" would fund."""
+    raw = {"target": "decode", "p": 0.9, "k": 2.2, "baseline_ms": 1200, "cost_weeks": 16}
+    alpha, gamma, draft, verify = 0.65, 3, 0.2, 1.35
+    tokens = (1 - alpha ** (gamma + 1)) / (1 - alpha)
+    k = tokens / (gamma * draft + verify)
+    assert tokens == pytest.approx(2.34712, rel=1e-4)
+    assert k == pytest.approx(1.20366, rel=1e-4)
+    assert review(raw).verdict == "fund"  # at the stated 2.2×: 49% for 16 weeks
+    spec = {"draft_tokens": gamma, "acceptance": alpha, "draft_cost": draft, "verify_cost": verify}
+    evaluation = review(raw | {"added_work": {"speculative": spec}})
+    saving = 0.9 * (1 - 1 / k)
+    assert evaluation.amdahl.saving_fraction == pytest.approx(saving)
+    assert saving / 16 < 0.01  # under the policy's 1% per engineer-week
+    assert evaluation.verdict == "decline"
+    assert evaluation.deciding_rule == "rate_of_return"
+    added = finding(evaluation, "added_work")
+    assert added.figures["effective_k"] == pytest.approx(k)
+    assert added.figures["expected_tokens"] == pytest.approx(tokens)
+    assert "1.2× faster end to end, not 2.2×" in added.message
+    assert "16 engineer-weeks for 15.2% of the step" in evaluation.statement
+
+
+def test_an_added_dequantize_comes_out_of_the_speedup() -> None:
+    """A 30 ms GEMM of a 120 ms step at 2.5×, plus 4 ms of dequantize: 30 / (12 + 4) = 1.875× end to end."""
+    evaluation = review(
+        {
+            "target": "gemm_int4",
+            "p": 0.25,
+            "k": 2.5,
+            "baseline_ms": 120,
+            "cost_weeks": 2,
+            "added_work": {"phases": [{"name": "dequantize", "ms": 4}]},
+        }
+    )
+    k = 30 / (30 / 2.5 + 4)
+    assert evaluation.amdahl.k == pytest.approx(k)
+    assert evaluation.amdahl.new_ms == pytest.approx(120 - 30 + 16)
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "added_work"
+    assert "1.88× faster end to end, not 2.5×" in evaluation.statement
+    assert "the 4 ms of dequantize it adds" in evaluation.statement
+
+
+def test_added_work_that_eats_the_whole_saving_is_declined() -> None:
+    """8 ms of a 100 ms step at 3× is 2.67 ms; 6 ms of repacking added makes it 8.67 ms: slower, decline."""
+    evaluation = review(
+        {
+            "target": "small_gemm",
+            "p": 0.08,
+            "k": 3,
+            "baseline_ms": 100,
+            "cost_weeks": 1,
+            "added_work": {"phases": [{"name": "repack", "ms": 6}]},
+        }
+    )
+    assert evaluation.verdict == "decline"
+    assert finding(evaluation, "added_work").figures["effective_k"] == pytest.approx(8 / (8 / 3 + 6))
+    assert evaluation.amdahl.saving_fraction < 0
