@@ -63,6 +63,16 @@ class Money:
     cost_usd: float
     payback_months: float | None
     clears: bool
+    # issue #25 (part a): GPU time the change itself costs on every start, netted out of the capacity it frees
+    consumed_gpus: float = 0.0
+    """GPU-equivalents the change's recurring GPU time takes (GPU-minutes per start × starts a day, around the
+    clock); `value_usd`, `annual_usd` and `clears` are net of it."""
+    recurrence: bool | None = None
+    """`flags.recurring` as the proposal states it: None when unsaid (the horizon's value is then an assumption)."""
+
+    @property
+    def net_gpus(self) -> float:
+        return self.gpus - self.consumed_gpus
 
 
 @dataclass(slots=True)
@@ -137,18 +147,20 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
     if fleet is None:
         return None
     gpus = fleet * saving
+    consumed = recurring_gpus(proposal)
+    net = gpus - consumed
     days = proposal.flags.run_days
     cost_usd = cost.usd or 0.0
     if days is not None:
-        value = gpus * policy.gpu_hour_usd * HOURS_PER_DAY * days
+        value = net * policy.gpu_hour_usd * HOURS_PER_DAY * days
         annual = None
         payback = None
     else:
-        annual = gpus * policy.gpu_hour_usd * HOURS_PER_YEAR
+        annual = net * policy.gpu_hour_usd * HOURS_PER_YEAR
         value = annual * policy.horizon_months / 12
         payback = cost_usd / (annual / 12) if annual > 0 else None
     # Overflow guard: a fleet of 1e18 GPUs is a typo, but its arithmetic must still be finite to be printed.
-    clears = gpus > 0 and math.isfinite(value) and value >= cost_usd
+    clears = net > 0 and math.isfinite(value) and value >= cost_usd
     return Money(
         gpus=gpus,
         recurring=days is None,
@@ -158,7 +170,22 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
         cost_usd=cost_usd,
         payback_months=payback,
         clears=clears,
+        consumed_gpus=consumed,
+        recurrence=proposal.flags.recurring,
     )
+
+
+MINUTES_PER_DAY = 1440.0
+"""A unit: GPU-minutes a day that one GPU-equivalent provides."""
+
+
+def recurring_gpus(proposal: Proposal) -> float:
+    """GPU-equivalents the change's own GPU time takes, around the clock: GPU-minutes per start × starts a day ÷
+    1,440 (45 GPU-minutes on 2,000 starts a day keeps 62.5 GPUs busy); 0 when none is stated."""
+    flags = proposal.flags
+    if flags.gpu_minutes_per_start is None or flags.starts_per_day is None:
+        return 0.0
+    return flags.gpu_minutes_per_start * flags.starts_per_day / MINUTES_PER_DAY
 
 
 def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Worth:

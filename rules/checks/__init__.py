@@ -32,6 +32,7 @@ from worthit.rules.checks import (
     overlap_double_count,
     quality_gate,
     rate_of_return,
+    recurring_gpu_cost,
     resource_goal,
     roadmap_risk,
     tail_latency,
@@ -61,6 +62,7 @@ CHECKS: tuple[ModuleType, ...] = (
     # 3. cost: build plus upkeep, and the return per engineer-week
     maintenance_cost,
     rate_of_return,
+    recurring_gpu_cost,
     # 4. alternative: a capacity problem, the largest phase, the non-kernel time
     resource_goal,
     bigger_target,

@@ -152,3 +152,74 @@ def test_added_work_that_eats_the_whole_saving_is_declined() -> None:
     assert evaluation.verdict == "decline"
     assert finding(evaluation, "added_work").figures["effective_k"] == pytest.approx(8 / (8 / 3 + 6))
     assert evaluation.amdahl.saving_fraction < 0
+
+
+# --- GPU time the change costs on every start -------------------------------------------------------------------------
+
+
+def test_a_compile_that_costs_more_gpu_time_per_start_than_it_saves_is_declined() -> None:
+    """800 GPUs, 5% per step frees 40 GPU-equivalents; 50 GPU-minutes × 1,800 starts a day take 62.5: net −22.5."""
+    evaluation = review(
+        {
+            "target": "autotuned_graph",
+            "p": 1.0,
+            "k": 1 / 0.95,
+            "cost_weeks": 1,
+            "flags": {"fleet_gpus": 800, "gpu_minutes_per_start": 50, "starts_per_day": 1800, "recurring": True},
+        }
+    )
+    freed, taken = 800 * 0.05, 50 * 1800 / 1440
+    assert taken == pytest.approx(62.5)
+    assert evaluation.verdict == "decline"
+    cost = finding(evaluation, "recurring_gpu_cost")
+    assert cost.stage == "cost"
+    assert cost.figures["freed_gpus"] == pytest.approx(freed)
+    assert cost.figures["net_gpus"] == pytest.approx(freed - taken)
+    assert cost.figures["consumed_usd_per_year"] == pytest.approx(taken * GPU_YEAR_USD)
+    assert "50 GPU-minutes on each of 1,800 starts a day take 62" in evaluation.statement
+    assert "of capacity overall" in evaluation.statement
+    assert "frees 40 GPU-equivalents" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_start_cost_without_a_fleet_funds_only_above_the_break_even_fleet() -> None:
+    """12 GPU-minutes × 300 starts = 2.5 GPU-equivalents; 4% saved: fund if the fleet has (2.5 + eng.)/0.04 GPUs."""
+    evaluation = review(
+        {
+            "target": "step",
+            "p": 0.4,
+            "k": 1 / 0.9,
+            "cost_weeks": 2,
+            "flags": {"gpu_minutes_per_start": 12, "starts_per_day": 300},
+        }
+    )
+    saving = 0.4 * 0.1
+    needed = (12 * 300 / 1440 + 2 * WEEK_USD / GPU_YEAR_USD) / saving
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "recurring_gpu_cost"
+    assert finding(evaluation, "recurring_gpu_cost").figures["break_even_fleet_gpus"] == pytest.approx(needed)
+    assert f"at least {round(needed)} GPUs" in evaluation.statement
+
+
+def test_a_fleet_nobody_said_recurs_is_not_called_recurring() -> None:
+    """No `recurring`, no `run_days`: the horizon's value is an assumption, said so; `recurring: true` says it."""
+    raw = {"target": "attn", "p": 0.1, "k": 2, "cost_weeks": 2, "flags": {"fleet_gpus": 500}}
+    unsaid = review(raw)
+    assert "recurring" not in unsaid.statement
+    assert "a year if the fleet keeps running it" in unsaid.statement
+    said = review(raw | {"flags": {"fleet_gpus": 500, "recurring": True}})
+    assert "a year and recurring" in said.statement
+
+
+def test_a_one_off_job_of_unstated_length_funds_on_its_break_even_days() -> None:
+    """A one-off job on 2,000 GPUs saving 3% frees 60 GPU-equivalents, $2,880 a day, against $40k: 13.9 days."""
+    evaluation = review(
+        {"target": "attn", "p": 0.06, "k": 2, "cost_weeks": 8, "flags": {"fleet_gpus": 2000, "recurring": False}}
+    )
+    per_day = 2000 * 0.03 * GPU_HOUR * 24
+    days = 8 * WEEK_USD / per_day
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "fleet_multiplication"
+    assert finding(evaluation, "fleet_multiplication").figures["break_even_days"] == pytest.approx(days)
+    assert "runs at least 14 days" in evaluation.statement
+    assert "recurring" not in evaluation.statement

@@ -44,6 +44,7 @@ PRODUCT_IDS = {
     # issue #25 (part a): currencies besides time
     "quality_gate",
     "added_work",
+    "recurring_gpu_cost",
 }
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
