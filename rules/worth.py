@@ -26,13 +26,14 @@ HOURS_PER_DAY = 24.0
 HOURS_PER_YEAR = 8760.0
 """Units, not thresholds: freed capacity is counted around the clock."""
 
-Basis = Literal["measured", "strategic", "fleet", "job", "product"]
+Basis = Literal["measured", "strategic", "fleet", "job", "product", "memory"]
 CARRIED_BY: dict[Basis, str] = {
     "measured": "amdahl",
     "strategic": "wrong_model",
     "fleet": "fleet_multiplication",
     "job": "fleet_multiplication",
     "product": "vendor_product",
+    "memory": "memory_fit",
 }
 """The rule whose finding states the figure each basis rests on (provenance for `Finding.overridden_by`)."""
 CREDIBILITY_RULE = "roadmap_risk"
@@ -76,6 +77,45 @@ class Money:
 
 
 @dataclass(slots=True)
+class Fit:
+    """Issue #25 (part a): the memory a replica needs before and after the change, in devices (memory_fit rule)."""
+
+    usable_gb: float
+    """A device's memory less the headroom wanted."""
+    gpus_before: int
+    gpus_after: int
+
+    @property
+    def saving(self) -> float:
+        """Share of the GPUs a replica holds that the change frees: 1 − after / before (0 when none is freed)."""
+        return max(0.0, 1 - self.gpus_after / self.gpus_before)
+
+    @property
+    def fixes(self) -> bool:
+        """The change is the capacity fix: a replica needs fewer devices after it."""
+        return self.gpus_after < self.gpus_before
+
+
+_EPS = 1e-9  # float noise in ceil(): 282 / 141 must be 2 devices, not 3
+
+
+def fit_of(proposal: Proposal) -> Fit | None:
+    """Devices per replica before and after the change, from `goal`; None without the need after the change."""
+    goal = proposal.goal
+    if goal is None or goal.memory_after_gb is None:
+        return None
+    required, device = goal.memory_required_gb, goal.device_memory_gb
+    if required is None or device is None:  # pragma: no cover - the Goal struct requires both with the after
+        return None
+    usable = device - (goal.memory_headroom_gb or 0.0)
+    return Fit(
+        usable_gb=usable,
+        gpus_before=max(1, math.ceil(required / usable - _EPS)),
+        gpus_after=max(1, math.ceil(goal.memory_after_gb / usable - _EPS)),
+    )
+
+
+@dataclass(slots=True)
 class Worth:
     """Stage 2: the saving on the decision scope and whether it pays for its cost."""
 
@@ -95,6 +135,10 @@ class Worth:
     clears: bool
     basis: Basis
     cost: Cost
+    fit: Fit | None = None
+    capacity_saving: float | None = None
+    """With a memory fix: the share of GPU capacity freed by fewer devices per replica and the faster step together,
+    1 − (1 − memory) · (1 − saving); what a fleet's money is counted on."""
 
     @property
     def carried_by(self) -> str | None:
@@ -201,7 +245,10 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         strategic_saving = amdahl.saving_fraction(strategic.p, k)
         strategic_rate = _rate(strategic_saving, cost.weeks)
         strategic_ok = credible and _clears(strategic_saving, strategic_rate, policy)
-    money = money_of(proposal, policy, saving, cost)
+    fit = fit_of(proposal)
+    capacity = 1 - (1 - fit.saving) * (1 - saving) if fit is not None and fit.fixes else None
+    money = money_of(proposal, policy, saving if capacity is None else capacity, cost)
+    memory_ok = capacity is not None and _clears(capacity, _rate(capacity, cost.weeks), policy)
     flags = proposal.flags
     unportable = flags.portability in ("vendor_specific", "hand_asm")
     product = unportable and flags.kernel_is_product and flags.portable_fallback and saving > 0
@@ -212,6 +259,8 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         clears, basis = True, "product"
     elif per_run:
         clears, basis = True, "measured"
+    elif memory_ok:
+        clears, basis = True, "memory"
     elif strategic_ok:
         clears, basis = True, "strategic"
     else:
@@ -229,4 +278,6 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         clears=clears,
         basis=basis,
         cost=cost,
+        fit=fit,
+        capacity_saving=capacity,
     )

@@ -27,6 +27,7 @@ from worthit.rules.checks import (
     input_shift,
     maintenance_cost,
     measurement_scope,
+    memory_fit,
     noise_floor,
     non_kernel_time,
     overlap_double_count,
@@ -51,6 +52,7 @@ CHECKS: tuple[ModuleType, ...] = (
     consistency,
     # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
     quality_gate,
+    memory_fit,
     roadmap_risk,
     wrong_model,
     device_vs_run,

@@ -55,7 +55,8 @@ def check(ctx: Context) -> Finding | None:
     if money is None:  # pragma: no cover - the worth stage prices every fleet
         return None
     policy = ctx.policy
-    saving = ctx.run_saving
+    # the share of the fleet freed: the run's saving, or with a memory fix (memory_fit) the capacity it frees too
+    saving = ctx.run_saving if ctx.worth.capacity_saving is None else ctx.worth.capacity_saving
     gpus, cost = money.gpus, money.cost_usd
     figures: dict[str, Figure] = {
         "fleet_gpus": fleet,

@@ -223,3 +223,103 @@ def test_a_one_off_job_of_unstated_length_funds_on_its_break_even_days() -> None
     assert finding(evaluation, "fleet_multiplication").figures["break_even_days"] == pytest.approx(days)
     assert "runs at least 14 days" in evaluation.statement
     assert "recurring" not in evaluation.statement
+
+
+# --- memory the proposal frees ----------------------------------------------------------------------------------------
+
+_KV_GOAL = {"memory_required_gb": 150, "memory_after_gb": 88, "device_memory_gb": 96}
+
+
+def test_a_kv_cache_that_brings_the_need_under_capacity_is_funded_on_what_fitting_frees() -> None:
+    """150 GB needed on 96 GB GPUs is 2 per replica; an FP8 KV cache brings it to 88 GB, 1 per replica: not a
+    capacity problem to redirect, but half the serving GPUs freed (with no speedup of its own)."""
+    raw = {"target": "kv_cache", "p": 0.2, "k": 1.0, "cost_weeks": 5, "goal": _KV_GOAL}
+    before = review({**raw, "goal": {"memory_required_gb": 150, "device_memory_gb": 96}})
+    assert before.verdict == "redirect"  # without the need after the change: a capacity problem, as before
+    evaluation = review(raw)
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "memory_fit"
+    fit = finding(evaluation, "memory_fit")
+    assert (fit.figures["gpus_before"], fit.figures["gpus_after"]) == (2, 1)
+    assert fit.figures["memory_saving"] == pytest.approx(0.5)
+    assert finding(evaluation, "resource_goal").effect == "info"
+    assert finding(evaluation, "noise_floor").overridden_by == "memory_fit"  # 0% per run, carried by fitting
+    for words in ("from 150 GB to 88 GB", "1 GPU of a 96 GB device instead of 2", "freeing 50% of the GPUs"):
+        assert words in evaluation.statement
+    assert "capacity problem no speedup fixes" not in evaluation.statement
+
+
+def test_a_memory_fix_on_a_fleet_is_priced_as_the_gpus_it_frees() -> None:
+    """300 GPUs, 2 → 1 per replica and a 1.2× attention on 10%: 1 − 0.5·(1 − 0.1/6) of the fleet freed."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.1,
+            "k": 1.2,
+            "cost_weeks": 8,
+            "flags": {"fleet_gpus": 300, "recurring": True},
+            "goal": _KV_GOAL,
+        }
+    )
+    capacity = 1 - 0.5 * (1 - 0.1 * (1 - 1 / 1.2))
+    assert evaluation.verdict == "fund"
+    fleet = finding(evaluation, "fleet_multiplication")
+    assert fleet.figures["gpu_equivalents"] == pytest.approx(300 * capacity)
+    assert fleet.figures["annual_value_usd"] == pytest.approx(300 * capacity * GPU_YEAR_USD)
+    assert f"{300 * capacity:.0f} GPU-equivalents on 300 GPUs" in evaluation.statement
+
+
+def test_memory_that_fits_already_decides_nothing_and_is_never_called_uncheckable() -> None:
+    """60 GB needed on 141 GB: memory fits; the reasoning says so, never "cannot be checked"."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": 2,
+            "cost_weeks": 2,
+            "goal": {"memory_required_gb": 60, "memory_after_gb": 45, "device_memory_gb": 141},
+        }
+    )
+    assert evaluation.verdict == "fund"
+    assert finding(evaluation, "memory_fit").effect == "info"
+    goal = finding(evaluation, "resource_goal")
+    assert (
+        goal.message
+        == "The 60 GB the execution needs already fits on a 141 GB device, so memory is not what decides this change."
+    )
+    text = " ".join(stage.answer for stage in evaluation.reasoning or ()) + " ".join(
+        f.message for f in evaluation.findings
+    )
+    assert "cannot be checked" not in text
+    plain = review(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": 2,
+            "cost_weeks": 2,
+            "goal": {"memory_required_gb": 60, "device_memory_gb": 141},
+        }
+    )
+    assert "cannot be checked" not in " ".join(f.message for f in plain.findings)
+
+
+def test_a_change_that_still_does_not_fit_with_the_headroom_wanted_is_redirected() -> None:
+    """170 → 150 GB on 141 GB GPUs with 8 GB headroom (133 usable): still 2 per replica, a capacity problem."""
+    evaluation = review(
+        {
+            "target": "recompute",
+            "p": 0.1,
+            "k": 1.0,
+            "cost_weeks": 3,
+            "goal": {
+                "memory_required_gb": 170,
+                "memory_after_gb": 150,
+                "device_memory_gb": 141,
+                "memory_headroom_gb": 8,
+            },
+        }
+    )
+    assert evaluation.verdict == "redirect"
+    assert evaluation.deciding_rule == "resource_goal"
+    assert finding(evaluation, "resource_goal").figures["gpus_for_memory"] == 2
+    assert "(133 GB usable), and after this change still 150 GB" in evaluation.statement

@@ -45,6 +45,7 @@ PRODUCT_IDS = {
     "quality_gate",
     "added_work",
     "recurring_gpu_cost",
+    "memory_fit",
 }
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
