@@ -49,6 +49,13 @@ class Cost:
     weeks: float | None
     """Build + upkeep; None when neither is known (no cost given and portable code)."""
     usd: float | None
+    # issue #25 (part a): where the upkeep figure came from, so a statement never presents a default as given
+    upkeep_per_year: float | None = None
+    """Engineer-weeks a year per architecture the upkeep counts (None for portable code)."""
+    upkeep_source: Literal["proposal", "policy", "policy_over_zero"] | None = None
+    """`proposal`: the proposal's `maintenance_weeks_per_year`; `policy`: none given, the policy's; `policy_over_zero`:
+    a claimed 0 for unportable code, which the policy's figure replaces (unportable code is never free to keep)."""
+    architectures: int = 1
 
 
 @dataclass(slots=True)
@@ -152,10 +159,14 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
     """Build plus upkeep (maintenance weeks per year × architectures over the horizon for unportable code)."""
     flags = proposal.flags
     upkeep = 0.0
+    per_year: float | None = None
+    source: Literal["proposal", "policy", "policy_over_zero"] | None = None
     if flags.portability in ("vendor_specific", "hand_asm"):
-        per_year = flags.maintenance_weeks_per_year
+        per_year, source = flags.maintenance_weeks_per_year, "proposal"
         if per_year is None:
-            per_year = policy.maintenance_weeks_per_year
+            per_year, source = policy.maintenance_weeks_per_year, "policy"
+        elif per_year == 0 and policy.maintenance_weeks_per_year > 0:
+            per_year, source = policy.maintenance_weeks_per_year, "policy_over_zero"
         upkeep = per_year * (flags.architectures or 1) * policy.horizon_months / 12
     build = proposal.cost_weeks
     weeks = None if build is None and upkeep == 0 else (build or 0.0) + upkeep
@@ -164,6 +175,9 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
         upkeep_weeks=upkeep,
         weeks=weeks,
         usd=None if weeks is None else weeks * policy.engineer_week_usd,
+        upkeep_per_year=per_year,
+        upkeep_source=source,
+        architectures=flags.architectures or 1,
     )
 
 

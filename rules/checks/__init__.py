@@ -37,6 +37,7 @@ from worthit.rules.checks import (
     resource_goal,
     roadmap_risk,
     tail_latency,
+    unstated_cost,
     vendor_product,
     wrong_model,
 )
@@ -65,6 +66,7 @@ CHECKS: tuple[ModuleType, ...] = (
     maintenance_cost,
     rate_of_return,
     recurring_gpu_cost,
+    unstated_cost,
     # 4. alternative: a capacity problem, the largest phase, the non-kernel time
     resource_goal,
     bigger_target,

@@ -46,6 +46,7 @@ PRODUCT_IDS = {
     "added_work",
     "recurring_gpu_cost",
     "memory_fit",
+    "unstated_cost",
 }
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
