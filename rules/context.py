@@ -14,7 +14,18 @@ from typing import Any, Generic, TypeVar, overload
 
 from worthit.rules import amdahl
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
+from worthit.rules.model import (
+    AmdahlFigures,
+    Figure,
+    Finding,
+    Phase,
+    PhaseKind,
+    Proposal,
+    Range,
+    Stage,
+    Verdict,
+    is_aggregate,
+)
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.text import label, ms, num, pct, usd
@@ -197,7 +208,24 @@ class Context:
 
     @lazy
     def amdahl(self) -> AmdahlFigures:
-        return amdahl.figures(self.p, self.k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
+        # the return per engineer-week counts upkeep, as the cost stage does: one cost for every figure (rules.worth)
+        return amdahl.figures(self.p, self.k, baseline_ms=self.baseline_ms, cost_weeks=self.worth.cost.weeks)
+
+    @lazy
+    def range_ends(self) -> tuple[AmdahlFigures, AmdahlFigures] | None:
+        """With p or k given as a range, the figures at its low end (low p, low k) and its high end (every figure of
+        PRODUCT §2 is monotonic in each): what a statement quotes, never the midpoint. None for single values."""
+        proposal = self.proposal
+        p, k = proposal.p, proposal.k
+        if not isinstance(p, Range) and not isinstance(k, Range):
+            return None
+        p_low, p_high = (p.low, p.high) if isinstance(p, Range) else (self.p, self.p)
+        k_low, k_high = (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k)
+        base, weeks = self.baseline_ms, self.worth.cost.weeks
+        return (
+            amdahl.figures(p_low, derived_k(proposal, p_low, k_low, base), baseline_ms=base, cost_weeks=weeks),
+            amdahl.figures(p_high, derived_k(proposal, p_high, k_high, base), baseline_ms=base, cost_weeks=weeks),
+        )
 
     @lazy
     def baseline_ms(self) -> float | None:

@@ -228,7 +228,7 @@ def _ranges(
     of the uncertain input, found by bisection on the pure verdict function.
     """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
-    baseline, cost = ctx.baseline_ms, proposal.cost_weeks
+    baseline, cost = ctx.baseline_ms, ctx.worth.cost.weeks  # build plus upkeep, as the point's figures
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
     figures = [
         amdahl.figures(p, derived_k(proposal, p, k, baseline), baseline_ms=baseline, cost_weeks=cost)

@@ -323,3 +323,103 @@ def test_a_change_that_still_does_not_fit_with_the_headroom_wanted_is_redirected
     assert evaluation.deciding_rule == "resource_goal"
     assert finding(evaluation, "resource_goal").figures["gpus_for_memory"] == 2
     assert "(133 GB usable), and after this change still 150 GB" in evaluation.statement
+
+
+# --- missing inputs are questions -------------------------------------------------------------------------------------
+
+
+def test_a_clean_timeline_with_no_cost_funds_only_under_the_break_even_weeks() -> None:
+    """30% at 2× of an 80 ms step saves 15% (12 ms); at 1% (0.8 ms) per week it pays up to 15 weeks: fund_if."""
+    raw = {
+        "target": "gemm_qkv",
+        "p": 0.3,
+        "k": 2,
+        "baseline_ms": 80,
+        "scope": {"measured": "step", "method": "timeline", "timing": "device_events"},
+    }
+    evaluation = review(raw)
+    weeks = 0.3 * (1 - 1 / 2) / 0.01
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "unstated_cost"
+    assert finding(evaluation, "unstated_cost").figures["break_even_weeks"] == pytest.approx(weeks, rel=2e-3)
+    assert "under 15 engineer-weeks: no cost was given" in evaluation.statement
+    assert review(raw | {"cost_weeks": 14}).verdict == "fund"
+    assert review(raw | {"cost_weeks": 16}).verdict == "decline"
+
+
+def test_zero_upkeep_claimed_for_hand_assembly_is_replaced_by_the_policys_and_said_so() -> None:
+    """8% at 1.5× for 2 weeks, "0 weeks a year" of upkeep: the policy's 2 a year makes it 4 weeks, 0.67%/week."""
+    flags = {"portability": "hand_asm", "maintenance_weeks_per_year": 0}
+    evaluation = review({"target": "softmax_asm", "p": 0.08, "k": 1.5, "cost_weeks": 2, "flags": flags})
+    saving = 0.08 * (1 - 1 / 1.5)
+    upkeep = finding(evaluation, "maintenance_cost")
+    assert upkeep.figures["maintenance_weeks"] == pytest.approx(2.0)
+    assert upkeep.figures["upkeep_source"] == "policy_over_zero"
+    assert upkeep.figures["rate_with_maintenance"] == pytest.approx(saving / 4)
+    assert evaluation.verdict == "decline"
+    assert "(2 a year × one architecture, the policy's figure, not the 0 claimed)" in evaluation.statement
+
+
+def test_the_policys_upkeep_is_never_said_as_the_proposers_and_is_per_architecture() -> None:
+    """No upkeep stated, 3 architectures: 2 a year × 3 over 12 months is the policy's, and the statement says so."""
+    flags = {"portability": "vendor_specific", "architectures": 3, "fleet_gpus": 5000}
+    evaluation = review({"target": "attn_asm", "p": 0.1, "k": 1.5, "cost_weeks": 4, "flags": flags})
+    assert evaluation.verdict == "fund_if"
+    assert finding(evaluation, "maintenance_cost").figures["maintenance_weeks"] == pytest.approx(2 * 3)
+    assert "(2 a year × 3 architectures, the policy's figure)" in evaluation.statement
+    given = review(
+        {
+            "target": "attn_asm",
+            "p": 0.1,
+            "k": 1.5,
+            "cost_weeks": 4,
+            "flags": flags | {"maintenance_weeks_per_year": 1},
+        }
+    )
+    assert "(1 a year × 3 architectures)" in given.statement
+
+
+# --- small untruths ---------------------------------------------------------------------------------------------------
+
+
+def test_the_return_counts_the_upkeep_the_cost_stage_counts() -> None:
+    """7.5 ms of a 50 ms step for 3 weeks + 1 week a year × 2 architectures: 1.5 ms per engineer-week, not 2.5."""
+    flags = {"portability": "vendor_specific", "maintenance_weeks_per_year": 1, "architectures": 2}
+    evaluation = review({"target": "gemm", "p": 0.3, "k": 2, "baseline_ms": 50, "cost_weeks": 3, "flags": flags})
+    assert evaluation.amdahl.cost_weeks == pytest.approx(3 + 2)
+    assert evaluation.amdahl.rate == pytest.approx(50 * 0.15 / 5)
+    assert "1.5 ms per engineer-week, counting 2 weeks of upkeep" in finding(evaluation, "amdahl").message
+    cost = next(stage for stage in evaluation.reasoning or () if stage.stage == "cost")
+    assert cost.figures["cost_weeks"] == pytest.approx(5)
+
+
+def test_a_range_of_k_is_quoted_as_a_range_never_its_midpoint() -> None:
+    """21% at 5–10× of 100 ms: 81.1–83.2 ms (1.202–1.233×), 16.8–18.9%, 5.6–6.3 ms a week; 7.5× is nowhere."""
+    evaluation = review(
+        {"target": "attention_softmax", "p": 0.21, "k": {"low": 5, "high": 10}, "baseline_ms": 100, "cost_weeks": 3}
+    )
+    assert evaluation.verdict == "fund"
+    low, high = 100 - 21 * (1 - 1 / 5), 100 - 21 * (1 - 1 / 10)
+    assert (low, high) == (pytest.approx(83.2), pytest.approx(81.1))
+    assert evaluation.statement == (
+        "Making attention_softmax (21% of the step) 5–10× faster takes the step from 100 ms to 81.1–83.2 ms "
+        "(1.202–1.233×), saving 16.8–18.9% of it, 5.6–6.3 ms per engineer-week."
+    )
+    assert "7.5" not in evaluation.statement
+
+
+def test_unportable_cpu_code_is_at_risk_from_the_next_cpu_not_the_next_gpu() -> None:
+    """AVX-512 tokenizer code on EPYC, no fallback: fund_if, and the risk named is the next CPU."""
+    evaluation = review(
+        {
+            "target": "tokenizer_avx512",
+            "p": 0.2,
+            "k": 2,
+            "cost_weeks": 2,
+            "scope": {"device": "EPYC 9654"},
+            "flags": {"portability": "vendor_specific"},
+        }
+    )
+    assert evaluation.verdict == "fund_if"
+    assert "can break silently on the next CPU" in evaluation.statement
+    assert "GPU" not in evaluation.statement
