@@ -65,7 +65,7 @@ def check(ctx: Context) -> Finding | None:
         "recover_to": edge,
     }
     if regression <= gate.max_regression:
-        moved = f"loses {num(regression, 2)} points" if regression > 0 else f"gains {num(-regression, 2)} points"
+        moved = f"loses {_points(regression)}" if regression > 0 else f"gains {_points(-regression)}"
         return Finding(
             rule=ID,
             effect="info",
@@ -75,7 +75,7 @@ def check(ctx: Context) -> Finding | None:
         )
     worse = "falls" if gate.higher_is_better else "rises"
     lost = (
-        f"{metric} {worse} {num(regression, 2)} points ({num(gate.baseline, 2)} → {num(gate.candidate, 2)}) against a "
+        f"{metric} {worse} {_points(regression)} ({num(gate.baseline, 2)} → {num(gate.candidate, 2)}) against a "
         f"{num(gate.max_regression, 2)}-point gate"
     )
     bound = "at least" if gate.higher_is_better else "at most"
@@ -88,3 +88,9 @@ def check(ctx: Context) -> Finding | None:
         )
     head = f"The change fails its quality gate ({lost}), and its {pct(ctx.run_saving)} saving does not pay either"
     return opposition(ctx, ID, head, figures)
+
+
+def _points(value: float) -> str:
+    """`0.9 points`, `1 point`."""
+    said = num(value, 2)
+    return f"{said} point" + ("" if said == "1" else "s")

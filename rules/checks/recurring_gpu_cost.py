@@ -82,8 +82,8 @@ def check(ctx: Context) -> Finding | None:
             rule=ID,
             effect="info",
             figures=figures,
-            message=f"{takes.capitalize()}, out of the {gpu_equivalents(money.gpus)} the saving frees, leaving "
-            f"{gpu_equivalents(money.net_gpus)}.",
+            message=f"{takes[0].upper()}{takes[1:]}, out of the {gpu_equivalents(money.gpus)} the saving frees, "
+            f"leaving {gpu_equivalents(money.net_gpus)}.",
         )
     if saving <= 0:
         head = f"The change saves nothing per step, and {takes}"

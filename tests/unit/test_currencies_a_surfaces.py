@@ -82,3 +82,24 @@ def test_the_gate_reads_the_new_fields_and_a_missing_cost_passes_only_with_a_war
     assert evaluation.verdict == "fund_if"
     assert evaluation.deciding_rule == "unstated_cost"
     assert judge(evaluation.verdict, default_policy().gate).level == "warning"
+
+
+def test_review_explain_shows_the_stage_a_new_field_decides_in() -> None:
+    """`worthit review --explain`: the quality gate at the worth stage, GPU time per start at the cost stage."""
+    import msgspec
+
+    from worthit.rules.model import Proposal
+    from worthit.service.present.render import terminal
+
+    raw = {
+        "target": "gemm_fp8",
+        "p": 0.4,
+        "k": 1.5,
+        "cost_weeks": 3,
+        "flags": {"fleet_gpus": 1000, "gpu_minutes_per_start": 20, "starts_per_day": 100},
+        "quality": {"metric": "accuracy", "baseline": 80.0, "candidate": 79.0, "max_regression": 0.5},
+    }
+    text = terminal(evaluate(msgspec.convert(raw, Proposal), default_policy()), explain=True)
+    assert "[worth: condition] quality_gate: Fund only if accuracy recovers to at least 79.5" in text
+    assert "[cost: info] recurring_gpu_cost: 20 GPU-minutes on each of 100 starts a day" in text
+    assert "2. What is it worth?\n     Fund only if accuracy recovers" in text
