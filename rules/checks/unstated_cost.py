@@ -21,7 +21,7 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules.context import PASSING, Context, Example, break_even, condition
-from worthit.rules.model import Figure, Finding
+from worthit.rules.model import Figure, Finding, Range
 from worthit.rules.text import num, pct, weeks
 
 ID = "unstated_cost"
@@ -62,15 +62,22 @@ def check(ctx: Context) -> Finding | None:
     if proposal.cost_weeks is not None or probe is None:
         return None
 
+    # a range is judged at its low end (low p, low k): the break-even that holds across all of it
+    p_at = proposal.p.low if isinstance(proposal.p, Range) else ctx.p
+    k_at = proposal.k.low if isinstance(proposal.k, Range) else ctx.given_k
+    ends = ctx.range_ends
+    saving = ctx.run_saving if ends is None else ends[0].saving_fraction
+    at = "" if ends is None else " at the range's low end"
+
     def passes(cost: float) -> bool:
-        return probe(msgspec.structs.replace(proposal, cost_weeks=cost), ctx.p, ctx.given_k) in PASSING
+        return probe(msgspec.structs.replace(proposal, cost_weeks=cost), p_at, k_at) in PASSING
 
     if not passes(0.0):
         return None
     high = 1.0
     while high < MOST_WEEKS and passes(high):
         high *= 8
-    figures: dict[str, Figure] = {"min_rate": ctx.policy.min_rate, "end_to_end_saving": ctx.run_saving}
+    figures: dict[str, Figure] = {"min_rate": ctx.policy.min_rate, "end_to_end_saving": saving}
     if passes(high):
         return Finding(
             rule=ID,
@@ -88,8 +95,7 @@ def check(ctx: Context) -> Finding | None:
         figures["hours_said"] = max(hours, 0.1)
     money = ctx.worth.money
     why = (
-        f"past it the {pct(ctx.run_saving)} it saves falls under the policy's {pct(ctx.policy.min_rate)} per "
-        "engineer-week"
+        f"past it the {pct(saving)} it saves{at} falls under the policy's {pct(ctx.policy.min_rate)} per engineer-week"
         if money is None
         else "past it the capacity it frees no longer pays for the engineering"
     )

@@ -423,3 +423,42 @@ def test_unportable_cpu_code_is_at_risk_from_the_next_cpu_not_the_next_gpu() -> 
     assert evaluation.verdict == "fund_if"
     assert "can break silently on the next CPU" in evaluation.statement
     assert "GPU" not in evaluation.statement
+
+
+def test_a_memory_fix_with_a_tiny_time_saving_is_not_sent_to_a_fleet_ab() -> None:
+    """0.5% of time per run, but 2 → 1 GPU per replica on 200 GPUs: fund on the fitting, no A/B condition."""
+    evaluation = review(
+        {
+            "target": "kv_cache",
+            "p": 0.1,
+            "k": 1 / 0.95,
+            "cost_weeks": 4,
+            "flags": {"fleet_gpus": 200, "recurring": True},
+            "goal": _KV_GOAL,
+        }
+    )
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "memory_fit"
+    noise = finding(evaluation, "noise_floor")
+    assert noise.effect == "info"
+    assert noise.figures["capacity_saving"] == pytest.approx(1 - 0.5 * (1 - 0.1 * 0.05))
+    assert "fleet A/B" not in evaluation.statement
+
+
+def test_a_ranged_k_with_no_cost_funds_under_the_break_even_of_its_low_end() -> None:
+    """30% at 1.5–2.2× of 25 ms, no cost: the low end saves 10%, so under 10 engineer-weeks, said at the low end."""
+    evaluation = review(
+        {
+            "target": "attention_decode",
+            "p": 0.3,
+            "k": {"low": 1.5, "high": 2.2},
+            "baseline_ms": 25,
+            "scope": {"method": "timeline"},
+        }
+    )
+    low_saving = 0.3 * (1 - 1 / 1.5)
+    assert evaluation.verdict == "fund_if"
+    found = finding(evaluation, "unstated_cost")
+    assert found.figures["break_even_weeks"] == pytest.approx(low_saving / 0.01, rel=2e-3)
+    assert "under 10 engineer-weeks" in evaluation.statement
+    assert "the 10% it saves at the range's low end" in evaluation.statement
