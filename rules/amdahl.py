@@ -80,3 +80,42 @@ def combined(baseline_ms: float, savings_ms: list[float]) -> tuple[float, float]
     """New time and speedup when savings on disjoint phases of one breakdown add (speedups never multiply)."""
     new_ms = baseline_ms - sum(savings_ms)
     return new_ms, (math.inf if new_ms <= 0 else baseline_ms / new_ms)
+
+
+# --- work the change adds (issue #25): k derived end to end ------------------------------------------------------
+
+
+def speculative_k(draft_tokens: int, acceptance: float, draft_cost: float, verify_cost: float) -> float:
+    """The end-to-end speedup of speculative decoding over plain decoding, per token.
+
+    A draft model proposes γ = `draft_tokens` tokens; the target verifies them in one pass and accepts each with
+    probability α = `acceptance`, stopping at the first rejection and always adding one token of its own. The
+    expected tokens per verify pass are (1 − α^(γ+1)) / (1 − α) (γ + 1 when α = 1). One round costs γ draft steps
+    and one verify pass: γ·`draft_cost` + `verify_cost`, both in units of one plain decode step. So
+    k = [(1 − α^(γ+1)) / (1 − α)] / (γ·draft_cost + verify_cost).
+
+    >>> round(speculative_k(4, 0.7, 0.1, 1.2), 3)  # 2.773 tokens per pass for 1.6 steps' time
+    1.733
+    """
+    tokens = expected_tokens(draft_tokens, acceptance)
+    return tokens / (draft_tokens * draft_cost + verify_cost)
+
+
+def expected_tokens(draft_tokens: int, acceptance: float) -> float:
+    """Tokens one verify pass yields on average: (1 − α^(γ+1)) / (1 − α), or γ + 1 when every draft is accepted."""
+    if acceptance >= 1:
+        return float(draft_tokens + 1)
+    return (1 - acceptance ** (draft_tokens + 1)) / (1 - acceptance)
+
+
+def with_added_ms(target_ms: float, k: float, added_ms: float) -> float:
+    """The target's speedup once the change's added work is counted: its time T becomes T/k + added, so
+    k_end_to_end = T / (T/k + added) (∞ only when nothing is left and nothing is added).
+
+    >>> with_added_ms(40, 2, 5)  # 40 ms at 2× is 20 ms, plus a 5 ms dequantize: 1.6×
+    1.6
+    """
+    after = target_ms / k + added_ms
+    if after <= 0:
+        return math.inf
+    return target_ms / after

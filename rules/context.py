@@ -15,7 +15,18 @@ from typing import Any, Generic, TypeVar, overload
 from worthit.rules import amdahl
 from worthit.rules.calibration import Calibration
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import AmdahlFigures, Figure, Finding, Phase, PhaseKind, Proposal, Stage, Verdict, is_aggregate
+from worthit.rules.model import (
+    AmdahlFigures,
+    Figure,
+    Finding,
+    Phase,
+    PhaseKind,
+    Proposal,
+    Range,
+    Stage,
+    Verdict,
+    is_aggregate,
+)
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.text import label, ms, num, pct, usd
@@ -208,11 +219,36 @@ class Context:
     proposed: Proposal | None = None
     """The proposal as proposed, when calibration changed its k."""
 
+    stated_k: float | None = None
+    """The proposal's own `k` when `added_work` derives `k` from it (`derived_k`); None when `k` is as stated."""
+
+    @property
+    def given_k(self) -> float:
+        """The k the proposal states, before added work is counted: what a probe is handed back (it derives again)."""
+        return self.k if self.stated_k is None else self.stated_k
+
     @lazy
     def amdahl(self) -> AmdahlFigures:
-        """The figures of the change as one (p, k): the target's (p, k) unless it acts on more (see `acted`)."""
+        """The figures of the change as one (p, k): the target's (p, k) unless it acts on more (see `acted`). The
+        return per engineer-week counts upkeep, as the cost stage does: one cost for every figure (rules.worth)."""
         p, k = self.acted
-        return amdahl.figures(p, k, baseline_ms=self.baseline_ms, cost_weeks=self.proposal.cost_weeks)
+        return amdahl.figures(p, k, baseline_ms=self.baseline_ms, cost_weeks=self.worth.cost.weeks)
+
+    @lazy
+    def range_ends(self) -> tuple[AmdahlFigures, AmdahlFigures] | None:
+        """With p or k given as a range, the figures at its low end (low p, low k) and its high end (every figure of
+        PRODUCT §2 is monotonic in each): what a statement quotes, never the midpoint. None for single values."""
+        proposal = self.proposal
+        p, k = proposal.p, proposal.k
+        if not isinstance(p, Range) and not isinstance(k, Range):
+            return None
+        p_low, p_high = (p.low, p.high) if isinstance(p, Range) else (self.p, self.p)
+        k_low, k_high = (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k)
+        base, weeks = self.baseline_ms, self.worth.cost.weeks
+        return (
+            amdahl.figures(p_low, derived_k(proposal, p_low, k_low, base), baseline_ms=base, cost_weeks=weeks),
+            amdahl.figures(p_high, derived_k(proposal, p_high, k_high, base), baseline_ms=base, cost_weeks=weeks),
+        )
 
     @lazy
     def baseline_ms(self) -> float | None:
@@ -509,6 +545,65 @@ def effective_k(p: float, saving: float) -> float:
         return 1.0
     left = 1.0 - saving / p
     return math.inf if left <= 0 else 1.0 / left
+
+
+def derived_k(proposal: Proposal, p: float, k: float, baseline_ms: float | None) -> float:
+    """The target's end-to-end speedup once the work the change adds is counted (`added_work`): speculative decoding
+    as the formula of `amdahl.speculative_k` gives it (in place of the tokens-per-pass `k` teams quote), then each
+    added phase's ms on top of the target's new time (`amdahl.with_added_ms`, which needs the scope's time)."""
+    added = proposal.added_work
+    if added is None:
+        return k
+    spec = added.speculative
+    if spec is not None:
+        k = amdahl.speculative_k(spec.draft_tokens, spec.acceptance, spec.draft_cost, spec.verify_cost)
+    extra = sum(phase.ms for phase in added.phases or ())
+    if extra > 0:
+        if baseline_ms is None:
+            raise InvalidInput(
+                "Expected `baseline_ms` (or a breakdown of the step) with `added_work.phases`: added ms are weighed "
+                "against the target's own time",
+                "/added_work/phases",
+            )
+        k = amdahl.with_added_ms(baseline_ms * p, k, extra)
+    # extreme inputs (a verify pass of 1e-300 steps, 1e308 ms added) must still give a k whose figures are finite
+    remaining = (1 - p) + p / k if k > 0 and not math.isnan(k) else math.inf
+    step = baseline_ms if baseline_ms is not None else 1.0
+    if not (k > 0 and math.isfinite(remaining) and math.isfinite(step * remaining)) or (
+        math.isinf(k) and spec is not None
+    ):
+        raise InvalidInput(
+            f"Expected `added_work` that leaves the target a finite, positive speedup, got {k}", "/added_work"
+        )
+    return k
+
+
+def context(
+    proposal: Proposal,
+    policy: Policy,
+    p: float,
+    k: float,
+    probe: Probe | None = None,
+    *,
+    calibration: Calibration | None = None,
+    proposed: Proposal | None = None,
+) -> Context:
+    """The context of one point (p, k as the proposal states it), with k derived end to end when work is added;
+    `calibration` and `proposed` when the engine evaluates at a team's calibrated k (rules.calibration)."""
+    plain = Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe, calibration=calibration, proposed=proposed)
+    if proposal.added_work is None:
+        return plain
+    effective = derived_k(proposal, p, k, plain.baseline_ms)
+    return Context(
+        proposal=proposal,
+        policy=policy,
+        p=p,
+        k=effective,
+        probe=probe,
+        stated_k=k,
+        calibration=calibration,
+        proposed=proposed,
+    )
 
 
 Check = Callable[[Context], Finding | None]

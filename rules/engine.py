@@ -32,6 +32,7 @@ from worthit.rules.context import (  # re-exported: `rules.engine` stays where c
     Example,
     break_even,
     condition,
+    context,
     kinds_label,
     lazy,
     opposition,
@@ -107,7 +108,7 @@ def _point(value: float | Range | str | None, name: str) -> float:
 
 def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> list[Finding]:
     """Every finding of `checks` for one point (p, k), each marked with the stage its rule answers."""
-    return _run(Context(proposal=proposal, policy=policy, p=p, k=k), checks)
+    return _run(context(proposal, policy, p, k), checks)
 
 
 def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding]:
@@ -221,14 +222,8 @@ def _context(
     def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
         return verdict_at(other, policy, p_at, k_at, checks)
 
-    return Context(
-        proposal=proposal,
-        policy=policy,
-        p=p,
-        k=k,
-        probe=probe,
-        calibration=calibration if proposed is not None else None,
-        proposed=proposed,
+    return context(
+        proposal, policy, p, k, probe, calibration=calibration if proposed is not None else None, proposed=proposed
     )
 
 
@@ -276,8 +271,9 @@ def _ranges(
     """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
-    # Each corner's figures as the decision states them (several targets, a collective's transfer: Context.acted).
-    figures = [Context(proposal=proposal, policy=policy, p=p, k=k).amdahl for p, k in corners]
+    # Each corner's figures as the decision states them: k derived end to end (added work), several targets or a
+    # collective's transfer (Context.acted), the return counting upkeep.
+    figures = [context(proposal, policy, p, k).amdahl for p, k in corners]
     ranges: dict[str, Interval] = {}
     for name in RANGED:
         values = [getattr(f, name) for f in figures]
@@ -318,7 +314,7 @@ def _uncertainty(
         low_end = k_low
         name = "k"
     else:
-        k_fixed = ctx.k
+        k_fixed = ctx.given_k
 
         def passes(value: float) -> bool:
             return verdict_at(proposal, policy, value, k_fixed, checks) in PASSING
@@ -386,7 +382,8 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
         elif stage == "worth":
-            if effect == "opposes" and objection is None:
+            # a worth-stage condition (a failing quality gate) answers what the work is worth, as an objection does
+            if effect in ("opposes", "condition") and objection is None:
                 objection = finding.message
         elif stage == "cost":
             if effect != "info" and priced is None:

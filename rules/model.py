@@ -232,8 +232,19 @@ class Flags(Base):
     """The production time by batch size or sequence length, each bucket with its share and its own p and k; the
     time no bucket names is traffic with no measured k (mix rule)."""
 
+    # issue #25 (part a): what the change costs in GPU time on every start, and whether the work recurs
+    gpu_minutes_per_start: PositiveFloat | None = None
+    """GPU-minutes the change costs on each deploy or replica start (an autotuned compile, a cache warm-up)."""
+    starts_per_day: PositiveFloat | None = None
+    """Deploys or replica starts a day that pay `gpu_minutes_per_start` (recurring_gpu_cost rule)."""
+    recurring: bool | None = None
+    """True: the workload runs continuously (serving, a standing fleet); False: a one-off job (say `run_days`).
+    Unsaid, a fleet is valued over the policy's horizon and the statement says that is an assumption."""
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if (self.gpu_minutes_per_start is None) != (self.starts_per_day is None):
+            raise ValueError("Expected `flags.gpu_minutes_per_start` and `flags.starts_per_day` together")
         self._check_mixes()
 
     def _check_mixes(self) -> None:
@@ -269,6 +280,26 @@ class Goal(Base):
     requests_per_step: Annotated[int, Meta(ge=1, le=1_000_000)] | None = None
     """Requests one step (pass) serves, for a throughput goal: a batch of 48 serves 48 per step, not 1."""
 
+    # issue #25 (part a): the proposal may be the capacity fix
+    memory_after_gb: PositiveFloat | None = None
+    """What the chosen execution needs after the change (`memory_required_gb` is before it): a smaller KV cache,
+    activation recompute, a memory-lean kernel. Fitting is then the change's value (memory_fit rule)."""
+    memory_headroom_gb: NonNegativeFloat | None = None
+    """Memory to keep free on each device (fragmentation, spikes): the need must fit under capacity minus this."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.memory_after_gb is not None and (self.memory_required_gb is None or self.device_memory_gb is None):
+            raise ValueError(
+                "Expected `goal.memory_required_gb` (the need before) and `goal.device_memory_gb` with "
+                "`goal.memory_after_gb`"
+            )
+        headroom, device = self.memory_headroom_gb, self.device_memory_gb
+        if headroom is not None and device is not None and headroom >= device:
+            raise ValueError(
+                f"Expected `goal.memory_headroom_gb` below `goal.device_memory_gb` ({device}), got {headroom}"
+            )
+
 
 class MoreTarget(Base, kw_only=True):
     """A further phase the change speeds up: its name, its share of the measured scope (from the breakdown when it
@@ -277,6 +308,55 @@ class MoreTarget(Base, kw_only=True):
     name: Name
     p: Fraction | None = None
     k: PositiveFloat | Infinite
+
+
+# --- currencies a proposal trades besides time (issue #25, part a): memory, quality, added work, GPU time ----------
+
+
+class QualityGate(Base):
+    """The launch gate on an offline quality metric: the change may not regress it by more than `max_regression`
+    (quality_gate rule). Points in the metric's own unit (accuracy points, BLEU, a perplexity)."""
+
+    metric: Name
+    baseline: float
+    candidate: float
+    max_regression: NonNegativeFloat
+    """The largest regression allowed, in the metric's units (0.3: three tenths of a point)."""
+    higher_is_better: bool = True
+    """False for a metric where lower is better (perplexity, word error rate)."""
+
+
+class AddedPhase(Base):
+    """Work the change adds to the measured scope, per step: a dequantize, an extra copy, a second kernel."""
+
+    name: Name
+    ms: NonNegativeFloat
+
+
+class Speculative(Base):
+    """Speculative decoding as teams state it (added_work rule): a draft model proposes `draft_tokens` tokens, the
+    target model verifies them in one pass and accepts each with probability `acceptance`."""
+
+    draft_tokens: Annotated[int, Meta(ge=1, le=64)]
+    """γ: tokens the draft model proposes per verify pass."""
+    acceptance: OpenFraction
+    """α: the chance each drafted token is accepted."""
+    draft_cost: NonNegativeFloat
+    """One draft step's time, as a multiple of one plain decode step of the target model (0.1: a tenth)."""
+    verify_cost: PositiveFloat
+    """One verify pass over γ + 1 tokens, as a multiple of one plain decode step (1.3: 30% longer)."""
+
+
+class AddedWork(Base):
+    """What the change adds to the target's own time, so that `k` is derived end to end (added_work rule)."""
+
+    phases: list[AddedPhase] | None = None
+    speculative: Speculative | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.phases and self.speculative is None:
+            raise ValueError("Expected `added_work.phases` or `added_work.speculative`, got neither")
 
 
 class Proposal(Base, kw_only=True):
@@ -310,6 +390,11 @@ class Proposal(Base, kw_only=True):
     """Further phases the same change speeds up, each with its own k (a grouped GEMM removes both GEMM time and the
     launch gaps between per-expert calls): their savings add to the target's in ms, speedups never multiply (amdahl
     rule)."""
+    # issue #25 (part a): effects besides time on the target
+    quality: QualityGate | None = None
+    """The quality metric the change moves and its launch gate (quality_gate rule)."""
+    added_work: AddedWork | None = None
+    """Work the change adds (added_work rule): `k` is then the target's own speedup before it."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -384,7 +469,10 @@ class Proposal(Base, kw_only=True):
                 raise ValueError(f"Expected `k` large enough that the step's new time is a finite number, got {k}")
         goal = self.goal
         memory = (goal.memory_required_gb, goal.device_memory_gb) if goal is not None else (None, None)
-        if memory[0] is not None and memory[1] is not None and not math.isfinite(memory[0] / memory[1]):
+        usable = memory[1]
+        if usable is not None and goal is not None and goal.memory_headroom_gb is not None:
+            usable -= goal.memory_headroom_gb
+        if memory[0] is not None and usable is not None and not math.isfinite(memory[0] / usable):
             raise ValueError(
                 f"Expected `goal.device_memory_gb` large enough that the devices the goal needs are a finite "
                 f"number, got {memory[1]}"

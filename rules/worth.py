@@ -26,13 +26,14 @@ HOURS_PER_DAY = 24.0
 HOURS_PER_YEAR = 8760.0
 """Units, not thresholds: freed capacity is counted around the clock."""
 
-Basis = Literal["measured", "strategic", "fleet", "job", "product"]
+Basis = Literal["measured", "strategic", "fleet", "job", "product", "memory"]
 CARRIED_BY: dict[Basis, str] = {
     "measured": "amdahl",
     "strategic": "wrong_model",
     "fleet": "fleet_multiplication",
     "job": "fleet_multiplication",
     "product": "vendor_product",
+    "memory": "memory_fit",
 }
 """The rule whose finding states the figure each basis rests on (provenance for `Finding.overridden_by`)."""
 CREDIBILITY_RULE = "roadmap_risk"
@@ -48,6 +49,13 @@ class Cost:
     weeks: float | None
     """Build + upkeep; None when neither is known (no cost given and portable code)."""
     usd: float | None
+    # issue #25 (part a): where the upkeep figure came from, so a statement never presents a default as given
+    upkeep_per_year: float | None = None
+    """Engineer-weeks a year per architecture the upkeep counts (None for portable code)."""
+    upkeep_source: Literal["proposal", "policy", "policy_over_zero"] | None = None
+    """`proposal`: the proposal's `maintenance_weeks_per_year`; `policy`: none given, the policy's; `policy_over_zero`:
+    a claimed 0 for unportable code, which the policy's figure replaces (unportable code is never free to keep)."""
+    architectures: int = 1
 
 
 @dataclass(slots=True)
@@ -63,6 +71,55 @@ class Money:
     cost_usd: float
     payback_months: float | None
     clears: bool
+    # issue #25 (part a): GPU time the change itself costs on every start, netted out of the capacity it frees
+    consumed_gpus: float = 0.0
+    """GPU-equivalents the change's recurring GPU time takes (GPU-minutes per start × starts a day, around the
+    clock); `value_usd`, `annual_usd` and `clears` are net of it."""
+    recurrence: bool | None = None
+    """`flags.recurring` as the proposal states it: None when unsaid (the horizon's value is then an assumption)."""
+
+    @property
+    def net_gpus(self) -> float:
+        return self.gpus - self.consumed_gpus
+
+
+@dataclass(slots=True)
+class Fit:
+    """Issue #25 (part a): the memory a replica needs before and after the change, in devices (memory_fit rule)."""
+
+    usable_gb: float
+    """A device's memory less the headroom wanted."""
+    gpus_before: int
+    gpus_after: int
+
+    @property
+    def saving(self) -> float:
+        """Share of the GPUs a replica holds that the change frees: 1 − after / before (0 when none is freed)."""
+        return max(0.0, 1 - self.gpus_after / self.gpus_before)
+
+    @property
+    def fixes(self) -> bool:
+        """The change is the capacity fix: a replica needs fewer devices after it."""
+        return self.gpus_after < self.gpus_before
+
+
+_EPS = 1e-9  # float noise in ceil(): 282 / 141 must be 2 devices, not 3
+
+
+def fit_of(proposal: Proposal) -> Fit | None:
+    """Devices per replica before and after the change, from `goal`; None without the need after the change."""
+    goal = proposal.goal
+    if goal is None or goal.memory_after_gb is None:
+        return None
+    required, device = goal.memory_required_gb, goal.device_memory_gb
+    if required is None or device is None:  # pragma: no cover - the Goal struct requires both with the after
+        return None
+    usable = device - (goal.memory_headroom_gb or 0.0)
+    return Fit(
+        usable_gb=usable,
+        gpus_before=max(1, math.ceil(required / usable - _EPS)),
+        gpus_after=max(1, math.ceil(goal.memory_after_gb / usable - _EPS)),
+    )
 
 
 @dataclass(slots=True)
@@ -83,6 +140,10 @@ class Worth:
     clears: bool
     basis: Basis
     cost: Cost
+    fit: Fit | None = None
+    capacity_saving: float | None = None
+    """With a memory fix: the share of GPU capacity freed by fewer devices per replica and the faster step together,
+    1 − (1 − memory) · (1 − saving); what a fleet's money is counted on."""
 
     @property
     def carried_by(self) -> str | None:
@@ -96,10 +157,14 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
     """Build plus upkeep (maintenance weeks per year × architectures over the horizon for unportable code)."""
     flags = proposal.flags
     upkeep = 0.0
+    per_year: float | None = None
+    source: Literal["proposal", "policy", "policy_over_zero"] | None = None
     if flags.portability in ("vendor_specific", "hand_asm"):
-        per_year = flags.maintenance_weeks_per_year
+        per_year, source = flags.maintenance_weeks_per_year, "proposal"
         if per_year is None:
-            per_year = policy.maintenance_weeks_per_year
+            per_year, source = policy.maintenance_weeks_per_year, "policy"
+        elif per_year == 0 and policy.maintenance_weeks_per_year > 0:
+            per_year, source = policy.maintenance_weeks_per_year, "policy_over_zero"
         upkeep = per_year * (flags.architectures or 1) * policy.horizon_months / 12
     build = proposal.cost_weeks
     weeks = None if build is None and upkeep == 0 else (build or 0.0) + upkeep
@@ -108,6 +173,9 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
         upkeep_weeks=upkeep,
         weeks=weeks,
         usd=None if weeks is None else weeks * policy.engineer_week_usd,
+        upkeep_per_year=per_year,
+        upkeep_source=source,
+        architectures=flags.architectures or 1,
     )
 
 
@@ -135,18 +203,20 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
     if fleet is None:
         return None
     gpus = fleet * saving
+    consumed = recurring_gpus(proposal)
+    net = gpus - consumed
     days = proposal.flags.run_days
     cost_usd = cost.usd or 0.0
     if days is not None:
-        value = gpus * policy.gpu_hour_usd * HOURS_PER_DAY * days
+        value = net * policy.gpu_hour_usd * HOURS_PER_DAY * days
         annual = None
         payback = None
     else:
-        annual = gpus * policy.gpu_hour_usd * HOURS_PER_YEAR
+        annual = net * policy.gpu_hour_usd * HOURS_PER_YEAR
         value = annual * policy.horizon_months / 12
         payback = cost_usd / (annual / 12) if annual > 0 else None
     # Overflow guard: a fleet of 1e18 GPUs is a typo, but its arithmetic must still be finite to be printed.
-    clears = gpus > 0 and math.isfinite(value) and value >= cost_usd
+    clears = net > 0 and math.isfinite(value) and value >= cost_usd
     return Money(
         gpus=gpus,
         recurring=days is None,
@@ -156,7 +226,22 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
         cost_usd=cost_usd,
         payback_months=payback,
         clears=clears,
+        consumed_gpus=consumed,
+        recurrence=proposal.flags.recurring,
     )
+
+
+MINUTES_PER_DAY = 1440.0
+"""A unit: GPU-minutes a day that one GPU-equivalent provides."""
+
+
+def recurring_gpus(proposal: Proposal) -> float:
+    """GPU-equivalents the change's own GPU time takes, around the clock: GPU-minutes per start × starts a day ÷
+    1,440 (45 GPU-minutes on 2,000 starts a day keeps 62.5 GPUs busy); 0 when none is stated."""
+    flags = proposal.flags
+    if flags.gpu_minutes_per_start is None or flags.starts_per_day is None:
+        return 0.0
+    return flags.gpu_minutes_per_start * flags.starts_per_day / MINUTES_PER_DAY
 
 
 def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Worth:
@@ -172,7 +257,10 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         strategic_saving = amdahl.saving_fraction(strategic.p, k)
         strategic_rate = _rate(strategic_saving, cost.weeks)
         strategic_ok = credible and _clears(strategic_saving, strategic_rate, policy)
-    money = money_of(proposal, policy, saving, cost)
+    fit = fit_of(proposal)
+    capacity = 1 - (1 - fit.saving) * (1 - saving) if fit is not None and fit.fixes else None
+    money = money_of(proposal, policy, saving if capacity is None else capacity, cost)
+    memory_ok = capacity is not None and _clears(capacity, _rate(capacity, cost.weeks), policy)
     flags = proposal.flags
     unportable = flags.portability in ("vendor_specific", "hand_asm")
     product = unportable and flags.kernel_is_product and flags.portable_fallback and saving > 0
@@ -183,6 +271,8 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         clears, basis = True, "product"
     elif per_run:
         clears, basis = True, "measured"
+    elif memory_ok:
+        clears, basis = True, "memory"
     elif strategic_ok:
         clears, basis = True, "strategic"
     else:
@@ -199,4 +289,6 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         clears=clears,
         basis=basis,
         cost=cost,
+        fit=fit,
+        capacity_saving=capacity,
     )

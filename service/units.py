@@ -16,6 +16,11 @@ Slack's `/worthit p=21% cost=10d`, a pull request's ```` ```worthit ```` block, 
 | fleet mix | `MI300X:450:1.4x, H100:550:0.85x` (name:GPUs[:k[:p]]; no k: not measured there) | a list of parts |
 | traffic mix | `bs1:6%:1.8x, bs32:94%` (name:share[:k[:p]]) | a list of parts |
 | more targets | `launch_gaps:inf, softmax:2x:12%` (name:k[:p]; p from the breakdown when absent) | a list of targets |
+| metric points | `0.3`, `0.3pt`, `0.3 points`, `0.3pp` | the metric's own units |
+| GPU-minutes | `45`, `45min`, `45m`, `0.75h`, `2700s` | minutes |
+| a rate per day | `2000`, `2000/day`, `2k/day`, `2,000 per day` | per day |
+| a count | `4`, `4 tokens` | a whole number |
+| days | `30`, `30d`, `30 days`, `2w` | days |
 
 Numbers are decimals with an optional exponent (`1e-3`), `_` between digits and `,` between groups of three;
 arithmetic is in `Decimal`, so `0.014%` is the same double as `0.00014`. A value that does not read raises
@@ -36,13 +41,18 @@ __all__ = [
     "FIELDS",
     "Unreadable",
     "amount",
+    "days",
     "forgive",
     "gigabytes",
     "gpus",
     "millis",
+    "minutes",
+    "per_day",
+    "points",
     "share",
     "speedup",
     "weeks",
+    "whole",
 ]
 
 
@@ -225,6 +235,51 @@ def target_parts(value: str) -> list[dict[str, Any]]:
     return parts
 
 
+# --- issue #25 (part a): the units of a quality gate, of GPU time per start, of starts a day, of drafted tokens
+
+_POINTS = dict.fromkeys(("", "pt", "pts", "point", "points", "pp"), Decimal(1))
+_MINUTES = {
+    **dict.fromkeys(("", "m", "min", "mins", "minute", "minutes", "gpu-min", "gpu-minutes"), Decimal(1)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours", "gpu-h", "gpu-hours"), Decimal(60)),
+    **dict.fromkeys(("s", "sec", "secs"), Decimal(1) / Decimal(60)),
+}
+_PER_DAY = {
+    **dict.fromkeys(("", "/day", "/d", "per day", "a day", "/ day"), Decimal(1)),
+    **dict.fromkeys(("k", "k/day", "k/d", "k per day", "k a day"), Decimal(1000)),
+}
+
+
+def points(value: str) -> float:
+    """A quality metric's value or regression, in its own units: `0.3pt`, `0.3 points`, `75.1` → 75.1."""
+    return _scaled(_POINTS, value)
+
+
+def minutes(value: str) -> float:
+    """GPU time in minutes: `45min` → 45.0, `0.75h` → 45.0, `2700s` → 45.0."""
+    return _scaled(_MINUTES, value)
+
+
+def per_day(value: str) -> float:
+    """A count per day: `2000/day`, `2k/day`, `2,000 per day` → 2000.0."""
+    return _scaled(_PER_DAY, value)
+
+
+_DAYS = {**dict.fromkeys(("", "d", "day", "days"), Decimal(1)), **dict.fromkeys(("w", "week", "weeks"), Decimal(7))}
+
+
+def days(value: str) -> float:
+    """A length in days: `30`, `30d`, `30 days` → 30.0, `2w` → 14.0."""
+    return _scaled(_DAYS, value)
+
+
+def whole(value: str) -> int:
+    """A whole number, optionally followed by what it counts: `4`, `4 tokens` → 4."""
+    number, _unit = amount(value)
+    if number != number.to_integral_value():
+        raise Unreadable("a count is a whole number")
+    return int(number)
+
+
 def _end(read: Callable[[str], Any]) -> Callable[[str], Any]:
     """A range's end: one value, never a range (and never `inf` for a speedup's end)."""
 
@@ -277,9 +332,23 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("more_targets",): target_parts,
     ("more_targets", "*", "p"): _end(share),
     ("more_targets", "*", "k"): _one_speedup,
+    # issue #25 (part a): memory the proposal frees, its quality gate, the work it adds, GPU time per start
+    ("goal", "memory_after_gb"): gigabytes,
+    ("goal", "memory_headroom_gb"): gigabytes,
+    ("quality", "baseline"): points,
+    ("quality", "candidate"): points,
+    ("quality", "max_regression"): points,
+    ("added_work", "phases", "*", "ms"): millis,
+    ("added_work", "speculative", "draft_tokens"): whole,
+    ("added_work", "speculative", "acceptance"): _end(share),
+    ("added_work", "speculative", "draft_cost"): _end(speedup),
+    ("added_work", "speculative", "verify_cost"): _end(speedup),
+    ("flags", "gpu_minutes_per_start"): minutes,
+    ("flags", "starts_per_day"): per_day,
+    ("flags", "run_days"): days,
 }
 SHARE_FIELDS = frozenset(
-    path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction", "target_wait", "share")
+    path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction", "target_wait", "share", "acceptance")
 )
 # A plan request's fields (its breakdown and k read as a proposal's), and a portfolio's: each of its proposals read
 # as a proposal is, and its budget.

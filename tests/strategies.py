@@ -200,6 +200,7 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             goal["requests_per_step"] = draw(st.integers(min_value=1, max_value=512))
         raw["goal"] = goal
+    _currencies_a(draw, raw)
     return raw
 
 
@@ -273,3 +274,46 @@ def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -
             taken.add(name)
         if more:
             raw["more_targets"] = more
+
+
+def _currencies_a(draw: st.DrawFn, raw: dict[str, Any]) -> None:
+    """Issue #25 (part a): memory after the change and headroom, a quality gate, added work, GPU time per start, and
+    whether the fleet's work recurs, each optional."""
+    goal = raw.get("goal")
+    if goal is not None and "memory_required_gb" in goal and "device_memory_gb" in goal:
+        if draw(st.booleans()):
+            goal["memory_after_gb"] = draw(st.floats(min_value=0.1, max_value=2048))
+        if draw(st.booleans()):
+            goal["memory_headroom_gb"] = draw(st.floats(min_value=0, max_value=0.9)) * goal["device_memory_gb"]
+    if draw(st.booleans()):
+        raw["quality"] = {
+            "metric": draw(names),
+            "baseline": draw(st.floats(min_value=-100, max_value=100)),
+            "candidate": draw(st.floats(min_value=-100, max_value=100)),
+            "max_regression": draw(st.floats(min_value=0, max_value=5)),
+            "higher_is_better": draw(st.booleans()),
+        }
+    added: dict[str, Any] = {}
+    if "baseline_ms" in raw and draw(st.booleans()):
+        added["phases"] = [
+            {"name": name, "ms": draw(st.floats(min_value=0, max_value=1e4))}
+            for name in draw(st.lists(names, min_size=1, max_size=3, unique=True))
+        ]
+    if draw(st.booleans()):
+        added["speculative"] = {
+            "draft_tokens": draw(st.integers(min_value=1, max_value=16)),
+            "acceptance": draw(st.floats(min_value=0, max_value=1)),
+            "draft_cost": draw(st.floats(min_value=0, max_value=2)),
+            "verify_cost": draw(st.floats(min_value=0.05, max_value=4)),
+        }
+    if added:
+        raw["added_work"] = added
+    flags = raw["flags"]
+    if draw(st.booleans()):
+        flags["gpu_minutes_per_start"] = draw(st.floats(min_value=0.01, max_value=600))
+        flags["starts_per_day"] = draw(st.floats(min_value=0.01, max_value=1e5))
+    recurring = draw(_optional(st.booleans()))
+    if recurring is not None:
+        flags["recurring"] = recurring
+    if draw(st.booleans()):
+        flags["run_days"] = draw(st.floats(min_value=0.5, max_value=3650))

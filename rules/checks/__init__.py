@@ -13,6 +13,7 @@ import inspect
 from types import ModuleType
 
 from worthit.rules.checks import (
+    added_work,
     amdahl,
     barrier_denominator,
     bigger_target,
@@ -28,15 +29,19 @@ from worthit.rules.checks import (
     input_shift,
     maintenance_cost,
     measurement_scope,
+    memory_fit,
     mix,
     noise_floor,
     non_kernel_time,
     overlap_double_count,
+    quality_gate,
     rate_of_return,
+    recurring_gpu_cost,
     resource_goal,
     roadmap_risk,
     tail_latency,
     unit_slip,
+    unstated_cost,
     vendor_product,
     wrong_model,
 )
@@ -52,8 +57,10 @@ CHECKS: tuple[ModuleType, ...] = (
     input_shift,
     consistency,
     # 2. worth: the saving on the decision scope and its volume (the engine computes the value once: rules.worth)
+    quality_gate,
     calibration,
     mix,
+    memory_fit,
     roadmap_risk,
     wrong_model,
     device_vs_run,
@@ -61,9 +68,12 @@ CHECKS: tuple[ModuleType, ...] = (
     noise_floor,
     fleet_multiplication,
     vendor_product,
+    added_work,
     # 3. cost: build plus upkeep, and the return per engineer-week
     maintenance_cost,
     rate_of_return,
+    recurring_gpu_cost,
+    unstated_cost,
     # 4. alternative: a capacity problem, the largest phase, the non-kernel time
     resource_goal,
     collective_wait,

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 
 from worthit.rules.context import Context, Example
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, join, k_text, label, ms, pct, times
+from worthit.rules.model import AmdahlFigures, Figure, Finding
+from worthit.rules.text import count, join, k_text, label, ms, num, pct, times
 
 ID = "amdahl"
 STAGE = "worth"
@@ -64,9 +64,16 @@ def check(ctx: Context) -> Finding:
             message = f"{change} speeds {scope} up {times(f.speedup)}, saving {pct(f.saving_fraction)} of it"
         else:
             message = f"{change} slows {scope} to {times(f.speedup)}, costing {pct(-f.saving_fraction)} of it"
-    if f.rate is not None:
+    ends = ctx.range_ends
+    if ends is not None:
+        message = _ranged(ctx, ends, figures)
+    elif f.rate is not None:
         per_week = ms(f.rate) if f.rate_unit == "ms/week" else pct(f.rate)
         message += f", {per_week} per engineer-week"
+    upkeep = ctx.worth.cost.upkeep_weeks
+    if f.rate is not None and upkeep > 0:
+        figures["upkeep_weeks"] = upkeep
+        message += f", counting {num(upkeep)} weeks of upkeep"
     return Finding(rule=ID, effect="supports", verdict="fund", message=message + ".", figures=figures)
 
 
@@ -92,3 +99,42 @@ def _several(ctx: Context, figures: dict[str, Figure], scope: str) -> str:
         figures["more_targets_unsaid"] = left
         parts.append(count(left, "more phase"))
     return "Making " + join(parts)
+
+
+def _span(low: str, high: str) -> str:
+    """`81.1–85 ms`, `1.2–1.5×`: a range as said, its unit once, and one value when both ends print the same."""
+    if low == high:
+        return low
+    for unit in (" ms", " µs", " ns", " s", "%", "×"):
+        if low.endswith(unit) and high.endswith(unit):
+            return f"{low.removesuffix(unit)}–{high}"
+    return f"{low}–{high}"
+
+
+def _ranged(ctx: Context, ends: tuple[AmdahlFigures, AmdahlFigures], figures: dict[str, Figure]) -> str:
+    """The sentence for a p or k given as a range: each figure quoted from its low end to its high end."""
+    low, high = ends
+    for name in ("speedup", "saving_fraction", "new_ms", "saving_ms", "rate"):
+        figures[f"{name}_low"], figures[f"{name}_high"] = getattr(low, name), getattr(high, name)
+    scope = ctx.scope_noun
+    p = _span(pct(low.p), pct(high.p))
+    k_low, k_high = (math.inf if v == "inf" else float(v) for v in (low.k, high.k))
+    if math.isinf(k_low) and math.isinf(k_high):
+        change = f"Removing {ctx.target} ({p} of {scope})"
+    else:
+        said = "faster" if k_low > 1 else "its speed"
+        change = f"Making {ctx.target} ({p} of {scope}) {_span(times(k_low), times(k_high))} {said}"
+    speed = _span(times(low.speedup), times(high.speedup))
+    if low.new_ms is not None and high.new_ms is not None and low.baseline_ms is not None:
+        message = (
+            f"{change} takes {scope} from {ms(low.baseline_ms)} to {_span(ms(high.new_ms), ms(low.new_ms))} "
+            f"({speed}), saving {_span(pct(low.saving_fraction), pct(high.saving_fraction))} of it"
+        )
+    else:
+        message = (
+            f"{change} speeds {scope} up {speed}, saving {_span(pct(low.saving_fraction), pct(high.saving_fraction))}"
+        )
+    if low.rate is not None and high.rate is not None:
+        unit = ms if low.rate_unit == "ms/week" else pct
+        message += f", {_span(unit(low.rate), unit(high.rate))} per engineer-week"
+    return message

@@ -148,10 +148,11 @@ def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding 
     probe = ctx.probe
     if probe is None or math.isinf(ctx.k) or ctx.k <= 1:
         return None
-    proposal, p, k = ctx.proposal, ctx.p, ctx.k
+    proposal, p, k, given = ctx.proposal, ctx.p, ctx.k, ctx.given_k
 
     def passes(transfer: float) -> bool:
-        effective = 1 / (1 - transfer / p * (1 - 1 / k))
+        # the stated k: a probe derives the added work (added_work) again
+        effective = 1 / (1 - transfer / p * (1 - 1 / given)) if given > 1 else given
         return probe(proposal, p, effective) in PASSING
 
     transfer = max(p - wait, 0.0)

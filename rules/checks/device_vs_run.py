@@ -141,7 +141,7 @@ def _unconfirmed(ctx: Context) -> Finding | None:
         return None
 
     def passes(run: float) -> bool:
-        return probe(msgspec.structs.replace(proposal, p_end_to_end=run), ctx.p, ctx.k) in PASSING
+        return probe(msgspec.structs.replace(proposal, p_end_to_end=run), ctx.p, ctx.given_k) in PASSING
 
     margin = ctx.policy.estimate_margin
     found = break_even_below(passes, ctx.p, margin)

@@ -56,7 +56,7 @@ def check(ctx: Context) -> Finding | None:
     measured = msgspec.structs.replace(proposal, scope=msgspec.structs.replace(proposal.scope, method="timeline"))
 
     def passes(p: float) -> bool:
-        return probe(measured, p, ctx.k) in PASSING
+        return probe(measured, p, ctx.given_k) in PASSING
 
     margin = ctx.policy.estimate_margin
     found = break_even_below(passes, ctx.p, margin)

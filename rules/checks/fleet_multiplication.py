@@ -16,9 +16,10 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, engineering, opposition
+from worthit.rules.context import Context, Example, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, gpu_equivalents, months, num, pct, saves, times, usd
+from worthit.rules.worth import HOURS_PER_DAY
 
 ID = "fleet_multiplication"
 STAGE = "worth"
@@ -54,7 +55,8 @@ def check(ctx: Context) -> Finding | None:
     if money is None:  # pragma: no cover - the worth stage prices every fleet
         return None
     policy = ctx.policy
-    saving = ctx.run_saving
+    # the share of the fleet freed: the run's saving, or with a memory fix (memory_fit) the capacity it frees too
+    saving = ctx.run_saving if ctx.worth.capacity_saving is None else ctx.worth.capacity_saving
     gpus, cost = money.gpus, money.cost_usd
     figures: dict[str, Figure] = {
         "fleet_gpus": fleet,
@@ -75,10 +77,36 @@ def check(ctx: Context) -> Finding | None:
         freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
     else:
         freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
-    if money.recurring:
+    consumed = money.consumed_gpus
+    if consumed > 0:
+        # the change's own GPU time on every start is paid out of what it frees (recurring_gpu_cost)
+        figures |= {"consumed_gpus": consumed, "net_gpus": money.net_gpus}
+        if money.net_gpus <= 0:
+            flags = ctx.proposal.flags
+            head = (
+                f"{freed}, but its {num(flags.gpu_minutes_per_start or 0.0)} GPU-minutes on each of "
+                f"{num(flags.starts_per_day or 0.0, 0)} starts a day take {gpu_equivalents(consumed)}, so it loses "
+                f"{gpu_equivalents(-money.net_gpus)} of capacity overall"
+            )
+            return opposition(ctx, ID, head, figures)
+        freed += f", {gpu_equivalents(money.net_gpus)} net of the GPU time its starts take"
+    if money.recurring and money.recurrence is True:
         worth = f"worth {usd(money.annual_usd or 0.0)} a year and recurring"
+    elif money.recurring:
+        worth = f"worth {usd(money.annual_usd or 0.0)} a year if the fleet keeps running it"
     else:
         worth = f"for the {num(money.job_days or 0)}-day job only, worth {usd(money.value_usd)} once"
+    if money.clears and money.recurrence is False and money.job_days is None and cost > 0:
+        # a one-off job of unstated length: how long it must run to pay is the question, not an assumed year
+        per_day = money.net_gpus * policy.gpu_hour_usd * HOURS_PER_DAY
+        figures["break_even_days"] = days = cost / per_day if per_day > 0 else 0.0
+        figures["value_per_day_usd"] = per_day
+        return condition(
+            ID,
+            figures,
+            f"Fund if the one-off job runs at least {num(days, 0 if days >= 10 else 1)} days: {freed}, "
+            f"{usd(per_day)} a day, against {usd(cost)} of engineering (give `run_days` to price the job).",
+        )
     if money.clears:
         if cost <= 0:
             against = engineering(ctx, money, figures)

@@ -18,6 +18,7 @@ decline.
 from __future__ import annotations
 
 import math
+import re
 
 from worthit.rules.context import Context, Example, carried, condition, opposition
 from worthit.rules.model import Figure, Finding
@@ -55,6 +56,12 @@ EXAMPLES = (
 )
 
 _WHAT = {"hand_asm": "hand-written assembly", "vendor_specific": "vendor-specific code"}
+_CPU = re.compile(r"x86|amd64|x64|xeon|epyc|ryzen|core ?i[3579]|cpu|avx|neon|sve|arm|aarch64|graviton|grace\b|ampere")
+
+
+def on_cpu(device: str | None) -> bool:
+    """Whether the device measured is a CPU (x86, Arm): unportable code there waits on the next CPU, not GPU."""
+    return device is not None and _CPU.search(device.lower()) is not None
 
 
 def check(ctx: Context) -> Finding | None:
@@ -80,8 +87,19 @@ def check(ctx: Context) -> Finding | None:
     }
     what = _WHAT[flags.portability or "hand_asm"]
     costs = f"{weeks(total)}, not {num(build)}," if build else f"{weeks(total)} of upkeep alone"
-    horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months"
+    # per architecture, and whose figure: the proposal's, or the policy's (never said as if the proposal gave it)
+    per = num(cost.upkeep_per_year or 0.0)
     kept = "one architecture" if architectures == 1 else f"{architectures} architectures"
+    source = {
+        "proposal": "",
+        "policy": ", the policy's figure",
+        "policy_over_zero": ", the policy's figure, not the 0 claimed",
+    }[cost.upkeep_source or "proposal"]
+    figures["upkeep_source"] = cost.upkeep_source
+    figures["maintenance_weeks_per_year"] = cost.upkeep_per_year
+    horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months ({per} a year × {kept}{source})"
+    # code for a CPU (x86, Arm) is not at risk from the next GPU, but from the next CPU generation
+    chip = "CPU" if on_cpu(ctx.proposal.scope.device) else "GPU"
     if not worth.clears and rate < policy.min_rate:
         gain = (
             f"{pct(ctx.run_saving)} returns {pct(rate)} of the step per week"
@@ -90,9 +108,9 @@ def check(ctx: Context) -> Finding | None:
         )
         head = f"Counting {horizon}, the {what} costs {costs} so {gain}"
         risk = (
-            "even behind a portable fallback, each new GPU is another port to verify"
+            f"even behind a portable fallback, each new {chip} is another port to verify"
             if flags.portable_fallback
-            else "a silent risk on each new GPU and a file few can review"
+            else f"a silent risk on each new {chip} and a file few can review"
         )
         return opposition(
             ctx, ID, head, figures, then="is the better use of those weeks", alone=f"{head}, for {kept}, {risk}."
@@ -121,7 +139,7 @@ def check(ctx: Context) -> Finding | None:
             ID,
             figures,
             f"Fund on the condition that a tested portable fallback ships with it: {pays} "
-            f"{weeks(total)} including {horizon}, but {what} on {kept} can break silently on the next GPU.",
+            f"{weeks(total)} including {horizon}, but {what} can break silently on the next {chip}.",
             stage="condition",
         )
     return Finding(
@@ -129,5 +147,5 @@ def check(ctx: Context) -> Finding | None:
         effect="info",
         figures=figures,
         message=f"{pct(ctx.run_saving)} of the step pays for {weeks(total)} including {horizon}, and a "
-        f"tested portable fallback covers the next GPU generation.",
+        f"tested portable fallback covers the next {chip} generation.",
     )

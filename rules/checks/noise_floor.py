@@ -61,6 +61,17 @@ def check(ctx: Context) -> Finding | None:
         return None
     figures: dict[str, Figure] = {"end_to_end_saving": saving, "noise_floor": floor}
     worth = ctx.worth
+    capacity = worth.capacity_saving
+    if worth.clears and capacity is not None and capacity >= floor:
+        # a memory fix (memory_fit): the value rests on the devices it frees, not on a per-run time saving to A/B
+        figures["capacity_saving"] = capacity
+        return carried(
+            ctx,
+            ID,
+            figures,
+            f"{pct(saving)} of time per run is under the {pct(floor)} noise floor, but the {pct(capacity)} of the "
+            "capacity it frees by fitting on fewer GPUs is what the work is worth",
+        )
     if worth.clears and worth.money is not None:
         money = worth.money
         figures |= {"gpu_equivalents": money.gpus, "value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}

@@ -82,13 +82,37 @@ def check(ctx: Context) -> Finding | None:
     found: list[Finding] = []
     required, device = goal.memory_required_gb, goal.device_memory_gb
     fits = True
+    memory_note: Finding | None = None
     if required is not None and device is not None:
         figures |= {"memory_required_gb": required, "device_memory_gb": device}
-        if required > device:
+        # issue #25 (part a): headroom wanted comes off the device, and the proposal may itself be the capacity fix
+        usable = device - (goal.memory_headroom_gb or 0.0)
+        on = f"{a(num(device))} GB device" + (f" ({num(usable)} GB usable)" if goal.memory_headroom_gb else "")
+        if goal.memory_headroom_gb:
+            figures["usable_memory_gb"] = usable
+        fit = ctx.worth.fit
+        if required > usable and fit is not None and fit.fixes:
+            fits = fit.gpus_after == 1
+            after = goal.memory_after_gb or 0.0
+            figures |= {"memory_after_gb": after, "gpus_before": fit.gpus_before, "gpus_after": fit.gpus_after}
+            memory_note = Finding(
+                rule=ID,
+                effect="info",
+                figures=dict(figures),
+                message=f"The change brings the need from {num(required)} GB to {num(after)} GB on {on}, so a "
+                f"replica needs {count(fit.gpus_after, 'GPU')} instead of {fit.gpus_before}: fitting is what it is "
+                f"worth, not a capacity problem to redirect.",
+            )
+        elif required > usable:
             fits = False
-            gpus = math.ceil(required / device - _EPS)
+            gpus = math.ceil(required / usable - _EPS)
             alternative = f"{count(gpus, 'GPU')}"
-            figures |= {"memory_shortfall_gb": required - device, "gpus_for_memory": gpus, "alternative": alternative}
+            figures |= {"memory_shortfall_gb": required - usable, "gpus_for_memory": gpus, "alternative": alternative}
+            still = (
+                f", and after this change still {num(goal.memory_after_gb)} GB"
+                if goal.memory_after_gb is not None
+                else ""
+            )
             found.append(
                 Finding(
                     rule=ID,
@@ -96,11 +120,19 @@ def check(ctx: Context) -> Finding | None:
                     verdict="redirect",
                     figures=dict(figures),  # its own copy: later findings add to `figures`
                     message=(
-                        f"The chosen execution needs {num(required)} GB on {a(num(device))} GB device, a capacity "
+                        f"The chosen execution needs {num(required)} GB on {on}{still}, a capacity "
                         f"problem no speedup fixes: keep less state resident, change the execution, or split model "
                         f"and state across {alternative}."
                     ),
                 )
+            )
+        else:
+            memory_note = Finding(
+                rule=ID,
+                effect="info",
+                figures=dict(figures),
+                message=f"The {num(required)} GB the execution needs already fits on {on}, so memory is not what "
+                f"decides this change.",
             )
     base, new = ctx.baseline_ms, ctx.amdahl.new_ms
     if goal.latency_ms is not None and base is not None and new is not None:
@@ -136,6 +168,8 @@ def check(ctx: Context) -> Finding | None:
                 ),
             )
         )
+    if memory_note is not None:
+        found.append(memory_note)
     if not found:
         return Finding(
             rule=ID,

@@ -125,9 +125,11 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
         lines += ["", "reasoning:"]
         lines += [f"  {row.label}\n     {row.value}" for row in stages]
     lines += ["", "findings:"]
-    for line in findings(evaluation):
+    for found, line in zip(evaluation.findings, findings(evaluation), strict=True):
         aside = f" (answered by {line.set_aside_by})" if line.set_aside_by else ""
-        lines.append(f"  [{line.effect}] {line.rule}{aside}: {line.message}")
+        # with --explain, the stage each finding answers: where a new field (a quality gate, memory) decides
+        stage = f"{found.stage}: " if explain and found.stage else ""
+        lines.append(f"  [{stage}{line.effect}] {line.rule}{aside}: {line.message}")
     policy = provenance(evaluation)[1]
     lines += ["", f"policy: {policy.value}"]
     return "\n".join(lines)

@@ -41,6 +41,11 @@ also=launch_gaps:inf,softmax:2x:12%        more phases the change speeds up, eac
 asm  vendor  portable       how portable the new code is
 fallback                    a tested portable fallback exists
 product                     the kernel is the product (a vendor library kernel)
+mem=180GB mem_after=120GB device_mem=141GB headroom=8GB   memory before/after the change, per device
+metric=MMLU metric_base=71.2 metric_new=70.3 metric_gate=0.3pt [lower_is_better]   the quality gate
+added=5ms  gamma=4 alpha=70% draft_cost=0.1x verify_cost=1.2x   work the change adds; speculative decoding
+start_cost=45min starts=2000/day   GPU time the change costs on each start
+recurring  oneoff  run_days=30     whether the fleet's work recurs, or a job of so many days
 public                      answer in the channel (by default only you see the answer)
 help                        this text"""
 
@@ -103,6 +108,29 @@ KEYS: dict[str, _Key] = {
     "traffic": _Key(("flags", "traffic_mix"), units.traffic_parts, "bucket:share[:k[:p]]: `bs1:6%:1.8x,bs32:94%`"),
     "also": _Key(("more_targets",), units.target_parts, "more phases as name:k[:p]: `launch_gaps:inf`"),
 }
+# issue #25 (part a): memory the proposal frees, its quality gate, the work it adds, GPU time per start
+KEYS |= {
+    "mem": _Key(("goal", "memory_required_gb"), units.gigabytes, "memory needed before the change: `180GB`"),
+    "mem_after": _Key(("goal", "memory_after_gb"), units.gigabytes, "memory needed after the change: `120GB`"),
+    "device_mem": _Key(("goal", "device_memory_gb"), units.gigabytes, "one device's memory: `141GB`"),
+    "headroom": _Key(("goal", "memory_headroom_gb"), units.gigabytes, "memory to keep free per device: `8GB`"),
+    "metric": _Key(("quality", "metric"), _name, "the quality metric's name"),
+    "metric_base": _Key(("quality", "baseline"), units.points, "the metric before the change: `76.0`"),
+    "metric_new": _Key(("quality", "candidate"), units.points, "the metric with the change: `75.1`"),
+    "metric_gate": _Key(("quality", "max_regression"), units.points, "the largest regression allowed: `0.3pt`"),
+    "added": _Key(
+        ("added_work", "phases"),
+        lambda value: [{"name": "added work", "ms": units.millis(value)}],
+        "the time the change adds per step: `5ms`",
+    ),
+    "gamma": _Key(("added_work", "speculative", "draft_tokens"), units.whole, "tokens drafted per verify pass: `4`"),
+    "alpha": _Key(("added_work", "speculative", "acceptance"), units.share, "each draft's acceptance: `70%`"),
+    "draft_cost": _Key(("added_work", "speculative", "draft_cost"), units.speedup, "a draft step: `0.1x` a decode"),
+    "verify_cost": _Key(("added_work", "speculative", "verify_cost"), units.speedup, "a verify pass: `1.2x`"),
+    "start_cost": _Key(("flags", "gpu_minutes_per_start"), units.minutes, "GPU-minutes per start: `45min`"),
+    "starts": _Key(("flags", "starts_per_day"), units.per_day, "starts a day: `2000/day` or `2k/day`"),
+    "run_days": _Key(("flags", "run_days"), units.days, "the job's length in days: `30` or `30d`"),
+}
 ALIASES = {
     "share": "p",
     "speedup": "k",
@@ -123,6 +151,9 @@ WORDS: dict[str, tuple[tuple[str, ...], object]] = {
     "portable": (("flags", "portability"), "portable"),
     "fallback": (("flags", "portable_fallback"), True),
     "product": (("flags", "kernel_is_product"), True),
+    "recurring": (("flags", "recurring"), True),
+    "oneoff": (("flags", "recurring"), False),
+    "lower_is_better": (("quality", "higher_is_better"), False),
 }
 HELP_WORDS = frozenset({"help", "usage", "?", "-h", "--help"})
 PUBLIC = "public"

@@ -187,6 +187,15 @@ def test_no_statement_contradicts_the_proposal(proposal: Proposal) -> None:
     if "input" not in kinds:
         assert "input pipeline" not in statement, statement
 
+    # issue #25 (part a): what the proposal did not say is not said as if it had
+    if flags.recurring is not True:
+        assert "recurring" not in statement, statement
+    if proposal.cost_weeks is None and proposal.scope.method is not None:
+        assert evaluate(proposal, POLICY).verdict != "fund", statement
+    goal = proposal.goal
+    if goal is not None and goal.memory_required_gb is not None and goal.device_memory_gb is not None:
+        assert "cannot be checked" not in statement, statement
+
 
 # --- ranges against brute force ---------------------------------------------------------------------------------------
 

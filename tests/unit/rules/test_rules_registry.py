@@ -43,6 +43,12 @@ PRODUCT_IDS = {
     "input_shift",
     "resource_goal",
     "calibration",  # the team's realized k (PRODUCT §8's outcomes), a check of the worth stage since #23
+    # issue #25 (part a): currencies besides time
+    "quality_gate",
+    "added_work",
+    "recurring_gpu_cost",
+    "memory_fit",
+    "unstated_cost",
 }
 # issue #25, the rules of currencies-b: a unit slip, fleet and traffic mixes, several targets, a collective's wait
 PRODUCT_IDS |= {"unit_slip", "collective_wait", "mix"}

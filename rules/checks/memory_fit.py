@@ -1,0 +1,125 @@
+"""memory_fit — a change that brings the memory a replica needs under the device's is worth the devices it frees.
+
+What it checks: `goal.memory_after_gb` beside `goal.memory_required_gb` (the need before) and `goal.device_memory_gb`
+(less `goal.memory_headroom_gb`, the headroom wanted). A replica needs ⌈need ÷ usable memory⌉ devices; when the
+change lowers that count (a quantized KV cache, activation recompute, a memory-lean attention kernel), the share of
+the devices it frees, 1 − after ÷ before, is the change's value together with any step saving: 1 − (1 − memory) ·
+(1 − saving) of the capacity (rules.worth), on a fleet priced as freed GPU-equivalents. It supports funding when
+that pays for the work, and opposes when it does not. When the need already fits before the change, memory decides
+nothing: info, and the change is judged on its time.
+
+Why it matters: "16 GB needed on a 12 GB device" is a capacity problem no speedup fixes, unless the proposal is the
+change that lowers the need; then redirecting it to "add GPUs" is exactly wrong, and what fitting frees is the
+figure to fund it on.
+
+Example: a serving step needs 180 GB on 141 GB GPUs (2 per replica); an FP8 KV cache brings it to 120 GB (1 per
+replica): half the GPUs that serve it are freed, on 400 GPUs 200 GPU-equivalents: fund.
+"""
+
+from __future__ import annotations
+
+from worthit.rules.context import Context, Example, engineering, opposition
+from worthit.rules.model import Figure, Finding
+from worthit.rules.text import a, count, gpu_equivalents, num, pct, usd, weeks
+
+ID = "memory_fit"
+STAGE = "worth"
+
+_KV = {"memory_required_gb": 180, "memory_after_gb": 120, "device_memory_gb": 141}
+
+EXAMPLES = (
+    Example(
+        {"target": "kv_cache", "p": 0.3, "k": 1.05, "cost_weeks": 4, "flags": {"fleet_gpus": 400}, "goal": _KV},
+        fires=True,
+        verdict="fund",
+        figures={"gpus_before": 2, "gpus_after": 1, "memory_saving": 0.5, "gpu_equivalents": 202.857},
+    ),
+    Example(
+        {"target": "kv_cache", "p": 0.3, "k": 1.05, "cost_weeks": 4, "goal": _KV | {"memory_headroom_gb": 25}},
+        fires=True,
+        decision="redirect",
+        figures={"gpus_before": 2, "gpus_after": 2},
+    ),
+    Example(
+        {"target": "kv_cache", "p": 0.3, "k": 1.5, "cost_weeks": 4}
+        | {"goal": {"memory_required_gb": 100, "memory_after_gb": 70, "device_memory_gb": 141}},
+        fires=True,
+        decision="fund",
+        figures={"memory_saving": 0},
+    ),
+    Example({"target": "kv_cache", "p": 0.3, "k": 1.05, "cost_weeks": 4}, fires=False),
+)
+
+
+def check(ctx: Context) -> Finding | None:
+    """Values a change that lowers the devices a replica needs by the share of devices it frees."""
+    goal, worth = ctx.proposal.goal, ctx.worth
+    fit = worth.fit
+    if goal is None or fit is None:
+        return None
+    before, after = goal.memory_required_gb or 0.0, goal.memory_after_gb or 0.0
+    figures: dict[str, Figure] = {
+        "memory_required_gb": before,
+        "memory_after_gb": after,
+        "usable_memory_gb": fit.usable_gb,
+        "gpus_before": fit.gpus_before,
+        "gpus_after": fit.gpus_after,
+        "memory_saving": fit.saving,
+    }
+    device = f"{a(num(goal.device_memory_gb or 0.0))} GB device" + (
+        f" ({num(fit.usable_gb)} GB usable)" if goal.memory_headroom_gb else ""
+    )
+    if fit.gpus_before == 1:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"The {num(before)} GB needed already fits on {device}, so the {num(before - after)} GB freed "
+            f"is not what this change is worth: it is judged on its time.",
+        )
+    if not fit.fixes:
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"From {num(before)} GB to {num(after)} GB a replica still needs {count(fit.gpus_after, 'GPU')} "
+            f"of {device}, so the memory saved frees no device.",
+        )
+    capacity = worth.capacity_saving or 0.0
+    figures["capacity_saving"] = capacity
+    head = (
+        f"Bringing the need from {num(before)} GB to {num(after)} GB fits a replica on "
+        f"{count(fit.gpus_after, 'GPU')} of {device} instead of {fit.gpus_before}, freeing {pct(fit.saving)} of the "
+        f"GPUs that serve it"
+    )
+    money = worth.money
+    if money is not None:
+        figures |= {"gpu_equivalents": money.gpus, "value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}
+        value = f"{gpu_equivalents(money.gpus)} on {count(ctx.proposal.flags.fleet_gpus or 0, 'GPU')}"
+        span = (
+            f"the {num(money.job_days)}-day job"
+            if money.job_days is not None
+            else f"{num(ctx.policy.horizon_months)} months"
+        )
+        if money.clears:
+            return Finding(
+                rule=ID,
+                effect="supports",
+                verdict="fund",
+                figures=figures,
+                message=f"{head}: {value}, {usd(money.value_usd)} over {span} {engineering(ctx, money, figures)}.",
+            )
+        return opposition(ctx, ID, f"{head}, but {value} is worth less than its {usd(money.cost_usd)}", figures)
+    if worth.clears:
+        cost = worth.cost.weeks
+        spent = f" for {weeks(cost)}" if cost else ""
+        return Finding(
+            rule=ID,
+            effect="supports",
+            verdict="fund",
+            figures=figures,
+            message=f"{head}, {pct(capacity)} of the capacity with the faster step{spent}.",
+        )
+    rate = worth.cost.weeks
+    figures["cost_weeks"] = rate
+    return opposition(ctx, ID, f"{head}, too little for {weeks(rate or 0.0)} of work", figures)
