@@ -7,7 +7,9 @@ Every public coroutine of a store runs inside `translated()`: what the driver ra
 - `Conflict` for a write that collided with another stored at the same time (an integrity error);
 - `Unstorable` for a value the boundary let through but the database cannot hold (a data error): the client's
   input, a 422;
-and any other database error is left to propagate as the bug it is (a 500 that is logged).
+- `Unavailable` with its own message for any other error the database answers with (a read-only transaction, a
+  full disk): the request was sound, the database cannot take it now.
+Errors that are not the database's (an OSError of the file system, a bug) are not touched: they stay what they are.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import ParamSpec, TypeVar
 
 from sqlalchemy.exc import (
     DataError,
+    DBAPIError,
     DisconnectionError,
     IntegrityError,
     InterfaceError,
@@ -37,6 +40,10 @@ T = TypeVar("T")
 C = TypeVar("C", bound=type)
 
 UNAVAILABLE = "The database is unavailable; retry shortly (with the same Idempotency-Key for writes)."
+REFUSED = (
+    "The database refused the operation (it takes no writes now: read-only, or out of space); retry shortly (with the "
+    "same Idempotency-Key for writes)."
+)
 
 
 @contextmanager
@@ -54,6 +61,11 @@ def translated() -> Iterator[None]:
     except (OperationalError, InterfaceError, DisconnectionError, PoolTimeout, ConnectionError, TimeoutError) as exc:
         log.warning("database unavailable: %s", type(exc).__name__)
         raise Unavailable(UNAVAILABLE) from exc
+    except DBAPIError as exc:
+        # The database answered but refused the operation for its own state: a read-only transaction or database,
+        # a full disk, a serialization failure. The request was sound; another replica or a retry may take it.
+        log.warning("database refused the operation: %s", exc)
+        raise Unavailable(REFUSED) from exc
     except OSError as exc:  # the driver's socket: a refused or reset connection before SQLAlchemy could wrap it
         log.warning("database unavailable: %s", type(exc).__name__)
         raise Unavailable(UNAVAILABLE) from exc
@@ -76,4 +88,4 @@ def domain_errors(cls: C) -> C:
     return cls
 
 
-__all__ = ["UNAVAILABLE", "domain_errors", "translated"]
+__all__ = ["REFUSED", "UNAVAILABLE", "domain_errors", "translated"]
