@@ -180,6 +180,10 @@ def _reject_duplicates(block: Block, node: yaml.Node, path: str = "") -> None:
             _reject_duplicates(block, item, f"{path}[{index}]")
 
 
+# Possessive: `\s*-?\s*` split a run of spaces between its two halves every way there is (quadratic in the run).
+_KEY_OF_LINE = re.compile(r"\s*+-?\s*+([A-Za-z_][\w.]*+)\s*+:")
+
+
 def _yaml_error(block: Block, exc: yaml.YAMLError) -> BlockError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = block.body_line(mark.line) if mark is not None else block.line
@@ -192,6 +196,6 @@ def _yaml_error(block: Block, exc: yaml.YAMLError) -> BlockError:
     field_name = ""
     if mark is not None:
         lines = block.text.split("\n")
-        if mark.line < len(lines) and (key := re.match(r"\s*-?\s*([A-Za-z_][\w.]*)\s*:", lines[mark.line])):
+        if mark.line < len(lines) and (key := _KEY_OF_LINE.match(lines[mark.line])):
             field_name = key.group(1)
     return BlockError(detail, line, field_name)

@@ -40,7 +40,9 @@ from worthit.service.slackbot import messages
 from worthit.service.slackbot.api import ApiError, WorthitApi
 
 log = logging.getLogger("worthit.slackbot")
-MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+# A label stops at the next `<` (Slack escapes it inside one), so no mention scans past the next one: with `[^>]*`,
+# a text of many unclosed `<@U|` was quadratic.
+MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^<>]*)?>")
 SLACK_API_URL = "https://slack.com/api/"
 
 
