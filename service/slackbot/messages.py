@@ -41,21 +41,25 @@ def actions(decision_id: str) -> dict[str, Any]:
     }
 
 
-def decision_reply(document: dict[str, Any], public_url: str | None) -> Message:
-    """A stored decision (the API's JSON) as the project's Block Kit message, with the buttons."""
+def decision_reply(document: dict[str, Any], public_url: str | None, page_path: str | None = None) -> Message:
+    """A stored decision (the API's JSON) as the project's Block Kit message, with the buttons; `page_path` is a
+    signed link to its page (`GET /v1/decisions/{id}/link`)."""
     decision = msgspec.convert(document, Decision)
-    return _with_actions(
-        decision_message(decision, decision_id=decision.id, target=decision.proposal.target, public_url=public_url),
-        decision.id,
+    message = decision_message(
+        decision, decision_id=decision.id, target=decision.proposal.target, public_url=public_url, page_path=page_path
     )
+    return _with_actions(message, decision.id)
 
 
-def reevaluation_reply(result: dict[str, Any], *, target: str | None, policy: str, public_url: str | None) -> Message:
+def reevaluation_reply(
+    result: dict[str, Any], *, target: str | None, policy: str, public_url: str | None, page_path: str | None = None
+) -> Message:
     """The answer of `POST /v1/decisions/{id}/reevaluate`: the decision under the other policy, and what changed."""
     after = msgspec.convert(result["after"], Evaluation)
     decision_id = str(result["decision_id"])
     message = _with_actions(
-        decision_message(after, decision_id=decision_id, target=target, public_url=public_url), decision_id
+        decision_message(after, decision_id=decision_id, target=target, public_url=public_url, page_path=page_path),
+        decision_id,
     )
     # `before` is the stored evaluation; its `policy` says under which version it was made.
     before = result["before"]["policy"]
