@@ -97,3 +97,12 @@ def test_the_gate_reports_a_bomb_or_deep_block_as_malformed_in_seconds(tmp_path:
     assert "Traceback" not in done.stderr + done.stdout
     assert "The worthit block is malformed at line" in done.stdout
     assert ("field `flags.a1`: aliases" in done.stdout) or ("field `title`: nested more than" in done.stdout)
+
+
+def test_an_event_file_nested_100000_deep_cannot_run_the_gate_in_one_line(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text('{"pull_request": {"body": "x", "labels": ' + "[" * DEEP + "]" * DEEP + "}}")
+    done = worthit("gate", "--event", str(event))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "nested too deeply" in done.stderr.splitlines()[0]
