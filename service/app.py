@@ -17,8 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.service.api.decisions import DecisionController
 from worthit.service.api.health import healthz, readyz
+from worthit.service.api.links import decision_link
 from worthit.service.api.outcomes import OutcomeController
-from worthit.service.api.pages import PageController, template_config
+from worthit.service.api.pages import PAGE_HEADERS, PageController, SignInController, explanation_page, template_config
 from worthit.service.api.plans import PlanController
 from worthit.service.api.policies import PolicyController
 from worthit.service.api.profiles import ProfileController
@@ -35,6 +36,7 @@ from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions.service import DecisionService
 from worthit.service.http.auth import Authenticator, AuthMiddleware
 from worthit.service.http.observability import Observability, configure_logging
+from worthit.service.http.page_access import PageAccess, PageAccessMiddleware
 from worthit.service.http.problems import EXCEPTION_HANDLERS
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.metrics import metrics_text
@@ -111,6 +113,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.engine = engine
         app.state.writer = writer
         app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.auth_always_on)
+        app.state.page_access = PageAccess(
+            TokenStore(engine), secret=settings.link_secret, explain=explanation_page, headers=PAGE_HEADERS
+        )
         app.state.rate_limiter = None if settings.rate_limit == "off" else RateLimiter(settings.rate_limit)
         app.state.auth_failures = (
             None if settings.auth_failure_limit == "off" else RateLimiter(settings.auth_failure_limit)
@@ -166,8 +171,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             slack_command,
             OutcomeController,
             PageController,
+            SignInController,
+            decision_link,
         ],
-        middleware=[AuthMiddleware],
+        # Page routes meet the signed link and the sign-in cookie first, then the bearer check like every route.
+        middleware=[PageAccessMiddleware, AuthMiddleware],
         dependencies={
             "decisions": Provide(provide_decisions, sync_to_thread=False),
             "policies": Provide(provide_policies, sync_to_thread=False),

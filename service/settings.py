@@ -11,6 +11,7 @@ import msgspec
 from msgspec import Meta
 
 DEFAULT_DATABASE = "sqlite:///./worthit.db"
+MIN_LINK_SECRET_CHARS = 32
 
 
 class Settings(msgspec.Struct, kw_only=True, frozen=True):
@@ -42,6 +43,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     header_timeout_seconds: Annotated[float, Meta(gt=0)] = 10.0
     """How long a connection has to send a request's headers, from its opening or a further request's first byte."""
     public_url: str | None = None
+    link_secret: str | None = None
+    """The key of signed page links (HMAC-SHA256), the same on every replica; unset: no signed links."""
+    link_ttl_days: Annotated[float, Meta(gt=0, le=366)] = 30.0
+    """How long a signed page link opens its decision."""
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True
     database_wait_seconds: Annotated[float, Meta(ge=0)] = 0.0
@@ -55,6 +60,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
             if limit != "off":
                 parse(limit)  # a malformed limit stops the start, naming what was expected
         _ = self.trusted_proxy_networks  # a malformed address stops the start too
+        if self.link_secret is not None and len(self.link_secret.strip()) < MIN_LINK_SECRET_CHARS:
+            raise ValueError(
+                f"Expected `link_secret` (WORTHIT_LINK_SECRET) of at least {MIN_LINK_SECRET_CHARS} characters, "
+                f"got {len(self.link_secret.strip())}; make one with `openssl rand -hex 32`"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:

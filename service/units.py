@@ -60,8 +60,10 @@ class Unreadable(ValueError):
     """A value that does not read as its kind (the message, when there is one, says why)."""
 
 
-_AMOUNT = re.compile(r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>\D.*)?")
-_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s*\D.*)?")
+# The unit is everything after the number (stripped afterwards), and DOTALL lets `.*` reach the end of any text:
+# `\s*\D.*` here once backtracked through a run of spaces for every space in it when a newline stopped `.*`.
+_AMOUNT = re.compile(r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?P<unit>\D.*)?", re.DOTALL)
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\D.*)?", re.DOTALL)
 _MAX_EXPONENT = 300
 INFINITE = frozenset({"inf", ".inf", "infinity", "infinite", "∞", "infx", "inf×", "∞x", "∞×"})
 

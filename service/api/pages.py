@@ -4,8 +4,9 @@ Server-rendered (Jinja, autoescaped), no JavaScript, readable on a phone. Every 
 targets, phase names, notes) reaches the page through autoescaping or `service.present.charts` (which escapes its
 own SVG); a Content-Security-Policy without any script source backs that up.
 
-Pages need the `read` scope like the JSON API. Browsers cannot send bearer tokens, so where tokens are enforced
-the pages are for a proxy that adds the header (or for deployments that leave reading open).
+Pages need the `read` scope like the JSON API. Browsers cannot send bearer tokens, so where tokens are enforced a
+page opens from a signed link (one decision, read-only, until it expires) or after a sign-in (a form posting a token,
+which sets a cookie); a browser with neither gets a page that explains, with the form (service/http/page_access.py).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import math
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, get_args
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
-from litestar import Controller, get
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import Cookie
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 from litestar.plugins.jinja import JinjaTemplateEngine
-from litestar.response import Template
+from litestar.response import Redirect, Template
 from litestar.template.config import TemplateConfig
 from markupsafe import Markup
 
@@ -32,10 +34,12 @@ from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions.schemas import Decision
 from worthit.service.decisions.service import DecisionService
 from worthit.service.errors import NotFound
+from worthit.service.http import page_access
 from worthit.service.outcomes.schemas import Outcome, WorkloadHistory
 from worthit.service.outcomes.service import OutcomeService
 from worthit.service.present import render
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
+from worthit.service.tokens.model import digest
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 VERDICT_NAMES: tuple[str, ...] = get_args(Verdict)
@@ -203,7 +207,7 @@ class PageController(Controller):
     path = "/"
     include_in_schema = False
 
-    @get("/decisions/{decision_id:str}", opt={"scope": "read"}, include_in_schema=False)
+    @get("/decisions/{decision_id:str}", opt={"scope": "read", "page": True}, include_in_schema=False)
     async def decision_page(
         self,
         decision_id: FromPath[str],
@@ -219,7 +223,7 @@ class PageController(Controller):
         # Building the figures and the chart is CPU work proportional to the decision: off the event loop.
         return _page("decision.html", await asyncio.to_thread(decision_context, decision, outcome))
 
-    @get("/decisions", opt={"scope": "read"}, include_in_schema=False)
+    @get("/decisions", opt={"scope": "read", "page": True}, include_in_schema=False)
     async def decisions_page(
         self,
         decisions: NamedDependency[DecisionService],
@@ -257,7 +261,7 @@ class PageController(Controller):
             {"items": rows, "filters": filters, "verdicts": VERDICT_NAMES, "next_url": next_url},
         )
 
-    @get("/workloads/{name:path}", opt={"scope": "read"}, include_in_schema=False)
+    @get("/workloads/{name:path}", opt={"scope": "read", "page": True}, include_in_schema=False)
     async def workload_page(self, name: FromPath[str], outcomes: NamedDependency[OutcomeService]) -> Template:
         """A workload's successive breakdowns as a chart, the bottleneck of each step outlined."""
         try:
@@ -265,3 +269,122 @@ class PageController(Controller):
         except NotFound as exc:
             return _error(404, str(exc))
         return _page("workload.html", await asyncio.to_thread(history_context, history))
+
+
+SIGN_IN_REASONS = {
+    "none": (
+        "Sign in to see this page",
+        "This server asks for a worthit token before it shows decisions. Open a decision from the link in its "
+        "Slack message (signed links open their decision without a token), or sign in with a token.",
+    ),
+    "expired": ("This link has expired", ""),
+    "invalid": (
+        "This link does not open this page",
+        "Its signature does not match: the link was changed or cut short, or the server's key changed since. Open it "
+        "again from its Slack message, or sign in with a token.",
+    ),
+    "session": ("Sign in again", "Your sign-in has ended (it lasts a few hours, and ends when its token is revoked)."),
+    "refused": ("Sign in to see this page", "That token is not valid: unknown, revoked, or mistyped."),
+    "scope": ("Sign in to see this page", "That token cannot read decisions: it has no `read` scope."),
+    "limited": ("Too many attempts", ""),
+}
+
+
+def sign_in_context(next_path: str, reason: str, expired_at: datetime | None = None, **extra: Any) -> dict[str, Any]:
+    """What the sign-in page says: why it is shown, and the form that comes back to `next_path`."""
+    heading, why = SIGN_IN_REASONS[reason]
+    if reason == "expired":
+        when = f" on {_when(expired_at)}" if expired_at is not None else ""
+        why = f"Signed links open their decision for a limited time; this one ended{when}. Sign in with a token."
+    if reason == "limited":
+        why = f"Too many failed sign-ins from this address; retry in {extra.get('retry_after', 60)} s."
+    return {
+        "heading": heading,
+        "why": why,
+        "next": next_path,
+        "hours": page_access.SESSION_SECONDS // 3600,
+        "link_days": extra.get("link_days", 30),
+    }
+
+
+def explanation_page(app: Any, denied: page_access.Denied) -> str:
+    """The page a browser gets instead of a 401 JSON: why it may not see the page, and the sign-in form."""
+    days = round(app.state.settings.link_ttl_days)
+    context = sign_in_context(denied.next, denied.reason, denied.expired_at, link_days=days)
+    return str(app.template_engine.get_template("sign_in.html").render(**context))
+
+
+def _safe_next(value: str) -> str:
+    """Only a path of this site: `//host` or `/\\host` would leave it (an open redirect)."""
+    if not value.startswith("/") or value.startswith(("//", "/\\")) or any(ord(c) < 0x20 for c in value):
+        return "/decisions"
+    return value
+
+
+def _secure(request: Request[Any, Any, Any]) -> bool:
+    public_url = request.app.state.settings.public_url or ""
+    return request.url.scheme == "https" or public_url.startswith("https://")
+
+
+class SignInController(Controller):
+    """The small sign-in of the pages: a form that posts a token, and a cookie that lets the pages through."""
+
+    path = "/"
+    include_in_schema = False
+
+    @get("/sign-in", opt={"scope": "public"}, include_in_schema=False)
+    async def sign_in_form(
+        self, request: Request[Any, Any, Any], next: Annotated[str, QueryParameter(max_length=2000)] = "/decisions"
+    ) -> Template:
+        """The sign-in form; it comes back to `next` (a path of this site)."""
+        days = request.app.state.settings.link_ttl_days
+        return _page("sign_in.html", sign_in_context(_safe_next(next), "none", link_days=round(days)))
+
+    @post("/sign-in", opt={"scope": "public"}, include_in_schema=False, status_code=303)
+    async def sign_in(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        """Check the posted token (`read` scope at least) and set the sign-in cookie; back to `next` on success."""
+        state = request.app.state
+        address = request.client.host if request.client else "?"
+        failures = state.auth_failures
+        form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+        token = (form.get("token") or [""])[0].strip()
+        back = _safe_next((form.get("next") or ["/decisions"])[0])
+        days = round(state.settings.link_ttl_days)
+        if failures is not None and (retry_after := failures.check(address)) is not None:
+            context = sign_in_context(back, "limited", retry_after=retry_after, link_days=days)
+            return _page("sign_in.html", context, 429)
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+            # Another site posting a token of its own would sign this browser in as someone else.
+            return _page("sign_in.html", sign_in_context(back, "refused", link_days=days), 403)
+        principal = await state.authenticator.principal(token) if 0 < len(token) <= 200 else None
+        if principal is None or "read" not in principal.scopes:
+            if failures is not None:
+                failures.hit(address)
+            reason, status = ("refused", 401) if principal is None else ("scope", 403)
+            return _page("sign_in.html", sign_in_context(back, reason, link_days=days), status)
+        # The digest, never the token: a stolen cookie opens pages only, and cannot be replayed as a bearer token.
+        cookie = Cookie(
+            key=page_access.SESSION_COOKIE,
+            value=digest(token),
+            max_age=page_access.SESSION_SECONDS,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=_secure(request),
+        )
+        return Redirect(back, status_code=303, cookies=[cookie], headers={"cache-control": "no-store"})
+
+    @post("/sign-out", opt={"scope": "public"}, include_in_schema=False, status_code=303)
+    async def sign_out(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        """End the sign-in (the cookie is cleared)."""
+        cookie = Cookie(
+            key=page_access.SESSION_COOKIE,
+            value="",
+            max_age=0,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=_secure(request),
+        )
+        return Redirect("/sign-in", status_code=303, cookies=[cookie])

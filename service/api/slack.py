@@ -26,6 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 from worthit.rules.errors import InvalidInput
 from worthit.service.decisions.service import DecisionService, request_hash
 from worthit.service.errors import NotFound
+from worthit.service.http.page_access import signed_path
 from worthit.service.http.problems import PROBLEM_JSON, Problem
 from worthit.service.settings import Settings
 from worthit.service.slack.blocks import SlackMessage, decision_message, invalid_message, usage_message
@@ -151,11 +152,16 @@ async def slack_command(
         )
     except InvalidInput as exc:
         return Response(usage_message(f"worthit could not evaluate this: {exc.detail}"), status_code=200)
+    page_path = None
+    if settings.link_secret is not None:
+        # Signed, so the person who follows it needs no token to read this one decision (until it expires).
+        page_path, _ = signed_path(decision.id, settings.link_secret, settings.link_ttl_days * 86400)
     message = decision_message(
         decision,
         decision_id=decision.id,
         target=parsed.proposal.target,
         public_url=settings.public_url,
         response_type="in_channel" if parsed.public else "ephemeral",
+        page_path=page_path,
     )
     return Response(message, status_code=200)

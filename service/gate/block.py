@@ -12,6 +12,7 @@ import yaml
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.service import units
+from worthit.service.gate import safe_yaml
 from worthit.service.gate.errors import TEMPLATE_HINT, BlockError
 from worthit.service.gate.fences import Block, normalise_newlines
 from worthit.service.validation import decode_strict
@@ -60,7 +61,7 @@ def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Pr
     text = normalise_newlines(text)
     if text.lstrip().startswith(("{", "[")):
         try:
-            data = msgspec.json.decode(text.encode())
+            data = _decode_json(text)
         except msgspec.DecodeError as exc:
             try:  # YAML's flow style looks like JSON: `{p: 21%, k: 10}`
                 return parse_block(Block(text=text, line=0), defaults).proposal
@@ -85,7 +86,7 @@ def read_request(text: str, *, proposals: bool = False) -> bytes:
     """
     text = normalise_newlines(text)
     try:
-        data = msgspec.json.decode(text.encode()) if text.lstrip().startswith(("{", "[")) else None
+        data = _decode_json(text) if text.lstrip().startswith(("{", "[")) else None
     except msgspec.DecodeError:
         data = None
     if data is None:
@@ -103,6 +104,51 @@ def read_request(text: str, *, proposals: bool = False) -> bytes:
         return msgspec.json.encode(data)
     except (TypeError, msgspec.EncodeError) as exc:
         raise InvalidInput(f"expected plain JSON or YAML values: {exc}") from exc
+
+
+def _decode_json(text: str) -> object:
+    """A JSON document no deeper than YAML's limit (`safe_yaml.MAX_DEPTH`), else an `InvalidInput` naming its field.
+
+    msgspec's own limit is the interpreter's recursion limit (a RecursionError), and what reads the document after
+    it (`units.forgive`, the error's pointer) recurses too: a document 900 deep would pass msgspec and fail there."""
+    where: str | None
+    try:
+        data = msgspec.json.decode(text.encode())
+    except RecursionError:
+        data, where = None, _deep_field(text)
+    else:
+        where = _too_deep(data)
+    if where is not None:
+        pointer = f"/{where}" if where else ""
+        at = f" - at `$.{where}`" if where else ""
+        limit = safe_yaml.MAX_DEPTH
+        raise InvalidInput(f"Expected a document nested at most {limit} levels deep, got deeper{at}", pointer)
+    return data
+
+
+def _too_deep(data: object) -> str | None:
+    """The top-level field (`""` for the document itself) under which `data` nests past the limit, else None."""
+    stack: list[tuple[object, int, str]] = [(data, 0, "")]
+    while stack:
+        value, depth, top = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= safe_yaml.MAX_DEPTH:
+                return top
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                stack.append((item, depth + 1, top if depth else str(key) if isinstance(value, dict) else ""))
+    return None
+
+
+def _deep_field(text: str) -> str:
+    """The field a JSON text too deep to decode nests under: YAML's composer (JSON is YAML) stops at the limit."""
+    try:
+        safe_yaml.load(text)
+    except safe_yaml.Refused as exc:
+        return exc.field
+    except yaml.YAMLError:
+        pass
+    return ""
 
 
 def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
@@ -158,7 +204,7 @@ def locate(tree: yaml.Node, pointer: str) -> tuple[int, yaml.Node | None]:
 def _load(block: Block) -> tuple[yaml.Node | None, object]:
     """The block's YAML safely loaded, with its node tree for line numbers; a `BlockError` names the line."""
     try:
-        return yaml.compose(block.text, Loader=yaml.SafeLoader), yaml.safe_load(block.text)
+        return safe_yaml.load(block.text)
     except yaml.YAMLError as exc:
         raise _yaml_error(block, exc) from exc
 
@@ -180,18 +226,23 @@ def _reject_duplicates(block: Block, node: yaml.Node, path: str = "") -> None:
             _reject_duplicates(block, item, f"{path}[{index}]")
 
 
+# Possessive: `\s*-?\s*` split a run of spaces between its two halves every way there is (quadratic in the run).
+_KEY_OF_LINE = re.compile(r"\s*+-?\s*+([A-Za-z_][\w.]*+)\s*+:")
+
+
 def _yaml_error(block: Block, exc: yaml.YAMLError) -> BlockError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = block.body_line(mark.line) if mark is not None else block.line
     problem = getattr(exc, "problem", None) or str(exc)
-    detail = f"not valid YAML: {problem}"
+    # A refused alias or nesting is valid YAML that a proposal has no use for: say what, not "not valid".
+    detail = problem if isinstance(exc, safe_yaml.Refused) else f"not valid YAML: {problem}"
     if "mapping values are not allowed" in problem:
         detail += " (quote a value that contains `: `)"
     elif "found character '\\t'" in problem:
         detail += " (indent with spaces, not tabs)"
-    field_name = ""
-    if mark is not None:
+    field_name = exc.field if isinstance(exc, safe_yaml.Refused) else ""
+    if mark is not None and not field_name:
         lines = block.text.split("\n")
-        if mark.line < len(lines) and (key := re.match(r"\s*-?\s*([A-Za-z_][\w.]*)\s*:", lines[mark.line])):
+        if mark.line < len(lines) and (key := _KEY_OF_LINE.match(lines[mark.line])):
             field_name = key.group(1)
     return BlockError(detail, line, field_name)

@@ -20,6 +20,8 @@ def body_from_event(path: str) -> str:
         event = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise UsageError(f"expected a GitHub event (JSON) in {path}: {exc}") from exc
+    except RecursionError as exc:  # msgspec's depth limit; no event GitHub writes comes near it
+        raise UsageError(f"expected a GitHub event (JSON) in {path}, got one nested too deeply") from exc
     pull_request = event.get("pull_request") if isinstance(event, dict) else None
     if not isinstance(pull_request, dict):
         raise UsageError(

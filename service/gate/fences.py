@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import yaml
 
 from worthit.rules.model import Proposal
+from worthit.service.gate import safe_yaml
 from worthit.service.gate.errors import LANGUAGE
 
 
@@ -69,7 +70,7 @@ def bare_proposal(body: str) -> Block | None:
     """
     text = normalise_newlines(body)
     try:
-        data = yaml.safe_load(text)
+        _, data = safe_yaml.load(text)
     except yaml.YAMLError:
         return None
     if not isinstance(data, dict) or not data or not set(map(str, data)) <= set(Proposal.__struct_fields__):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +52,32 @@ def annotation(level: Level, message: str, title: str = "worthit") -> str:
     return f"::{level} title={escape_property(title)}::{escape_data(message)}"
 
 
+# What GitHub would turn into a link by itself (GFM's autolinks: a scheme, `www.`), up to a character that ends one.
+# Bounded before its run, so the scan is linear.
+_LINKABLE = re.compile(r"(?:\b[A-Za-z][A-Za-z0-9+.-]{0,31}:/{1,3}|\bwww\.)[^\s`<>|&\\\[\]()]*")
+
+
+def _inert(text: str) -> str:
+    """Text in which Markdown sees no HTML, no table cell's end and no link or image: `\\`, `[`, `]` escaped."""
+    for char, escaped in (("\\", "\\\\"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|")):
+        text = text.replace(char, escaped)
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
 def _md(text: str) -> str:
-    """Text from the description or the engine, made inert in Markdown (no raw HTML, no table breaks)."""
-    return " ".join(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").split())
+    """Text from the description or the engine, made inert in Markdown: no raw HTML, no table breaks, no links.
+
+    A description is written by whoever opens the pull request; its summary is read by reviewers who trust it.
+    `[sign in](https://evil)` and `![](https://tracker/pixel.png)` lose their brackets (shown, not rendered), and a
+    bare address, which GitHub would link by itself, is shown in a code span, where nothing is a link.
+    """
+    text = " ".join(text.split())
+    parts, at = [], 0
+    for match in _LINKABLE.finditer(text):
+        parts += [_inert(text[at : match.start()]), f"`{match[0]}`"]
+        at = match.end()
+    parts.append(_inert(text[at:]))
+    return "".join(parts)
 
 
 MARK: dict[Level, str] = {"notice": "✅", "warning": "⚠️", "error": "❌"}

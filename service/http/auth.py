@@ -22,6 +22,9 @@ from worthit.service.db.tokens import TokenStore
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.tokens.model import PUBLIC, Principal, digest
 
+# Set in the ASGI scope by service/http/page_access.py when a signed link or a sign-in cookie opened a page route.
+PAGE_GRANTED = "worthit.page_granted"
+
 # "Are there any tokens?" is cached per process this long: a token created on another process turns auth on
 # within it. Nothing turns it off again (see Authenticator.enforced), and tokens themselves are not cached.
 CACHE_SECONDS = 5.0
@@ -89,7 +92,7 @@ class AuthMiddleware:
 async def authorize(scope: Any) -> None:
     """Check one request against the scope its route declares."""
     required = required_scope(scope["route_handler"])
-    if required == PUBLIC:
+    if required == PUBLIC or scope.get(PAGE_GRANTED):
         return
     state = scope["litestar_app"].state
     authenticator: Authenticator = state.authenticator

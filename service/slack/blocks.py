@@ -125,8 +125,10 @@ def decision_message(
     target: str | None,
     public_url: str | None,
     response_type: ResponseType = "ephemeral",
+    page_path: str | None = None,
 ) -> SlackMessage:
-    """The Block Kit answer for one decision; links to `{public_url}/decisions/{id}` when the public URL is known."""
+    """The Block Kit answer for one decision; links to its page when the public URL is known: `page_path` (a signed
+    link, which opens the page without a token) or `/decisions/{id}`."""
     emoji, label = LABELS[evaluation.verdict]
     heading = f"{label}: {target}" if target else label
     blocks: list[Block] = [
@@ -141,7 +143,8 @@ def decision_message(
     if why is not None:
         blocks.append(ContextBlock(elements=[Mrkdwn(text=why)]))
     if public_url:
-        link = f"<{public_url.rstrip('/')}/decisions/{decision_id}|Open the decision>"
+        path = page_path or f"/decisions/{decision_id}"
+        link = f"<{public_url.rstrip('/')}{path}|Open the decision>"
     else:
         link = f"Decision `{decision_id}`"
     blocks.append(ContextBlock(elements=[Mrkdwn(text=clip(link, FIELD_CHARS))]))

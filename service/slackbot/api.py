@@ -108,6 +108,15 @@ class WorthitApi:
         result: dict[str, Any] = self._call("GET", f"/v1/decisions/{decision_id}")
         return result
 
+    def page_link(self, decision_id: str) -> str | None:
+        """The path of a signed link to the decision's page (opens it without a token); None where links are off."""
+        try:
+            result: dict[str, Any] = self._call("GET", f"/v1/decisions/{decision_id}/link")
+        except ApiError:
+            return None  # a server without WORTHIT_LINK_SECRET (404), or one older than the route: a plain link
+        path = result.get("path")
+        return path if isinstance(path, str) and path.startswith("/decisions/") else None
+
     def policies(self) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._call("GET", "/v1/policies")
         return result

@@ -40,7 +40,9 @@ from worthit.service.slackbot import messages
 from worthit.service.slackbot.api import ApiError, WorthitApi
 
 log = logging.getLogger("worthit.slackbot")
-MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+# A label stops at the next `<` (Slack escapes it inside one), so no mention scans past the next one: with `[^>]*`,
+# a text of many unclosed `<@U|` was quadratic.
+MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^<>]*)?>")
 SLACK_API_URL = "https://slack.com/api/"
 
 
@@ -205,7 +207,8 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
         except ApiError as exc:
             place.post(client, messages.problem_reply("worthit could not decide this", exc.detail))
             return {"outcome": "api_error", "status": exc.status}
-        place.post(client, messages.decision_reply(document, config.public_url))
+        page_path = worthit.page_link(str(document["id"])) if config.public_url else None
+        place.post(client, messages.decision_reply(document, config.public_url, page_path))
         return {"outcome": "decided", "decision_id": document["id"], "verdict": document["verdict"]}
 
     @app.command("/worthit")
@@ -318,9 +321,11 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
             place.post(client, messages.problem_reply(f"worthit could not re-evaluate under {policy!r}", exc.detail))
             _event("reevaluate", view.get("id"), started, outcome="api_error", status=exc.status)
             return
-        place.post(
-            client, messages.reevaluation_reply(result, target=target, policy=policy, public_url=config.public_url)
+        page_path = worthit.page_link(decision_id) if config.public_url else None
+        reply = messages.reevaluation_reply(
+            result, target=target, policy=policy, public_url=config.public_url, page_path=page_path
         )
+        place.post(client, reply)
         _event("reevaluate", view.get("id"), started, decision_id=decision_id, policy=policy, outcome="answered")
 
     return app

@@ -17,6 +17,12 @@ STAGES_SHOWN = 20
 Message = dict[str, Any]
 
 
+def fallback(text: str) -> str:
+    """A message's `text`: notifications show it and Slack parses it as mrkdwn, so a typed `<!channel>` would ping
+    from there as from a block. Escaped like every block's text (the decision message's own is, in blocks.py)."""
+    return clip(escape(text), SECTION_CHARS)
+
+
 def actions(decision_id: str) -> dict[str, Any]:
     """The buttons under a decision; each carries the decision's id."""
 
@@ -35,21 +41,25 @@ def actions(decision_id: str) -> dict[str, Any]:
     }
 
 
-def decision_reply(document: dict[str, Any], public_url: str | None) -> Message:
-    """A stored decision (the API's JSON) as the project's Block Kit message, with the buttons."""
+def decision_reply(document: dict[str, Any], public_url: str | None, page_path: str | None = None) -> Message:
+    """A stored decision (the API's JSON) as the project's Block Kit message, with the buttons; `page_path` is a
+    signed link to its page (`GET /v1/decisions/{id}/link`)."""
     decision = msgspec.convert(document, Decision)
-    return _with_actions(
-        decision_message(decision, decision_id=decision.id, target=decision.proposal.target, public_url=public_url),
-        decision.id,
+    message = decision_message(
+        decision, decision_id=decision.id, target=decision.proposal.target, public_url=public_url, page_path=page_path
     )
+    return _with_actions(message, decision.id)
 
 
-def reevaluation_reply(result: dict[str, Any], *, target: str | None, policy: str, public_url: str | None) -> Message:
+def reevaluation_reply(
+    result: dict[str, Any], *, target: str | None, policy: str, public_url: str | None, page_path: str | None = None
+) -> Message:
     """The answer of `POST /v1/decisions/{id}/reevaluate`: the decision under the other policy, and what changed."""
     after = msgspec.convert(result["after"], Evaluation)
     decision_id = str(result["decision_id"])
     message = _with_actions(
-        decision_message(after, decision_id=decision_id, target=target, public_url=public_url), decision_id
+        decision_message(after, decision_id=decision_id, target=target, public_url=public_url, page_path=page_path),
+        decision_id,
     )
     # `before` is the stored evaluation; its `policy` says under which version it was made.
     before = result["before"]["policy"]
@@ -62,7 +72,7 @@ def reevaluation_reply(result: dict[str, Any], *, target: str | None, policy: st
     else:
         summary = f"Under *{escape(policy)}* nothing changes (was {escape(before['name'])} v{before['version']})."
     message["blocks"].insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": clip(summary, SECTION_CHARS)}})
-    message["text"] = clip(f"Under {policy}: {message['text']}", SECTION_CHARS)
+    message["text"] = clip(f"Under {escape(policy)}: {message['text']}", SECTION_CHARS)  # `text` is escaped already
     return message
 
 
@@ -127,14 +137,14 @@ def why_reply(document: dict[str, Any]) -> Message:
             "elements": [{"type": "mrkdwn", "text": f"Decided by `{escape(str(document.get('deciding_rule', '')))}`"}],
         }
     )
-    return {"text": clip(f"Why: {document.get('statement', '')}", SECTION_CHARS), "blocks": blocks[:MAX_BLOCKS]}
+    return {"text": fallback(f"Why: {document.get('statement', '')}"), "blocks": blocks[:MAX_BLOCKS]}
 
 
 def problem_reply(what: str, detail: str) -> Message:
     """A readable error, never silence: what the bot tried, and the API's own words."""
     text = f":warning: {what}: {detail}"
     return {
-        "text": clip(text, SECTION_CHARS),
+        "text": fallback(text),
         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": clip(escape(text), SECTION_CHARS)}}],
     }
 
@@ -148,7 +158,7 @@ def outcome_reply(outcome: dict[str, Any]) -> Message:
     if realized.get("speedup") is not None:
         parts.append(f"Speedup {realized['speedup']:.3f}× against the predicted {predicted['speedup']:.3f}×.")
     text = " ".join(parts)
-    return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": escape(text)}}]}
+    return {"text": fallback(text), "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": escape(text)}}]}
 
 
 def outcome_modal(metadata: str, target: str | None) -> dict[str, Any]:

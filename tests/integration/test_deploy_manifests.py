@@ -311,6 +311,7 @@ def test_the_secret_template_holds_placeholders_for_every_key_the_pods_read() ->
     assert set(secret["stringData"]) == {
         "database-url",
         "slack-signing-secret",
+        "link-secret",
         "api-token",
         "slack-app-token",
         "slack-bot-token",
