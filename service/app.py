@@ -35,6 +35,7 @@ from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions.service import DecisionService
 from worthit.service.http.auth import Authenticator, AuthMiddleware
 from worthit.service.http.observability import Observability, configure_logging
+from worthit.service.http.openapi import DocumentJson
 from worthit.service.http.problems import EXCEPTION_HANDLERS
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.metrics import metrics_text
@@ -54,6 +55,8 @@ def openapi_config() -> OpenAPIConfig:
         description="Is this optimization worth doing? Amdahl's law and scope checks under a versioned policy.",
         servers=[Server(url="/")],
         use_handler_docstrings=True,
+        # The document is finished for clients' generators before it is served (service/http/openapi.py).
+        render_plugins=[DocumentJson()],
         # The API's description is public, whoever may call the API itself.
         openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}, include_in_schema=False),
     )
