@@ -37,6 +37,7 @@ from worthit.service.http.auth import Authenticator, AuthMiddleware
 from worthit.service.http.observability import Observability, configure_logging
 from worthit.service.http.openapi import DocumentJson
 from worthit.service.http.problems import EXCEPTION_HANDLERS
+from worthit.service.http.query import QueryCheck
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.metrics import metrics_text
 from worthit.service.outcomes.service import Calibrator, OutcomeService
@@ -170,7 +171,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             OutcomeController,
             PageController,
         ],
-        middleware=[AuthMiddleware],
+        middleware=[AuthMiddleware, QueryCheck],
         dependencies={
             "decisions": Provide(provide_decisions, sync_to_thread=False),
             "policies": Provide(provide_policies, sync_to_thread=False),

@@ -11,7 +11,7 @@ generators misread (openapi-python-client was the one tried):
 - component names are the titles, and titles are unique (two Structs named `Phase` made a generator drop every
   schema that held either);
 - every status a route can answer, with its headers: the 200 of an idempotent replay beside the 201, `Location`,
-  `Retry-After` on 429 and 503;
+  `Retry-After` on 429 and 503, `ETag` and 304 on the reads that have them;
 - the request bodies Litestar cannot see, because those handlers read the body themselves: profile upload (raw or
   multipart) and policy PUT (JSON or TOML);
 - the bearer security scheme, on every operation whose route is not public (the scope the auth middleware checks).
@@ -62,12 +62,15 @@ SECURITY_SCHEME = {
 LOCATION = {"description": "The stored resource's URL.", "schema": {"type": "string"}}
 RETRY_AFTER = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 1}}
 ETAG = {"description": "The document's entity tag, for `If-None-Match`.", "schema": {"type": "string"}}
-CACHE_CONTROL = {"description": "How clients may cache the document.", "schema": {"type": "string"}}
+CACHE_CONTROL = {
+    "description": "`no-cache, private`: revalidate (with `If-None-Match`) before reuse.",
+    "schema": {"type": "string"},
+}
 
 # (path, method) → what Litestar cannot see: an idempotent replay's 200, headers, request bodies.
 REPLAYED = {("/v1/decisions", "post"), ("/v1/decisions/{decision_id}/outcome", "post")}
 CREATED = {*REPLAYED, ("/v1/profiles", "post")}
-TAGGED: set[tuple[str, str]] = set()
+TAGGED = {("/v1/decisions/{decision_id}", "get"), ("/v1/profiles/{profile_id}", "get")}
 
 PROFILE_BODY: Schema = {
     "description": "Profiler output: one file as the raw body, or several files of one run as multipart parts "

@@ -7,9 +7,11 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.conftest import Server
+from tests.conftest import ROOT, Server
+from tests.e2e.test_trust import create_token
 
 pytestmark = pytest.mark.e2e
+PROFILES = ROOT / "tests" / "data" / "profiles"
 
 ATTENTION = {
     "target": "attention_softmax",
@@ -222,3 +224,97 @@ def test_a_client_may_say_where_a_decision_comes_from(sqlite_server: Server) -> 
             refused = client.post("/v1/decisions", json=ATTENTION | bad)
             assert refused.status_code == 422, bad
         assert _count(client) == before
+
+
+def _problem(response: httpx.Response, status: int) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    problem: dict[str, object] = response.json()
+    assert problem["status"] == status
+    return problem
+
+
+def test_repeated_and_unknown_query_parameters_are_refused_naming_them(sqlite_server: Server) -> None:
+    """No API parameter is a list: a repeated one is a 400 (not the last value kept), and so is one the route does
+    not take (not ignored, as unknown body fields are not); both name the parameter with a `#/query/…` pointer."""
+    with sqlite_server.client() as client:
+        repeated = _problem(client.get("/v1/decisions?verdict=fund&verdict=decline"), 400)
+        assert repeated["detail"] == "Invalid query `verdict`: expected one value, got 2"
+        assert repeated["errors"] == [{"detail": repeated["detail"], "pointer": "#/query/verdict"}]
+        unknown = _problem(client.get("/v1/decisions", params={"verdcit": "fund", "limit": 5}), 400)
+        assert unknown["detail"] == (
+            "Invalid query `verdcit`: unknown parameter; this route takes "
+            "`cursor`, `limit`, `since`, `target`, `verdict`, `workload`"
+        )
+        assert [error["pointer"] for error in unknown["errors"]] == ["#/query/verdcit"]  # type: ignore[attr-defined]
+        on_a_body_route = _problem(client.post("/v1/evaluate", params={"polcy": "default"}, json=ATTENTION), 400)
+        assert "`polcy`" in str(on_a_body_route["detail"])
+        assert "`policy`" in str(on_a_body_route["detail"])
+        both = _problem(client.get("/v1/decisions?limit=1&limit=2&x="), 400)
+        assert [error["pointer"] for error in both["errors"]] == ["#/query/limit", "#/query/x"]  # type: ignore[attr-defined]
+        assert client.get("/v1/decisions", params={"verdict": "fund", "limit": 5}).status_code == 200
+        assert client.get("/decisions", params={"verdict": "fund", "utm_source": "slack"}).status_code == 200
+
+
+def test_header_problems_name_the_header_as_sent(sqlite_server: Server) -> None:
+    with sqlite_server.client() as client:
+        response = client.post("/v1/decisions", json=ATTENTION, headers={"Idempotency-Key": "k" * 256})
+        problem = _problem(response, 400)
+        assert problem["detail"] == "Invalid header `Idempotency-Key`: Expected `str` of length <= 255"
+        assert problem["errors"] == [{"detail": problem["detail"], "pointer": "#/header/Idempotency-Key"}]
+
+
+def test_every_problem_has_a_type_uri_and_the_413_states_the_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """400, 401, 403, 404, 405, 413 (stating the route's limit and its setting) and 415: each has a problem type."""
+    limits = {"WORTHIT_MAX_BODY_BYTES": "4096", "WORTHIT_MAX_PROFILE_BYTES": "8192"}
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUIRE_AUTH": "true"} | limits)
+    base = "https://worthit.dev/problems/"
+    with server.client() as client:
+        assert _problem(client.get("/v1/decisions"), 401)["type"] == base + "unauthorized"
+    token = create_token(sqlite_url, "write", "planner")
+    with server.client(headers={"Authorization": f"Bearer {token}"}) as client:
+        assert _problem(client.get("/v1/decisions/nope"), 404)["type"] == base + "not-found"
+        assert _problem(client.get("/v1/policies/a%00b"), 404)["type"] == base + "not-found"
+        assert _problem(client.delete("/v1/decisions"), 405)["type"] == base + "method-not-allowed"
+        wrong = client.post("/v1/decisions", content=b"{}", headers={"content-type": "text/plain"})
+        assert _problem(wrong, 415)["type"] == base + "unsupported-media-type"
+        big = _problem(client.post("/v1/decisions", json=ATTENTION | {"title": "x" * 5000}), 413)
+        assert big["type"] == base + "too-large"
+        assert big["detail"] == "Expected a request body of at most 4096 bytes (WORTHIT_MAX_BODY_BYTES), got more"
+        profile = _problem(client.post("/v1/profiles", content=b"x" * 8193), 413)
+        assert (
+            profile["detail"] == "Expected a request body of at most 8192 bytes (WORTHIT_MAX_PROFILE_BYTES), got more"
+        )
+        assert _problem(client.put("/v1/policies/strict", json={}), 403)["type"] == base + "forbidden"
+        assert _problem(client.get("/v1/decisions", params={"limit": 0}), 400)["type"] == base + "bad-request"
+
+
+def test_decision_and_profile_reads_carry_an_etag_and_answer_304(sqlite_server: Server) -> None:
+    """`ETag` + `Cache-Control: no-cache, private` on decision and profile reads; `If-None-Match` with the tag
+    (alone, in a list, weak, or `*`) is an empty 304 with the same headers; another tag gets the document."""
+    with sqlite_server.client() as client:
+        decision = client.post("/v1/decisions", json=ATTENTION).json()
+        uploaded = client.post("/v1/profiles", content=(PROFILES / "seed_part2" / "kernel_trace.csv").read_bytes())
+        assert uploaded.status_code == 201, uploaded.text
+        urls = [f"/v1/decisions/{decision['id']}", uploaded.headers["location"]]
+        for url in urls:
+            first = client.get(url)
+            assert first.status_code == 200
+            tag = first.headers["etag"]
+            assert len(tag) == 34
+            assert tag == f'"{tag[1:-1]}"', "a strong tag, quoted"
+            assert first.headers["cache-control"] == "no-cache, private"
+            assert client.get(url).headers["etag"] == tag, "the same document has the same tag"
+            for condition in (tag, f'"other", {tag}', f"W/{tag}", "*"):
+                unchanged = client.get(url, headers={"If-None-Match": condition})
+                assert unchanged.status_code == 304, condition
+                assert unchanged.content == b""
+                assert (unchanged.headers["etag"], unchanged.headers["cache-control"]) == (tag, "no-cache, private")
+            changed = client.get(url, headers={"If-None-Match": '"not-this-one"'})
+            assert changed.status_code == 200
+            assert changed.json() == first.json()
+        other = client.post("/v1/decisions", json=ATTENTION | {"p": 0.3}).json()
+        assert client.get(f"/v1/decisions/{other['id']}").headers["etag"] != client.get(urls[0]).headers["etag"]
+        assert client.get("/v1/decisions").headers["cache-control"] == "no-cache, private"
