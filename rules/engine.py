@@ -47,6 +47,7 @@ from worthit.rules.model import (
     Verdict,
 )
 from worthit.rules.policy import Policy
+from worthit.rules.precision import settled_evaluation
 from worthit.rules.text import STATEMENT_CHARS, num, pct, sentence, times, usd, weeks
 from worthit.rules.worth import CARRIED_BY, Cost
 
@@ -187,7 +188,7 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
     if uncertainty is not None:
         findings.append(uncertainty)
     verdict, deciding = decide(findings)
-    return Evaluation(
+    evaluation = Evaluation(
         verdict=verdict,
         statement=sentence(deciding.message),
         deciding_rule=deciding.rule,
@@ -198,6 +199,7 @@ def evaluate(proposal: Proposal, policy: Policy, checks: Sequence[ModuleType] | 
         holds_across_range=holds,
         reasoning=reasoning(ctx, findings, verdict, deciding),
     )
+    return settled_evaluation(evaluation)
 
 
 def verdict_at(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> Verdict:

@@ -23,6 +23,16 @@ ATTENTION = {
 }
 
 
+def _floats(document: object) -> list[float]:
+    if isinstance(document, float):
+        return [document]
+    if isinstance(document, dict):
+        return [x for value in document.values() for x in _floats(value)]
+    if isinstance(document, list):
+        return [x for value in document for x in _floats(value)]
+    return []
+
+
 def _count(client: httpx.Client) -> int:
     total, cursor = 0, None
     while True:
@@ -46,12 +56,12 @@ def test_seed_attention_case_end_to_end(database_url: str, server_factory: Calla
         assert location == f"/v1/decisions/{decision['id']}"
         a = decision["amdahl"]
         assert decision["verdict"] == "fund"
-        assert a["speedup"] == pytest.approx(1.233, abs=5e-4)
-        assert a["new_ms"] == pytest.approx(81.1, abs=1e-9)
-        assert a["saving_ms"] == pytest.approx(18.9, abs=1e-9)
-        assert a["headroom_captured"] == pytest.approx(0.9, abs=1e-12)
-        assert a["remaining_ms"] == pytest.approx(2.1, abs=1e-9)
-        assert a["rate"] == pytest.approx(6.3, abs=1e-9)
+        # Exactly: figures are settled to the 15 digits a double carries, so no float noise reaches the client.
+        assert (a["new_ms"], a["saving_ms"], a["rate"], a["rate_unit"]) == (81.1, 18.9, 6.3, "ms/week")
+        assert (a["speedup"], a["headroom_captured"], a["remaining_ms"]) == (1.23304562268804, 0.9, 2.1)
+        assert "81.1 ms (1.233×), saving 18.9 ms, 6.3 ms per engineer-week" in decision["statement"]
+        figures = [value for value in _floats(decision | {"proposal": None}) if value != float(f"{value:.15g}")]
+        assert figures == [], "no figure has more digits than a double carries"
         assert decision["policy"] == {"name": "default", "version": 1}
         assert evaluated.json()["statement"] == decision["statement"]
         assert client.get(location).json() == decision
