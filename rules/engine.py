@@ -410,7 +410,8 @@ def _worth_figures(ctx: Context) -> dict[str, Figure]:
     worth = ctx.worth
     figures: dict[str, Figure] = {
         "end_to_end_saving": worth.saving,
-        "rate": worth.rate,
+        # A share of the step per engineer-week; `rate` is amdahl's, in its `rate_unit` (ms/week given a baseline).
+        "rate_fraction": worth.rate,
         "basis": worth.basis,
         "clears": worth.clears,
     }

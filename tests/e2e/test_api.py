@@ -33,6 +33,16 @@ def _floats(document: object) -> list[float]:
     return []
 
 
+def _holding(document: object, key: str) -> list[dict[str, object]]:
+    """Every object in `document` with `key` among its keys."""
+    if isinstance(document, list):
+        return [found for item in document for found in _holding(item, key)]
+    if not isinstance(document, dict):
+        return []
+    inner = [found for value in document.values() for found in _holding(value, key)]
+    return [document, *inner] if key in document else inner
+
+
 def _count(client: httpx.Client) -> int:
     total, cursor = 0, None
     while True:
@@ -62,6 +72,10 @@ def test_seed_attention_case_end_to_end(database_url: str, server_factory: Calla
         assert "81.1 ms (1.233×), saving 18.9 ms, 6.3 ms per engineer-week" in decision["statement"]
         figures = [value for value in _floats(decision | {"proposal": None}) if value != float(f"{value:.15g}")]
         assert figures == [], "no figure has more digits than a double carries"
+        # One unit per figure: `rate` is in its `rate_unit` wherever it appears; a share per week is `rate_fraction`.
+        assert all("rate_unit" in holder for holder in _holding(decision, "rate"))
+        worth = next(stage for stage in decision["reasoning"] if stage["stage"] == "worth")
+        assert worth["figures"]["rate_fraction"] == 0.063
         assert decision["policy"] == {"name": "default", "version": 1}
         assert evaluated.json()["statement"] == decision["statement"]
         assert client.get(location).json() == decision
