@@ -9,6 +9,7 @@ configuration (openapi/generator.yaml), without the formatting hooks (ruff over 
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -85,6 +86,10 @@ def test_generated_client_round_trips_the_api(
     profile upload (raw and multipart), each parsed into the generated models, on a server that requires tokens."""
     admin = create_token(sqlite_url, "admin", "planning-tool")
     server = server_factory(sqlite_url)
+    with server.client() as plain:
+        served = plain.get("/schema/openapi.json")
+        assert served.status_code == 200
+        assert served.json() == json.loads((ROOT / "openapi" / "openapi.json").read_text()), "served = committed"
     with (
         _module(generated, "client").AuthenticatedClient(base_url=server.url, token=admin) as client,
         _module(generated, "client").Client(base_url=server.url) as anonymous,
@@ -121,11 +126,12 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     assert isinstance(removed, models.Evaluation)
     assert removed.amdahl.k == models.Infinite.INF
 
-    read = _module(generated, f"{api}.decisions.v1_decisions_decision_id_read").sync(
-        decision_id=decision.id, client=client
-    )
-    assert isinstance(read, models.Decision)
-    assert read.to_dict() == decision.to_dict()
+    reader = _module(generated, f"{api}.decisions.v1_decisions_decision_id_read")
+    read = reader.sync_detailed(decision_id=decision.id, client=client)
+    assert isinstance(read.parsed, models.Decision)
+    assert read.parsed.to_dict() == decision.to_dict()
+    unchanged = reader.sync_detailed(decision_id=decision.id, client=client, if_none_match=read.headers["etag"])
+    assert (unchanged.status_code, unchanged.parsed, unchanged.content) == (304, None, b"")
 
     page = _module(generated, f"{api}.decisions.v1_decisions_list_decisions").sync(
         client=client, verdict=models.Verdict.FUND, limit=10
