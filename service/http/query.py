@@ -46,7 +46,13 @@ class QueryCheck:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["query_string"] and scope["path"].startswith(API_PREFIX):
+        # OPTIONS answers which methods a path allows, whatever the query (a CORS preflight repeats the request's).
+        if (
+            scope["type"] == "http"
+            and scope["query_string"]
+            and scope["path"].startswith(API_PREFIX)
+            and scope["method"] != "OPTIONS"
+        ):
             check(scope)
         await self.app(scope, receive, send)
 

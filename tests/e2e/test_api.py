@@ -278,6 +278,7 @@ def test_repeated_and_unknown_query_parameters_are_refused_naming_them(sqlite_se
         assert [error["pointer"] for error in both["errors"]] == ["#/query/limit", "#/query/x"]  # type: ignore[attr-defined]
         assert client.get("/v1/decisions", params={"verdict": "fund", "limit": 5}).status_code == 200
         assert client.get("/decisions", params={"verdict": "fund", "utm_source": "slack"}).status_code == 200
+        assert client.options("/v1/decisions?verdict=fund&verdict=decline").status_code == 204
 
 
 def test_header_problems_name_the_header_as_sent(sqlite_server: Server) -> None:
