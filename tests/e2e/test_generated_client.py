@@ -2,8 +2,9 @@
 server with auth on: the committed document is one a generator accepts, and what it declares is what the server
 answers (a status or a header missing from the document makes the generated client raise or return nothing).
 
-The client is generated once per module (2-3 s on a loaded 2-core machine), offline, from the committed file and its generator
-configuration (openapi/generator.yaml), without the formatting hooks (ruff over the output: cosmetic and slow).
+The client is generated once per module (2-3 s on a loaded 2-core machine), offline, from the committed file and
+its generator configuration (openapi/generator.yaml), without the formatting hooks (ruff over the output: cosmetic
+and slow).
 """
 
 from __future__ import annotations
