@@ -11,7 +11,8 @@ generators misread (openapi-python-client was the one tried):
 - component names are the titles, and titles are unique (two Structs named `Phase` made a generator drop every
   schema that held either);
 - every status a route can answer, with its headers: the 200 of an idempotent replay beside the 201, `Location`,
-  `Retry-After` on 429 and 503, `ETag` and 304 on the reads that have them;
+  `Retry-After` on 429 and 503, `WWW-Authenticate` on a bearer route's 401 and 403, `ETag` and 304 on the reads
+  that have them;
 - the request bodies Litestar cannot see, because those handlers read the body themselves: profile upload (raw or
   multipart) and policy PUT (JSON or TOML);
 - the bearer security scheme, on every operation whose route is not public (the scope the auth middleware checks).
@@ -61,6 +62,10 @@ SECURITY_SCHEME = {
 
 LOCATION = {"description": "The stored resource's URL.", "schema": {"type": "string"}}
 RETRY_AFTER = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 1}}
+CHALLENGE = {
+    "description": 'The bearer challenge (RFC 6750): `Bearer realm="worthit"`, with `error` and `scope` when known.',
+    "schema": {"type": "string"},
+}
 ETAG = {"description": "The document's entity tag, for `If-None-Match`.", "schema": {"type": "string"}}
 CACHE_CONTROL = {
     "description": "`no-cache, private`: revalidate (with `If-None-Match`) before reuse.",
@@ -158,13 +163,16 @@ BAD_REQUEST = {
 }
 
 
-def _problems(responses: Schema) -> None:
+def _problems(responses: Schema, *, bearer: bool) -> None:
     # Litestar documents its own 400 body where a route declares none; the app answers every 400 as a Problem.
     if "400" in responses and "application/json" in responses["400"].get("content", {}):
         responses["400"] = copy.deepcopy(BAD_REQUEST)
     for status in ("429", "503"):
         if status in responses:
             responses[status]["headers"] = {"Retry-After": RETRY_AFTER}
+    for status in ("401", "403") if bearer else ():
+        if status in responses:
+            responses[status]["headers"] = {"WWW-Authenticate": CHALLENGE}
 
 
 def finish(schema: Schema, app: Litestar) -> Schema:
@@ -193,7 +201,7 @@ def finish(schema: Schema, app: Litestar) -> Schema:
             operation["security"] = [{BEARER: []}]
             operation["description"] = f"{operation.get('description', '')}\n\nNeeds a token with the `{scope}` scope."
         responses = operation.setdefault("responses", {})
-        _problems(responses)
+        _problems(responses, bearer=scope != PUBLIC)
         if (path, method) in CREATED:
             responses["201"]["headers"] = {"Location": LOCATION}
         if (path, method) in REPLAYED:
