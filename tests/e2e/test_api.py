@@ -342,4 +342,5 @@ def test_decision_and_profile_reads_carry_an_etag_and_answer_304(sqlite_server: 
             assert changed.json() == first.json()
         other = client.post("/v1/decisions", json=ATTENTION | {"p": 0.3}).json()
         assert client.get(f"/v1/decisions/{other['id']}").headers["etag"] != client.get(urls[0]).headers["etag"]
-        assert client.get("/v1/decisions").headers["cache-control"] == "no-cache, private"
+        for read in ("/v1/decisions", "/v1/rules", "/v1/policies", "/v1/policies/default", "/v1/calibration"):
+            assert client.get(read).headers["cache-control"] == "no-cache, private", read
