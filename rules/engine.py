@@ -51,6 +51,7 @@ from worthit.rules.model import (
     Verdict,
 )
 from worthit.rules.policy import Policy
+from worthit.rules.precision import settled_evaluation
 from worthit.rules.text import STATEMENT_CHARS, num, pct, sentence, times, usd, weeks
 from worthit.rules.worth import CARRIED_BY, Cost
 
@@ -196,7 +197,7 @@ def evaluate(
     if uncertainty is not None:
         findings.append(uncertainty)
     verdict, deciding = decide(findings)
-    return Evaluation(
+    evaluation = Evaluation(
         verdict=verdict,
         statement=sentence(deciding.message),
         deciding_rule=deciding.rule,
@@ -207,6 +208,7 @@ def evaluate(
         holds_across_range=holds,
         reasoning=reasoning(ctx, findings),
     )
+    return settled_evaluation(evaluation)
 
 
 def _context(
@@ -454,7 +456,8 @@ def _worth_figures(ctx: Context) -> dict[str, Figure]:
     worth = ctx.worth
     figures: dict[str, Figure] = {
         "end_to_end_saving": worth.saving,
-        "rate": worth.rate,
+        # A share of the step per engineer-week; `rate` is amdahl's, in its `rate_unit` (ms/week given a baseline).
+        "rate_fraction": worth.rate,
         "basis": worth.basis,
         "clears": worth.clears,
     }

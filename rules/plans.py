@@ -18,6 +18,7 @@ from worthit.rules import amdahl
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, Infinite, Milliseconds, Phase, PhaseKind, PositiveFloat
 from worthit.rules.policy import Policy, default_policy
+from worthit.rules.precision import settled
 from worthit.rules.text import join, label, ms, sentence, times
 
 KSpec = float | Infinite | Mapping[str, float | Infinite]
@@ -286,13 +287,15 @@ class PlanRequest(Base, kw_only=True):
 
 
 def plan_for(request: PlanRequest, policy: Policy) -> Plan:
-    """`plan` for a decoded request."""
-    return plan(
-        request.breakdown,
-        target_speedup=request.target_speedup,
-        target_ms=request.target_ms,
-        k=request.k,
-        kinds=request.kinds,
-        baseline_ms=request.baseline_ms,
-        policy=policy,
+    """`plan` for a decoded request, its figures settled (rules/precision.py)."""
+    return settled(
+        plan(
+            request.breakdown,
+            target_speedup=request.target_speedup,
+            target_ms=request.target_ms,
+            k=request.k,
+            kinds=request.kinds,
+            baseline_ms=request.baseline_ms,
+            policy=policy,
+        )
     )

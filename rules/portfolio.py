@@ -21,6 +21,7 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
+from worthit.rules.precision import settled
 from worthit.rules.text import join, label, ms, num, pct, sentence, times, weeks
 from worthit.rules.worth import cost_of, worth_of
 
@@ -149,7 +150,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         policy=PolicyRef(name=policy.name, version=policy.version),
     )
     result.message = _message(result)
-    return result
+    return settled(result)
 
 
 _STATES = 2000

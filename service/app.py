@@ -36,8 +36,10 @@ from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions.service import DecisionService
 from worthit.service.http.auth import Authenticator, AuthMiddleware
 from worthit.service.http.observability import Observability, configure_logging
+from worthit.service.http.openapi import DocumentJson
 from worthit.service.http.page_access import PageAccess, PageAccessMiddleware
 from worthit.service.http.problems import EXCEPTION_HANDLERS
+from worthit.service.http.query import QueryCheck
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.metrics import metrics_text
 from worthit.service.outcomes.service import Calibrator, OutcomeService
@@ -56,6 +58,8 @@ def openapi_config() -> OpenAPIConfig:
         description="Is this optimization worth doing? Amdahl's law and scope checks under a versioned policy.",
         servers=[Server(url="/")],
         use_handler_docstrings=True,
+        # The document is finished for clients' generators before it is served (service/http/openapi.py).
+        render_plugins=[DocumentJson()],
         # The API's description is public, whoever may call the API itself.
         openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}, include_in_schema=False),
     )
@@ -174,8 +178,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             SignInController,
             decision_link,
         ],
-        # Page routes meet the signed link and the sign-in cookie first, then the bearer check like every route.
-        middleware=[PageAccessMiddleware, AuthMiddleware],
+        # Page routes meet the signed link and the sign-in cookie first, then the bearer check like every route;
+        # the API's query strings are checked last (unknown or repeated parameters are refused).
+        middleware=[PageAccessMiddleware, AuthMiddleware, QueryCheck],
         dependencies={
             "decisions": Provide(provide_decisions, sync_to_thread=False),
             "policies": Provide(provide_policies, sync_to_thread=False),

@@ -261,8 +261,9 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
 
 def openapi_document() -> str:
     from worthit.service.app import create_app
+    from worthit.service.http.openapi import document
 
-    schema = create_app(Settings(migrate_on_start=False)).openapi_schema.to_schema()
+    schema = document(create_app(Settings(migrate_on_start=False)))
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

@@ -28,7 +28,7 @@ EXAMPLES = (
         {"target": "tiny", "p": 0.1, "k": 1.25, "baseline_ms": 100, "cost_weeks": 4},
         fires=True,
         verdict="decline",
-        figures={"rate": 0.005, "rate_ms": 0.5},
+        figures={"rate_fraction": 0.005, "rate_ms": 0.5},
     ),
     Example(
         {
@@ -60,7 +60,7 @@ def check(ctx: Context) -> Finding | None:
     if rate is None or cost is None or rate >= floor:
         return None
     figures: dict[str, Figure] = {
-        "rate": rate,
+        "rate_fraction": rate,
         "min_rate": floor,
         "cost_weeks": cost,
         "end_to_end_saving": ctx.run_saving,

@@ -16,6 +16,7 @@ from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
 from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions.schemas import Decision, DecisionPage
 from worthit.service.decisions.service import DecisionService, request_hash
+from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 
@@ -129,11 +130,18 @@ class DecisionController(Controller):
         )
 
     @get("/decisions/{decision_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
-    async def read(self, decision_id: FromPath[str], decisions: NamedDependency[DecisionService]) -> Decision:
-        """One stored decision."""
-        return await decisions.get(decision_id)
+    async def read(
+        self, decision_id: FromPath[str], decisions: NamedDependency[DecisionService], if_none_match: IfNoneMatch = None
+    ) -> Response[Decision]:
+        """One stored decision, with its `ETag` (`If-None-Match` with it answers 304)."""
+        return tagged(await decisions.get(decision_id), if_none_match)
 
-    @get("/decisions", opt={"scope": "read"}, responses=problem_responses())
+    @get(
+        "/decisions",
+        opt={"scope": "read"},
+        responses=problem_responses(),
+        cache_control=REVALIDATE,
+    )
     async def list_decisions(
         self,
         decisions: NamedDependency[DecisionService],

@@ -11,6 +11,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from worthit.rules.model import TEXT_PATTERN
 from worthit.service.api.decisions import IdempotencyKey
 from worthit.service.decisions.service import request_hash
+from worthit.service.http.caching import REVALIDATE
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, Problem, ProblemError, problem_response, problem_responses
 from worthit.service.outcomes.schemas import Calibration, Outcome, OutcomeReport, WorkloadHistory
@@ -66,19 +67,24 @@ class OutcomeController(Controller):
             headers={"Location": f"/v1/decisions/{decision_id}/outcome"},
         )
 
-    @get("/decisions/{decision_id:str}/outcome", opt={"scope": "read"}, responses=problem_responses(404))
+    @get(
+        "/decisions/{decision_id:str}/outcome",
+        opt={"scope": "read"},
+        responses=problem_responses(404),
+        cache_control=REVALIDATE,
+    )
     async def read(self, decision_id: FromPath[str], outcomes: NamedDependency[OutcomeService]) -> Outcome:
         """The outcome recorded for a decision: predicted vs realized."""
         return await outcomes.get(decision_id)
 
-    @get("/calibration", opt={"scope": "read"}, responses=problem_responses())
+    @get("/calibration", opt={"scope": "read"}, responses=problem_responses(), cache_control=REVALIDATE)
     async def calibration(
         self, outcomes: NamedDependency[OutcomeService], workload: NameQuery = None, team: NameQuery = None
     ) -> Calibration:
         """How realized k compares with proposed k (median ratio, count, range), for a team and/or workload."""
         return await outcomes.calibration(team=team, workload=workload)
 
-    @get("/workloads/{name:path}", opt={"scope": "read"}, responses=problem_responses(404))
+    @get("/workloads/{name:path}", opt={"scope": "read"}, responses=problem_responses(404), cache_control=REVALIDATE)
     async def workload(self, name: FromPath[str], outcomes: NamedDependency[OutcomeService]) -> WorkloadHistory:
         """A workload's successive breakdowns, oldest first, with the bottleneck (largest phase) at each step.
 

@@ -13,6 +13,7 @@ from litestar.params import FromPath, QueryParameter
 from worthit.rules.policy import Policy, parse_policy
 from worthit.service.decisions.schemas import Reevaluation
 from worthit.service.decisions.service import DecisionService
+from worthit.service.http.caching import REVALIDATE
 from worthit.service.http.codec import is_json
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.policies.schemas import PolicySummary
@@ -25,12 +26,12 @@ class PolicyController(Controller):
     path = "/v1"
     tags = ("policies",)
 
-    @get("/policies", opt={"scope": "read"}, responses=problem_responses())
+    @get("/policies", opt={"scope": "read"}, responses=problem_responses(), cache_control=REVALIDATE)
     async def list_policies(self, policies: NamedDependency[PolicyService]) -> list[PolicySummary]:
         """Every policy name with its newest version."""
         return [PolicySummary(name=p.name, version=p.version) for p in await policies.all_latest()]
 
-    @get("/policies/{name:str}", opt={"scope": "read"}, responses=problem_responses(404))
+    @get("/policies/{name:str}", opt={"scope": "read"}, responses=problem_responses(404), cache_control=REVALIDATE)
     async def read_policy(
         self,
         name: FromPath[str],

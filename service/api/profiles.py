@@ -13,6 +13,7 @@ from litestar.params import FromPath, QueryParameter
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
 from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
+from worthit.service.http.caching import IfNoneMatch, tagged
 from worthit.service.http.problems import problem_responses
 from worthit.service.profiles.schemas import ProfileDoc
 from worthit.service.profiles.service import ProfileService
@@ -70,6 +71,8 @@ class ProfileController(Controller):
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
     @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
-    async def read(self, profile_id: FromPath[str], profiles: NamedDependency[ProfileService]) -> ProfileDoc:
-        """One stored profile's breakdown."""
-        return await profiles.get(profile_id)
+    async def read(
+        self, profile_id: FromPath[str], profiles: NamedDependency[ProfileService], if_none_match: IfNoneMatch = None
+    ) -> Response[ProfileDoc]:
+        """One stored profile's breakdown, with its `ETag` (`If-None-Match` with it answers 304)."""
+        return tagged(await profiles.get(profile_id), if_none_match)

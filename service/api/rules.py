@@ -6,6 +6,7 @@ from litestar import get
 
 from worthit.rules.checks import explanations
 from worthit.service.api.schemas import RuleDoc
+from worthit.service.http.caching import REVALIDATE
 from worthit.service.http.problems import problem_responses
 
 
@@ -13,7 +14,7 @@ def rule_docs() -> list[RuleDoc]:
     return [RuleDoc(id=rule, explanation=explanation) for rule, explanation in explanations()]
 
 
-@get("/v1/rules", tags=["rules"], opt={"scope": "read"}, responses=problem_responses())
+@get("/v1/rules", tags=["rules"], opt={"scope": "read"}, responses=problem_responses(), cache_control=REVALIDATE)
 async def list_rules() -> list[RuleDoc]:
     """Every rule the engine runs, in order, with its explanation (What it checks / Why it matters / Example)."""
     return rule_docs()

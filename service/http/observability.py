@@ -66,7 +66,7 @@ def configure_logging(level: str) -> None:
 
 PROBLEM_NUL_PATH = _encoder.encode(
     {
-        "type": "about:blank",
+        "type": "https://worthit.dev/problems/not-found",
         "title": "Not Found",
         "status": 404,
         "detail": "No resource has a NUL character in its path.",

@@ -32,7 +32,8 @@ class ProblemError(msgspec.Struct, kw_only=True):
 class Problem(msgspec.Struct, kw_only=True):
     """RFC 9457 problem details."""
 
-    type: str = "about:blank"
+    type: str
+    """A URI naming the kind of problem (`https://worthit.dev/problems/validation`, …), one per status at least."""
     title: str
     status: int
     detail: str
@@ -55,6 +56,29 @@ TITLES = {
 }
 
 
+# The problem type of each status when the error has no more particular one (`validation`, `policy`, …): every
+# problem has a type a client can branch on, none is `about:blank`.
+KINDS = {
+    400: "bad-request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    409: "conflict",
+    413: "too-large",
+    415: "unsupported-media-type",
+    422: "validation",
+    429: "too-many-requests",
+    500: "internal",
+    503: "unavailable",
+}
+PROBLEM_BASE = "https://worthit.dev/problems/"
+
+
+def problem_type(status: int, kind: str | None = None) -> str:
+    return PROBLEM_BASE + (kind or KINDS.get(status, "error"))
+
+
 def problem_response(
     status: int,
     detail: str,
@@ -63,7 +87,7 @@ def problem_response(
     kind: str | None = None,
 ) -> Response[Problem]:
     problem = Problem(
-        type=f"https://worthit.dev/problems/{kind}" if kind else "about:blank",
+        type=problem_type(status, kind),
         title=TITLES.get(status, "Error"),
         status=status,
         detail=detail,
@@ -96,11 +120,23 @@ def _decode_handler(_: Request[Any, Any, Any], exc: msgspec.DecodeError) -> Resp
     return problem_response(400, detail, [ProblemError(detail=detail, pointer="")], kind="malformed")
 
 
-def _litestar_validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+def parameter_name(request: Request[Any, Any, Any], key: str, source: str) -> str:
+    """The name a parameter is sent under (`Idempotency-Key`), not the handler argument's (`idempotency_key`)."""
+    parsed = getattr(request.route_handler, "parsed_fn_signature", None)
+    parameter = parsed.parameters.get(key) if parsed is not None else None
+    definition = getattr(parameter, "kwarg_definition", None)
+    # `HeaderParameter(name=…)` or `Parameter(header=…)` (`query=`, `cookie=`): the name on the wire.
+    for sent in (getattr(definition, source, None) if source else None, getattr(definition, "name", None)):
+        if isinstance(sent, str) and sent:
+            return sent
+    return key
+
+
+def _litestar_validation_handler(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
     errors: list[ProblemError] = []
     for item in exc.extra if isinstance(exc.extra, list) else []:
-        key = str(item.get("key", ""))
         source = str(getattr(item.get("source"), "value", item.get("source") or ""))
+        key = parameter_name(request, str(item.get("key", "")), source)
         if key == "data" and source == "body":
             errors.append(
                 ProblemError(detail="Expected a JSON object in the request body, got an empty body", pointer="")
@@ -140,9 +176,24 @@ def _unavailable(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]
     return problem_response(503, str(exc), headers={"Retry-After": "1"}, kind="unavailable")
 
 
-def _http_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+def body_limit(request: Request[Any, Any, Any]) -> str:
+    """A 413's detail: the route's limit in bytes and the setting that sets it."""
+    limit = request.route_handler.resolve_request_max_body_size()
+    settings = request.app.state.get("settings")
+    setting = (
+        "WORTHIT_MAX_PROFILE_BYTES"
+        if settings is not None and limit == settings.max_profile_bytes != settings.max_body_bytes
+        else "WORTHIT_MAX_BODY_BYTES"
+    )
+    return f"Expected a request body of at most {limit} bytes ({setting}), got more"
+
+
+def _http_handler(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
     headers = dict(exc.headers or {})
-    return problem_response(exc.status_code, str(exc.detail), headers=headers or None)
+    detail = str(exc.detail)
+    if exc.status_code == 413:
+        detail = body_limit(request)
+    return problem_response(exc.status_code, detail, headers=headers or None)
 
 
 def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:

@@ -7,9 +7,11 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.conftest import Server
+from tests.conftest import ROOT, Server
+from tests.e2e.test_trust import create_token
 
 pytestmark = pytest.mark.e2e
+PROFILES = ROOT / "tests" / "data" / "profiles"
 
 ATTENTION = {
     "target": "attention_softmax",
@@ -19,6 +21,26 @@ ATTENTION = {
     "cost_weeks": 3,
     "scope": {"workload": "inference"},
 }
+
+
+def _floats(document: object) -> list[float]:
+    if isinstance(document, float):
+        return [document]
+    if isinstance(document, dict):
+        return [x for value in document.values() for x in _floats(value)]
+    if isinstance(document, list):
+        return [x for value in document for x in _floats(value)]
+    return []
+
+
+def _holding(document: object, key: str) -> list[dict[str, object]]:
+    """Every object in `document` with `key` among its keys."""
+    if isinstance(document, list):
+        return [found for item in document for found in _holding(item, key)]
+    if not isinstance(document, dict):
+        return []
+    inner = [found for value in document.values() for found in _holding(value, key)]
+    return [document, *inner] if key in document else inner
 
 
 def _count(client: httpx.Client) -> int:
@@ -44,12 +66,16 @@ def test_seed_attention_case_end_to_end(database_url: str, server_factory: Calla
         assert location == f"/v1/decisions/{decision['id']}"
         a = decision["amdahl"]
         assert decision["verdict"] == "fund"
-        assert a["speedup"] == pytest.approx(1.233, abs=5e-4)
-        assert a["new_ms"] == pytest.approx(81.1, abs=1e-9)
-        assert a["saving_ms"] == pytest.approx(18.9, abs=1e-9)
-        assert a["headroom_captured"] == pytest.approx(0.9, abs=1e-12)
-        assert a["remaining_ms"] == pytest.approx(2.1, abs=1e-9)
-        assert a["rate"] == pytest.approx(6.3, abs=1e-9)
+        # Exactly: figures are settled to the 15 digits a double carries, so no float noise reaches the client.
+        assert (a["new_ms"], a["saving_ms"], a["rate"], a["rate_unit"]) == (81.1, 18.9, 6.3, "ms/week")
+        assert (a["speedup"], a["headroom_captured"], a["remaining_ms"]) == (1.23304562268804, 0.9, 2.1)
+        assert "81.1 ms (1.233×), saving 18.9 ms, 6.3 ms per engineer-week" in decision["statement"]
+        figures = [value for value in _floats(decision | {"proposal": None}) if value != float(f"{value:.15g}")]
+        assert figures == [], "no figure has more digits than a double carries"
+        # One unit per figure: `rate` is in its `rate_unit` wherever it appears; a share per week is `rate_fraction`.
+        assert all("rate_unit" in holder for holder in _holding(decision, "rate"))
+        worth = next(stage for stage in decision["reasoning"] if stage["stage"] == "worth")
+        assert worth["figures"]["rate_fraction"] == 0.063
         assert decision["policy"] == {"name": "default", "version": 1}
         assert evaluated.json()["statement"] == decision["statement"]
         assert client.get(location).json() == decision
@@ -222,3 +248,99 @@ def test_a_client_may_say_where_a_decision_comes_from(sqlite_server: Server) -> 
             refused = client.post("/v1/decisions", json=ATTENTION | bad)
             assert refused.status_code == 422, bad
         assert _count(client) == before
+
+
+def _problem(response: httpx.Response, status: int) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    problem: dict[str, object] = response.json()
+    assert problem["status"] == status
+    return problem
+
+
+def test_repeated_and_unknown_query_parameters_are_refused_naming_them(sqlite_server: Server) -> None:
+    """No API parameter is a list: a repeated one is a 400 (not the last value kept), and so is one the route does
+    not take (not ignored, as unknown body fields are not); both name the parameter with a `#/query/…` pointer."""
+    with sqlite_server.client() as client:
+        repeated = _problem(client.get("/v1/decisions?verdict=fund&verdict=decline"), 400)
+        assert repeated["detail"] == "Invalid query `verdict`: expected one value, got 2"
+        assert repeated["errors"] == [{"detail": repeated["detail"], "pointer": "#/query/verdict"}]
+        unknown = _problem(client.get("/v1/decisions", params={"verdcit": "fund", "limit": 5}), 400)
+        assert unknown["detail"] == (
+            "Invalid query `verdcit`: unknown parameter; this route takes "
+            "`cursor`, `limit`, `since`, `target`, `verdict`, `workload`"
+        )
+        assert [error["pointer"] for error in unknown["errors"]] == ["#/query/verdcit"]  # type: ignore[attr-defined]
+        on_a_body_route = _problem(client.post("/v1/evaluate", params={"polcy": "default"}, json=ATTENTION), 400)
+        assert "`polcy`" in str(on_a_body_route["detail"])
+        assert "`policy`" in str(on_a_body_route["detail"])
+        both = _problem(client.get("/v1/decisions?limit=1&limit=2&x="), 400)
+        assert [error["pointer"] for error in both["errors"]] == ["#/query/limit", "#/query/x"]  # type: ignore[attr-defined]
+        assert client.get("/v1/decisions", params={"verdict": "fund", "limit": 5}).status_code == 200
+        assert client.get("/decisions", params={"verdict": "fund", "utm_source": "slack"}).status_code == 200
+        assert client.options("/v1/decisions?verdict=fund&verdict=decline").status_code == 204
+
+
+def test_header_problems_name_the_header_as_sent(sqlite_server: Server) -> None:
+    with sqlite_server.client() as client:
+        response = client.post("/v1/decisions", json=ATTENTION, headers={"Idempotency-Key": "k" * 256})
+        problem = _problem(response, 400)
+        assert problem["detail"] == "Invalid header `Idempotency-Key`: Expected `str` of length <= 255"
+        assert problem["errors"] == [{"detail": problem["detail"], "pointer": "#/header/Idempotency-Key"}]
+
+
+def test_every_problem_has_a_type_uri_and_the_413_states_the_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """400, 401, 403, 404, 405, 413 (stating the route's limit and its setting) and 415: each has a problem type."""
+    limits = {"WORTHIT_MAX_BODY_BYTES": "4096", "WORTHIT_MAX_PROFILE_BYTES": "8192"}
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUIRE_AUTH": "true"} | limits)
+    base = "https://worthit.dev/problems/"
+    with server.client() as client:
+        assert _problem(client.get("/v1/decisions"), 401)["type"] == base + "unauthorized"
+    token = create_token(sqlite_url, "write", "planner")
+    with server.client(headers={"Authorization": f"Bearer {token}"}) as client:
+        assert _problem(client.get("/v1/decisions/nope"), 404)["type"] == base + "not-found"
+        assert _problem(client.get("/v1/policies/a%00b"), 404)["type"] == base + "not-found"
+        assert _problem(client.delete("/v1/decisions"), 405)["type"] == base + "method-not-allowed"
+        wrong = client.post("/v1/decisions", content=b"{}", headers={"content-type": "text/plain"})
+        assert _problem(wrong, 415)["type"] == base + "unsupported-media-type"
+        big = _problem(client.post("/v1/decisions", json=ATTENTION | {"title": "x" * 5000}), 413)
+        assert big["type"] == base + "too-large"
+        assert big["detail"] == "Expected a request body of at most 4096 bytes (WORTHIT_MAX_BODY_BYTES), got more"
+        profile = _problem(client.post("/v1/profiles", content=b"x" * 8193), 413)
+        assert (
+            profile["detail"] == "Expected a request body of at most 8192 bytes (WORTHIT_MAX_PROFILE_BYTES), got more"
+        )
+        assert _problem(client.put("/v1/policies/strict", json={}), 403)["type"] == base + "forbidden"
+        assert _problem(client.get("/v1/decisions", params={"limit": 0}), 400)["type"] == base + "bad-request"
+
+
+def test_decision_and_profile_reads_carry_an_etag_and_answer_304(sqlite_server: Server) -> None:
+    """`ETag` + `Cache-Control: no-cache, private` on decision and profile reads; `If-None-Match` with the tag
+    (alone, in a list, weak, or `*`) is an empty 304 with the same headers; another tag gets the document."""
+    with sqlite_server.client() as client:
+        decision = client.post("/v1/decisions", json=ATTENTION).json()
+        uploaded = client.post("/v1/profiles", content=(PROFILES / "seed_part2" / "kernel_trace.csv").read_bytes())
+        assert uploaded.status_code == 201, uploaded.text
+        urls = [f"/v1/decisions/{decision['id']}", uploaded.headers["location"]]
+        for url in urls:
+            first = client.get(url)
+            assert first.status_code == 200
+            tag = first.headers["etag"]
+            assert len(tag) == 34
+            assert tag == f'"{tag[1:-1]}"', "a strong tag, quoted"
+            assert first.headers["cache-control"] == "no-cache, private"
+            assert client.get(url).headers["etag"] == tag, "the same document has the same tag"
+            for condition in (tag, f'"other", {tag}', f"W/{tag}", "*"):
+                unchanged = client.get(url, headers={"If-None-Match": condition})
+                assert unchanged.status_code == 304, condition
+                assert unchanged.content == b""
+                assert (unchanged.headers["etag"], unchanged.headers["cache-control"]) == (tag, "no-cache, private")
+            changed = client.get(url, headers={"If-None-Match": '"not-this-one"'})
+            assert changed.status_code == 200
+            assert changed.json() == first.json()
+        other = client.post("/v1/decisions", json=ATTENTION | {"p": 0.3}).json()
+        assert client.get(f"/v1/decisions/{other['id']}").headers["etag"] != client.get(urls[0]).headers["etag"]
+        for read in ("/v1/decisions", "/v1/rules", "/v1/policies", "/v1/policies/default", "/v1/calibration"):
+            assert client.get(read).headers["cache-control"] == "no-cache, private", read

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import IN_CI, ROOT, Server
+from tests.e2e.test_trust import create_token
 from tests.strategies import extreme_proposals, nested_json, nesting_depths
 
 pytestmark = pytest.mark.e2e
@@ -31,8 +32,15 @@ EXAMPLES = int(os.environ.get("WORTHIT_FUZZ_EXAMPLES", "100" if IN_CI else "40")
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     database_url: str, server_factory: Callable[..., Server], tmp_path: Path
 ) -> None:
-    """On SQLite and on PostgreSQL: the two reject different things (PostgreSQL text holds no NUL)."""
-    server = server_factory(database_url, env={"WORTHIT_RATE_LIMIT": "off", "WORTHIT_LOG_LEVEL": "info"})
+    """On SQLite and on PostgreSQL: the two reject different things (PostgreSQL text holds no NUL).
+
+    With auth on, as the document declares it (bearer): the checks of unauthenticated requests expect a 401. Failed
+    authentications are not limited, or those probes would answer 429 to every later request of the address."""
+    token = create_token(database_url, "admin", "schemathesis")
+    server = server_factory(
+        database_url,
+        env={"WORTHIT_RATE_LIMIT": "off", "WORTHIT_AUTH_FAILURE_LIMIT": "off", "WORTHIT_LOG_LEVEL": "info"},
+    )
     schemathesis = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "schemathesis"
     result = subprocess.run(
         [
@@ -54,6 +62,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(
             "--generation-database",
             "none",
             "--no-color",
+            "--header",
+            f"Authorization: Bearer {token}",
         ],
         cwd=tmp_path,
         capture_output=True,

@@ -82,7 +82,7 @@ def test_the_kernel_is_the_product_lifts_every_per_run_bar_including_the_rate() 
     assert evaluation.verdict == "fund"
     assert evaluation.deciding_rule == "vendor_product"
     assert finding(evaluation, "rate_of_return").overridden_by == "vendor_product"
-    assert finding(evaluation, "rate_of_return").figures["rate"] == pytest.approx(0.03 / (6 + 2))
+    assert finding(evaluation, "rate_of_return").figures["rate_fraction"] == pytest.approx(0.03 / (6 + 2))
 
 
 def test_a_smaller_secondary_model_does_not_veto_what_the_shipping_model_justifies() -> None:
