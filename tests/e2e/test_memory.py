@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -14,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from tests import attacks
 from tests.conftest import Server
 from worthit.service.db.engine import create_engine
 from worthit.service.settings import Settings
@@ -255,3 +257,168 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
     assert probes
     assert [status for status, _ in probes] == [200] * len(probes)
     assert max(seconds for _, seconds in probes) < 2
+
+
+# Issue #24 items 1-3: memory bounded by what a parse holds, every gzip layer from one allowance, deadlines that stop
+# the work. The pod's limit counts the parse worker too, so these measure the process tree.
+
+
+class TreeMemory:
+    """Samples a server's process tree every 10 ms while an attack runs, and probes `/healthz` beside it.
+
+    `peak` is the server's own high-water mark plus the largest high-water mark a worker reached: more than the pod
+    ever holds at once (the two need not peak together, and shared pages count twice), so an honest upper bound."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.worker_peak = 0
+        self.most_workers = 0
+        self.probes: list[int] = []
+        self._done = threading.Event()
+        self._threads = [threading.Thread(target=self._sample), threading.Thread(target=self._probe)]
+
+    def __enter__(self) -> TreeMemory:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        for thread in self._threads:
+            thread.join()
+
+    @property
+    def peak(self) -> int:
+        return peak_rss(self.server.process.pid) + self.worker_peak
+
+    def workers(self) -> list[int]:
+        """The server's child processes now (its parse workers)."""
+        pid = self.server.process.pid
+        children: list[int] = []
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError):  # the thread ended meanwhile
+                children += [int(child) for child in (task / "children").read_text().split()]
+        return children
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            workers = self.workers()
+            self.most_workers = max(self.most_workers, len(workers))
+            for worker in workers:
+                with contextlib.suppress(OSError, AssertionError):  # it exited between the listing and the read
+                    self.worker_peak = max(self.worker_peak, peak_rss(worker))
+            self._done.wait(0.01)
+
+    def _probe(self) -> None:
+        with self.server.client(timeout=1) as client:
+            while not self._done.is_set():
+                try:
+                    self.probes.append(client.get("/healthz").status_code)
+                except httpx.HTTPError:
+                    self.probes.append(0)  # no answer within the second
+                self._done.wait(0.25)
+
+    def assert_bounded(self) -> None:
+        """Under the pod's limit, with every `/healthz` probe answered 200 within 1 s."""
+        assert self.peak < POD_LIMIT, f"{self.peak / 1024**2:.0f} MiB"
+        assert self.probes
+        assert self.probes == [200] * len(self.probes)
+
+
+def upload(server: Server, *files: bytes, timeout: float = 120) -> httpx.Response:
+    with server.client(timeout=timeout) as client:
+        if len(files) == 1:
+            return client.post("/v1/profiles", content=files[0])
+        return client.post("/v1/profiles", files=[("file", (f"f{i}", data)) for i, data in enumerate(files)])
+
+
+def assert_refused(response: httpx.Response, *named: str) -> None:
+    assert response.status_code == 413, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    for text_ in named:
+        assert text_ in response.json()["detail"]
+
+
+def test_tiny_trace_events_are_counted_not_their_bytes(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """125 KB of gzip inflating to 63 MB of ten-byte `{"ph":"i"}` events (under the inflate limit, ~6 M structs once
+    decoded, 1.14 GB before): 413 naming the event limit, nothing stored, the pod's memory bounded."""
+    server = server_factory(sqlite_url)
+    bomb = attacks.tiny_events_gzip(63 * 1024**2)
+    assert len(bomb) < 200_000
+    with TreeMemory(server) as memory:
+        response = upload(server, bomb)
+    assert_refused(response, "limit of 2,000,000 events", "WORTHIT_MAX_PROFILE_EVENTS")
+    assert profiles_stored(sqlite_url) == 0
+    memory.assert_bounded()
+
+
+def test_plain_trace_of_tiny_events_is_bounded(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """A 31 MB plain trace of three million tiny events (620 MB before): refused, the pod's memory bounded. With the
+    event limit raised past it, the worker's memory limit stops it instead, naming that limit."""
+    trace = attacks.tiny_events(31 * 1024**2)
+    server = server_factory(sqlite_url)
+    with TreeMemory(server) as memory:
+        assert_refused(upload(server, trace), "WORTHIT_MAX_PROFILE_EVENTS")
+    memory.assert_bounded()
+    server.stop()
+    loose = server_factory(
+        sqlite_url,
+        env={"WORTHIT_MAX_PROFILE_EVENTS": "100000000", "WORTHIT_MAX_PARSE_MEMORY_BYTES": str(200 * 1024**2)},
+    )
+    with TreeMemory(loose) as memory:
+        assert_refused(upload(loose, trace), f"the limit of {200 * 1024**2} bytes", "WORTHIT_MAX_PARSE_MEMORY_BYTES")
+    memory.assert_bounded()
+    assert memory.worker_peak < 200 * 1024**2 + 32 * 1024**2  # killed within a few polls of the limit
+
+
+def test_a_csv_of_distinct_kernel_names_is_bounded(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """28 MB of rocprofv3 kernel trace naming 1.5 M kernels (1.1 GB before) is refused by the worker's memory limit;
+    200,000 names are refused by the name limit. Both 413 naming their limit, the pod's memory bounded."""
+    server = server_factory(sqlite_url)
+    with TreeMemory(server) as memory:
+        assert_refused(upload(server, attacks.distinct_kernels_csv(1_500_000)), "WORTHIT_MAX_PARSE_MEMORY_BYTES")
+        assert_refused(upload(server, attacks.distinct_kernels_csv(200_000)), "limit of 100,000 distinct phases")
+    memory.assert_bounded()
+    assert profiles_stored(sqlite_url) == 0
+
+
+def test_gzip_inside_gzip_inflates_from_one_allowance(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """A 611-byte gzip of a gzip of 250 MiB (616 MB before: the reader inflated the inner layer with its own 256 MiB)
+    and an 873-byte one of tiny events (4.2 GB before) are refused naming the inflate limit; so are two files of a
+    multipart upload, each within the limit, together beyond it."""
+    server = server_factory(sqlite_url)
+    spaces = attacks.nested(attacks.spaces_gzip(250 * 1024**2))
+    events = attacks.nested(attacks.tiny_events_gzip(250 * 1024**2))
+    half = attacks.nested(attacks.spaces_gzip(40 * 1024**2))
+    assert len(spaces) < 1024
+    assert len(events) < 1024
+    with TreeMemory(server) as memory:
+        for bomb in (spaces, events):
+            assert_refused(upload(server, bomb), f"the limit of {DEFAULT_MAX_INFLATED} bytes", "MAX_INFLATED_BYTES")
+        assert_refused(upload(server, half, half), "WORTHIT_MAX_INFLATED_BYTES")
+    memory.assert_bounded()
+    assert profiles_stored(sqlite_url) == 0
+
+
+def test_deadline_ends_the_parse_and_its_turn(
+    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
+) -> None:
+    """A 31 MB trace whose parse outlives a 0.5 s deadline, sent three times: each gets 503 and its worker is killed
+    (logged), never two parses at once, none left running afterwards; a small upload then parses at once."""
+    from benchmarks.bench_profiles import make_torch_trace
+
+    trace_path = tmp_path / "trace.json"
+    make_torch_trace(trace_path, 31)
+    trace = trace_path.read_bytes()
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.5"})
+    with TreeMemory(server) as memory:
+        for _ in range(3):
+            assert upload(server, trace).status_code == 503
+        deadline = time.monotonic() + 30
+        while server.log.read_text().count("stopped parsing a profile: its request was abandoned") < 3:
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.1)
+        assert memory.workers() == []
+    assert memory.most_workers <= 1
+    memory.assert_bounded()
+    assert profiles_stored(sqlite_url) == 0
