@@ -80,6 +80,10 @@ class CsvRows:
             self._uncounted = 0
         try:
             return next(self._reader)
+        except StopIteration:
+            held_events(self._uncounted, self.fmt)  # the last, partial batch
+            self._uncounted = 0
+            raise
         except UnicodeDecodeError as exc:
             raise ProfileError(
                 f"the file is not UTF-8 text ({exc.reason}); is it binary or cut short?",
