@@ -18,9 +18,11 @@ bytes back to back; the answer is one msgpack `Outcome`.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import threading
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.005
 #: The largest answer a child may write (a folded breakdown is a few hundred KB).
 MAX_ANSWER_BYTES = 64 * 1024**2
+_PR_SET_PDEATHSIG = 1
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -89,8 +92,8 @@ def parse_in_child(
     the child passed `memory_limit`, Abandoned when `abandoned` was set meanwhile (the child is killed at once).
     """
     header = msgspec.msgpack.encode(job)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "worthit.service.profiles.worker"],
+    child = subprocess.Popen(  # noqa: S603 - our interpreter, our module, our pid: no input of a client
+        [sys.executable, "-m", "worthit.service.profiles.worker", str(os.getpid())],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         close_fds=True,
@@ -178,12 +181,24 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
     return data
 
 
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this child when the server dies (a SIGKILL, an OOM kill): no one would watch its memory."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return  # not Linux: the parse ends on its own, unwatched
+    if os.getppid() != parent:  # the server died before the request above took effect
+        os._exit(1)
+
+
 def main() -> None:
     """The child: read one job from stdin, parse it, write its outcome to stdout, exit."""
     from worthit.rules.profiles.budget import Budget, counting
     from worthit.rules.profiles.fold import fold_breakdown
     from worthit.service.profiles.parsing import parse
 
+    _die_with_parent(int(sys.argv[1]))
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     size = int.from_bytes(_read_exactly(stdin, 8), "big")
     job = msgspec.msgpack.decode(_read_exactly(stdin, size), type=Job)
