@@ -19,14 +19,17 @@ bytes back to back; the answer is one msgpack `Outcome`.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import logging
 import os
 import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import IO
 
 import msgspec
@@ -88,9 +91,35 @@ def parse_in_child(
 ) -> Breakdown:
     """Parse `files` (their sizes are in `job`) in a child process of at most `memory_limit` resident bytes.
 
-    Blocks until the child has exited: ProfileError/ProfileTooLarge as the readers raise them, ProfileTooLarge when
+    Waits for the pod's turn (one parse at a time over the server's processes), then blocks until the child has
+    exited: ProfileError/ProfileTooLarge as the readers raise them, ProfileTooLarge when
     the child passed `memory_limit`, Abandoned when `abandoned` was set meanwhile (the child is killed at once).
     """
+    with _pod_turn(abandoned):
+        return _parse_in_child(files, job, memory_limit, abandoned)
+
+
+@contextmanager
+def _pod_turn(abandoned: threading.Event) -> Iterator[None]:
+    """One parse at a time over all of the server's processes (`WORTHIT_WORKERS` > 1 share one pod's memory): an
+    exclusive lock on a file named by the process group, which the server's workers share and tests' servers do
+    not. Closing the file (the process dying included) releases it."""
+    path = os.path.join(tempfile.gettempdir(), f"worthit-profile-parse-{os.getpgrp()}.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if abandoned.wait(0.05):
+                    raise Abandoned from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandoned: threading.Event) -> Breakdown:
     header = msgspec.msgpack.encode(job)
     child = subprocess.Popen(  # noqa: S603 - our interpreter, our module, our pid: no input of a client
         [sys.executable, "-m", "worthit.service.profiles.worker", str(os.getpid())],
