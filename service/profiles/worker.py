@@ -44,6 +44,8 @@ POLL_SECONDS = 0.005
 #: The largest answer a child may write (a folded breakdown is a few hundred KB).
 MAX_ANSWER_BYTES = 64 * 1024**2
 _PR_SET_PDEATHSIG = 1
+#: The child's exit status when Python itself ran out of memory.
+_OUT_OF_MEMORY = 75
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -166,15 +168,26 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
         writer.join()
         child.stdout.close()
     log.info("profile worker %s exited %s, peak resident %d bytes", child.pid, child.returncode, peak)
-    if reason == "memory":
+    if reason == "abandoned":
+        raise Abandoned
+    if reason == "memory" or (reason is None and child.returncode < 0):
+        # Killed by us past the limit, or by a signal of its own making: the kernel's OOM killer (the pod's limit
+        # reached, the largest process chosen) or an allocator aborting (polars does on a failed allocation).
+        how = "" if reason == "memory" else f" (the worker was killed by signal {-child.returncode})"
         raise ProfileTooLarge(
             f"parsing it needs more memory than the limit of {memory_limit} bytes ({memory_limit // 1024**2} MiB) "
-            "(WORTHIT_MAX_PARSE_MEMORY_BYTES); expected a profile a parse can hold in that: fewer events or names",
+            f"(WORTHIT_MAX_PARSE_MEMORY_BYTES){how}; expected a profile a parse can hold in that: fewer events or "
+            "names",
             limit=memory_limit,
             format_expected=job.format,
         )
-    if reason == "abandoned":
-        raise Abandoned
+    if reason is None and child.returncode == _OUT_OF_MEMORY:
+        raise ProfileTooLarge(
+            f"parsing it needs more memory than the worker could allocate (WORTHIT_MAX_PARSE_MEMORY_BYTES is "
+            f"{memory_limit} bytes); expected a profile a parse can hold in that: fewer events or names",
+            limit=memory_limit,
+            format_expected=job.format,
+        )
     if reason is not None or child.returncode != 0:
         raise RuntimeError(f"the profile worker exited with {child.returncode} ({reason or 'no answer'})")
     outcome = msgspec.msgpack.decode(answer, type=Outcome)
@@ -241,6 +254,8 @@ def main() -> None:
         outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, limit=exc.limit))
     except ProfileError as exc:
         outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, line=exc.line))
+    except MemoryError:
+        os._exit(_OUT_OF_MEMORY)  # nothing can be built to say so; the server names its limit
     del files
     stdout.write(msgspec.msgpack.encode(outcome))
     stdout.flush()
