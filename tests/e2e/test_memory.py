@@ -64,14 +64,14 @@ def test_gzip_bomb_is_refused_with_413_naming_the_limit(
     bomb = gzip_of_spaces(600 * 1024**2)
     assert len(bomb) < 1024**2
     server = server_factory(database_url)
-    with server.client(timeout=60) as client:
+    with TreeMemory(server) as memory, server.client(timeout=60) as client:
         response = client.post("/v1/profiles", content=bomb, headers={"content-type": "application/gzip"})
     assert response.status_code == 413
     assert response.headers["content-type"] == "application/problem+json"
     assert f"the limit of {DEFAULT_MAX_INFLATED} bytes" in response.json()["detail"]
     assert "WORTHIT_MAX_INFLATED_BYTES" in response.json()["detail"]
     assert profiles_stored(database_url) == 0
-    assert peak_rss(server.process.pid) < POD_LIMIT
+    memory.assert_bounded()
 
 
 def test_inflate_limit_is_a_setting(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
@@ -213,8 +213,8 @@ def test_header_beyond_the_limit_gets_431_and_the_connection_closed(
 def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
     sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
 ) -> None:
-    """Unfinished big headers, a gzip bomb, a 30 MB trace, a page over 30 big decisions: peak RSS under 512 MiB and
-    every /healthz probe (one each ~0.5 s) answered 200 within 2 s."""
+    """Unfinished big headers, a gzip bomb, a 30 MB trace, a page over 30 big decisions: peak RSS of the server and
+    its parse workers under 512 MiB and every /healthz probe (one each ~0.5 s) answered 200 within 2 s."""
     from benchmarks.bench_profiles import make_torch_trace
 
     trace_path = tmp_path / "trace.json"
@@ -238,6 +238,7 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
 
     prober = threading.Thread(target=probe)
     prober.start()
+    memory = TreeMemory(server).__enter__()
     try:
         connections = [unfinished_headers(server.url, 4 * 1024**2) for _ in range(40)]
         assert all(answer_of(c).startswith(b"HTTP/1.1 431") for c in connections)
@@ -254,7 +255,8 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
     finally:
         done.set()
         prober.join()
-    assert peak_rss(server.process.pid) < POD_LIMIT
+        memory.__exit__()
+    assert memory.peak < POD_LIMIT  # the server and its parse workers: the pod's limit counts both
     assert probes
     assert [status for status, _ in probes] == [200] * len(probes)
     assert max(seconds for _, seconds in probes) < 2
