@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import os
+import signal
 import socket
 import threading
 import time
@@ -472,3 +474,25 @@ def test_one_parse_at_a_time_over_all_server_processes(
     # (issue #24 item 4), not the parse's.
     assert memory.worker_peak < 256 * 1024**2
     assert memory.probes == [200] * len(memory.probes)
+
+
+def test_a_worker_the_kernel_kills_is_a_413_and_the_server_lives_on(
+    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
+) -> None:
+    """The pod's OOM killer picks the largest process, which is now the parse worker, not the server: its upload gets
+    413 naming the memory limit (not a 500), and the server answers the next upload."""
+    from benchmarks.bench_profiles import make_torch_trace
+
+    trace_path = tmp_path / "trace.json"
+    make_torch_trace(trace_path, 31)
+    server = server_factory(sqlite_url)
+    with TreeMemory(server) as memory, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(upload, server, trace_path.read_bytes())
+        deadline = time.monotonic() + 30
+        while not (workers := memory.workers()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(workers[0], signal.SIGKILL)
+        assert_refused(pending.result(), "killed by signal 9", "WORTHIT_MAX_PARSE_MEMORY_BYTES")
+        assert upload(server, many_kernels(10)[0]).status_code == 201
+    memory.assert_bounded()
