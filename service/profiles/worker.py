@@ -36,6 +36,7 @@ import msgspec
 
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
 from worthit.rules.profiles.model import Breakdown
+from worthit.service.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -123,12 +124,15 @@ def _pod_turn(abandoned: threading.Event) -> Iterator[None]:
 
 def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandoned: threading.Event) -> Breakdown:
     header = msgspec.msgpack.encode(job)
-    child = subprocess.Popen(  # noqa: S603 - our interpreter, our module, our pid: no input of a client
-        [sys.executable, "-m", "worthit.service.profiles.worker", str(os.getpid())],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        close_fds=True,
-    )
+    try:
+        child = subprocess.Popen(  # noqa: S603 - our interpreter, our module, our pid: no input of a client
+            [sys.executable, "-m", "worthit.service.profiles.worker", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+    except OSError as exc:  # out of processes, descriptors or memory for a fork: the server's state, not the file's
+        raise Unavailable(f"The profile parse worker could not start ({exc.strerror}); retry shortly.") from exc
     if child.stdin is None or child.stdout is None:
         raise RuntimeError("the profile worker has no pipes")
     writer = threading.Thread(target=_feed, args=(child.stdin, [len(header).to_bytes(8, "big"), header, *files]))
