@@ -245,7 +245,10 @@ def main() -> None:
     from worthit.service.profiles.parsing import parse
 
     _die_with_parent(int(sys.argv[1]))
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdin = sys.stdin.buffer
+    # The answer gets the pipe to itself: anything a library prints goes to stderr (the server's log) instead.
+    stdout = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     size = int.from_bytes(_read_exactly(stdin, 8), "big")
     job = msgspec.msgpack.decode(_read_exactly(stdin, size), type=Job)
     files = [_read_exactly(stdin, n) for n in job.sizes]
