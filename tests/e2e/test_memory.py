@@ -94,11 +94,16 @@ def test_inflate_limit_is_a_setting(sqlite_url: str, server_factory: Callable[..
 
 
 def test_abandoned_upload_stops_inflating(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
-    """When the deadline answers 503, the worker thread stops within a chunk instead of inflating on for minutes."""
+    """When the deadline answers 503, the parse worker is killed instead of inflating on for minutes."""
     bomb = gzip_of_spaces(3 * 1024**3)
     server = server_factory(
         sqlite_url,
-        env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.2", "WORTHIT_MAX_INFLATED_BYTES": str(4 * 1024**3)},
+        env={
+            "WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.2",
+            "WORTHIT_MAX_INFLATED_BYTES": str(4 * 1024**3),
+            # The deadline, not the memory limit, must be what stops it: 400 MiB inflate in more than 0.2 s.
+            "WORTHIT_MAX_PARSE_MEMORY_BYTES": str(400 * 1024**2),
+        },
     )
     with server.client(timeout=60) as client:
         response = client.post("/v1/profiles", content=bomb)
