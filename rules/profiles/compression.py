@@ -42,10 +42,10 @@ def inflate(
     limit: int = MAX_INFLATED_BYTES,
     stop: Callable[[], bool] | None = None,
 ) -> bytes:
-    """`data` with every gzip layer inflated (plain bytes are returned as they are), at most `limit` bytes of output
-    over all layers together: beyond it ProfileTooLarge. The one way any reader or service inflates.
+    """`data` with every gzip layer inflated (plain bytes are returned as they are), no layer's output beyond `limit`
+    bytes: beyond it ProfileTooLarge. The one way any reader or service inflates.
 
-    Each layer's output counts against `limit` while it is being built, so the peak is bounded by `limit` plus the
+    Each layer's output is counted against `limit` while it is being built, so the peak is at most `limit` plus the
     previous layer (itself within it). A truncated or corrupt stream is a ProfileError; `stop()` answering True
     raises Stopped.
     """
