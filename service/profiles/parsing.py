@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.budget import json_objects
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, inflate
+from worthit.rules.profiles.torch_trace import FORMAT as TORCH
 from worthit.rules.profiles.torch_trace import looks_like, parse_steps
 
 
@@ -35,8 +36,8 @@ def parse(
     chosen = parse_steps(steps) if steps is not None else None
     files = _inflated(files, format, max_inflated_bytes, stop)
     for data in files:
-        if looks_like(data):
-            json_objects(data, format or "pytorch_trace")
+        if format == TORCH or (format is None and looks_like(data)):
+            json_objects(data, TORCH)
     if stop is not None and stop():
         raise Stopped
     try:
