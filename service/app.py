@@ -44,7 +44,7 @@ from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.metrics import metrics_text
 from worthit.service.outcomes.service import Calibrator, OutcomeService
 from worthit.service.policies.service import PolicyService
-from worthit.service.profiles.service import ProfileService
+from worthit.service.profiles.service import ParseLimits, ProfileService
 from worthit.service.settings import Settings
 
 VERSION = "0.1.0"
@@ -127,9 +127,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.policies = policies
         outcome_store = OutcomeStore(engine, writer)
         calibrator = Calibrator(outcome_store)
-        app.state.profiles = profiles = ProfileService(
-            ProfileStore(engine, writer), max_inflated_bytes=settings.max_inflated_bytes
+        limits = ParseLimits(
+            max_inflated_bytes=settings.max_inflated_bytes,
+            max_parse_memory_bytes=settings.max_parse_memory_bytes,
+            max_profile_events=settings.max_profile_events,
+            max_profile_names=settings.max_profile_names,
         )
+        app.state.profiles = profiles = ProfileService(ProfileStore(engine, writer), limits=limits)
         app.state.decisions = DecisionService(
             DecisionStore(engine, writer),
             policies,

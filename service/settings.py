@@ -29,8 +29,14 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     max_profile_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024**2
     """The upload limit of `POST /v1/profiles` (the JSON API's is `max_body_bytes`)."""
     max_inflated_bytes: Annotated[int, Meta(ge=1024)] = 64 * 1024**2
-    """What a gzip profile may inflate to. Parsing builds about five times the plain bytes in memory, so the default
-    (twice the upload limit) keeps one parse near 400 MB, within the pod's 512 MiB."""
+    """What a profile's gzip layers may inflate to, all layers of all files of one upload together."""
+    max_parse_memory_bytes: Annotated[int, Meta(ge=32 * 1024**2)] = 256 * 1024**2
+    """The resident memory of the worker process that parses one upload; past it the worker is killed and the upload
+    answered 413. The server (~150 MB with an upload in hand) plus this stay within the pod's 512 MiB."""
+    max_profile_events: Annotated[int, Meta(ge=1)] = 2_000_000
+    """Events one upload's readers may hold (rows of a CSV, JSON objects of a trace), all files together; 413 above."""
+    max_profile_names: Annotated[int, Meta(ge=1)] = 100_000
+    """Distinct phase names (kernels, operators, API calls) one upload's readers may hold; 413 above."""
     rate_limit: str = "1200/minute"
     """Per token (or per address without one), per process; "off" disables it."""
     auth_failure_limit: str = "30/minute"

@@ -11,10 +11,13 @@ import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from worthit.rules.profiles.budget import held_events
 from worthit.rules.profiles.errors import ProfileError
 
 #: How many lines of preamble (``nsys stats`` progress lines, banners, blank lines) may precede a header.
 MAX_PREAMBLE_LINES = 64
+#: Rows a reader reads between two reports to the parse's budget (`budget.held_events`).
+_COUNT_BATCH = 4096
 _SNIFF_BYTES = 65536
 
 
@@ -59,6 +62,7 @@ class CsvRows:
         self.fmt = fmt
         self._reader = csv.reader(text_stream(data), strict=False)
         self.raw_header: list[str] = []
+        self._uncounted = 0
 
     @property
     def line(self) -> int:
@@ -69,8 +73,17 @@ class CsvRows:
         return self
 
     def __next__(self) -> list[str]:
+        # Rows are counted against the parse's budget in batches: one call per row would cost the hot loop.
+        self._uncounted += 1
+        if self._uncounted == _COUNT_BATCH:
+            held_events(self._uncounted, self.fmt)
+            self._uncounted = 0
         try:
             return next(self._reader)
+        except StopIteration:
+            held_events(self._uncounted, self.fmt)  # the last, partial batch
+            self._uncounted = 0
+            raise
         except UnicodeDecodeError as exc:
             raise ProfileError(
                 f"the file is not UTF-8 text ({exc.reason}); is it binary or cut short?",

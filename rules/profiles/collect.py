@@ -10,6 +10,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from worthit.rules.profiles.budget import held_names
 from worthit.rules.profiles.intervals import union_length_arrays
 from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share, timed_phase
 
@@ -39,6 +40,7 @@ class Collector:
         key = (name, kind)
         found = self.phases.get(key)
         if found is None:
+            held_names(1)
             found = self.phases[key] = PhaseIntervals(kind=kind, device=device)
         return found
 

@@ -3,6 +3,10 @@
 Inflating is streamed in bounded chunks: the output is counted as it grows, so a small upload that would inflate
 to gigabytes (a gzip bomb) is refused once it passes the limit, never built, and `stop` is asked between chunks so
 work for an abandoned request (its deadline passed) ends within one chunk instead of running on for minutes.
+
+A gzip may hold another gzip (``trace.json.gz.gz``, or a bomb of a few hundred bytes whose every layer is small):
+`inflate` peels every layer within the one limit, so no reader ever meets a compressed layer it must inflate with an
+allowance of its own. `gunzip` is the same function under its older name.
 """
 
 from __future__ import annotations
@@ -28,16 +32,46 @@ def is_gzip(data: bytes) -> bool:
     return data[:2] == GZIP_MAGIC
 
 
+#: Layers of gzip inside gzip `inflate` peels before calling the file corrupt (real files have one).
+MAX_LAYERS = 4
+
+
+def inflate(
+    data: bytes,
+    fmt: str | None = None,
+    limit: int = MAX_INFLATED_BYTES,
+    stop: Callable[[], bool] | None = None,
+) -> bytes:
+    """`data` with every gzip layer inflated (plain bytes are returned as they are), no layer's output beyond `limit`
+    bytes: beyond it ProfileTooLarge. The one way any reader or service inflates.
+
+    Each layer's output is counted against `limit` while it is being built, so the peak is at most `limit` plus the
+    previous layer (itself within it). A truncated or corrupt stream is a ProfileError; `stop()` answering True
+    raises Stopped.
+    """
+    layers = 0
+    while is_gzip(data):
+        layers += 1
+        if layers > MAX_LAYERS:
+            raise ProfileError(
+                f"gzip nested more than {MAX_LAYERS} layers deep; expected a profile gzipped once", format_expected=fmt
+            )
+        data = _inflate_layer(data, fmt, limit, stop)
+    return data
+
+
 def gunzip(
     data: bytes,
     fmt: str | None = None,
     limit: int = MAX_INFLATED_BYTES,
     stop: Callable[[], bool] | None = None,
 ) -> bytes:
-    """Inflate gzip bytes (several members allowed), at most `limit` bytes of output: beyond it ProfileTooLarge.
+    """`inflate` under its older name: every layer, one limit."""
+    return inflate(data, fmt, limit, stop)
 
-    A truncated or corrupt stream is a ProfileError; `stop()` answering True raises Stopped.
-    """
+
+def _inflate_layer(data: bytes, fmt: str | None, limit: int, stop: Callable[[], bool] | None) -> bytes:
+    """One gzip layer (several members allowed), at most `limit` bytes of output."""
     out = bytearray()
     rest = data
     while rest:
@@ -64,7 +98,9 @@ def gunzip(
         rest = inflater.unused_data.lstrip(b"\x00")
         if rest and not is_gzip(rest):
             break  # trailing garbage after a complete member: ignore, as gzip(1) does with a warning
+    if stop is not None and stop():
+        raise Stopped
     return bytes(out)
 
 
-__all__ = ["CHUNK", "GZIP_MAGIC", "MAX_INFLATED_BYTES", "Stopped", "gunzip", "is_gzip"]
+__all__ = ["CHUNK", "GZIP_MAGIC", "MAX_INFLATED_BYTES", "Stopped", "gunzip", "inflate", "is_gzip"]

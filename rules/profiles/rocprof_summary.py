@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from worthit.rules.profiles._text import check_bytes, head_text, norm, text_stream, to_count
+from worthit.rules.profiles.budget import held_events
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
@@ -69,6 +70,7 @@ def read(data: bytes) -> Breakdown:
         domain = cells[columns.index("domain")] if "domain" in columns else current
         calls = to_count(cells[columns.index("calls")], fmt=FORMAT, line=number, column="CALLS")
         total = to_count(cells[columns.index("duration(nsec)")], fmt=FORMAT, line=number, column="DURATION (nsec)")
+        held_events(1, FORMAT)
         sections[current].append((name, domain, calls, total, number))
     per_domain = [s for s in order if s != "ALL" and sections[s]]
     used = per_domain or (["ALL"] if sections.get("ALL") else [])

@@ -5,77 +5,45 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import msgspec
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
-from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
-from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, gunzip, is_gzip
-from worthit.rules.profiles.fold import fold_breakdown
-from worthit.rules.profiles.kineto import parse_steps
+from worthit.rules.profiles import ProfileError
+from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
+from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
+from worthit.service.profiles.parsing import parse
 from worthit.service.profiles.schemas import ProfileDoc
-
-
-def parse(
-    files: Sequence[bytes],
-    format: str | None = None,
-    steps: str | None = None,
-    names: Sequence[str] | None = None,
-    *,
-    max_inflated_bytes: int = MAX_INFLATED_BYTES,
-    stop: Callable[[], bool] | None = None,
-) -> Breakdown:
-    """One breakdown from one file, or from several files of one run combined (a trace, its copies, its stats; the
-    PyTorch traces of a distributed run's ranks). `steps` ("2:5") chooses ProfilerStep#2..#5 of a PyTorch trace;
-    `names` label the files in errors and per-rank figures.
-
-    Gzip is inflated here, streamed, at most `max_inflated_bytes` over all files together (beyond it
-    ProfileTooLarge, a 413); `stop()` is asked between chunks and before reading, and answering True ends the work
-    with Stopped."""
-    chosen = parse_steps(steps) if steps is not None else None
-    files = _inflated(files, format, max_inflated_bytes, stop)
-    if stop is not None and stop():
-        raise Stopped
-    try:
-        if len(files) == 1:
-            return read_any(files[0], format, chosen)
-        return combine(list(files), [format] * len(files) if format else None, names=names, steps=chosen)
-    except (OverflowError, ZeroDivisionError) as exc:
-        # Every reader turns numbers into times: a timestamp of 1e23 or 1e308 overflows that arithmetic, whichever
-        # reader meets it. It is the file's figure, so the file's error (422), never a 500.
-        raise ProfileError(
-            f"expected timestamps and durations a profiler can write, got one too large to compute with ({exc})",
-            format_expected=format,
-        ) from exc
-
-
-def _inflated(files: Sequence[bytes], format: str | None, limit: int, stop: Callable[[], bool] | None) -> list[bytes]:
-    out: list[bytes] = []
-    left = limit
-    for data in files:
-        if is_gzip(data):
-            data = gunzip(data, format, left, stop)
-            left -= len(data)
-        out.append(data)
-    return out
-
+from worthit.service.profiles.worker import Abandoned, Job, parse_in_child
 
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class ParseLimits:
+    """What one upload's parse may use (the settings of the same names): see README's settings table."""
+
+    max_inflated_bytes: int = MAX_INFLATED_BYTES
+    max_parse_memory_bytes: int = 256 * 1024**2
+    max_profile_events: int = MAX_EVENTS
+    max_profile_names: int = MAX_NAMES
+
+
 class ProfileService:
-    def __init__(self, store: ProfileStore, *, max_inflated_bytes: int = MAX_INFLATED_BYTES) -> None:
+    def __init__(self, store: ProfileStore, *, limits: ParseLimits | None = None) -> None:
         self._store = store
-        self._max_inflated_bytes = max_inflated_bytes
-        # One parse at a time per process: each may build several times its input in memory, so two at once
-        # would double the peak the pod limit has to hold; the others wait their turn (within their deadline).
+        self._limits = limits or ParseLimits()
+        # One parse at a time per process: each may use up to its memory limit, so two at once would double the
+        # peak the pod limit has to hold; the others wait their turn (within their deadline). A turn ends only when
+        # its worker process has exited, never while it still runs for an abandoned request.
         self._parsing = asyncio.Semaphore(1)
 
     async def create(
@@ -87,28 +55,35 @@ class ProfileService:
         steps: str | None = None,
         names: Sequence[str] | None = None,
     ) -> ProfileDoc:
-        """Parse (in a worker thread: a large trace takes seconds) and store the breakdown.
+        """Parse (in a worker process: a large trace takes seconds and, per event, memory) and store the breakdown.
 
-        When the request is abandoned (its deadline passed, the client left), the task is cancelled: the flag
-        tells the worker thread to stop too, instead of inflating and parsing on for nobody."""
-        stopped = threading.Event()
-
-        def work() -> Breakdown | None:
+        When the request is abandoned (its deadline passed, the client left), the task is cancelled: the worker
+        process is killed, and this turn of the parse semaphore ends only once it has exited."""
+        limits = self._limits
+        job = Job(
+            format=format,
+            steps=steps,
+            names=list(names) if names is not None else None,
+            sizes=[len(data) for data in files],
+            max_inflated_bytes=limits.max_inflated_bytes,
+            max_events=limits.max_profile_events,
+            max_names=limits.max_profile_names,
+        )
+        abandoned = threading.Event()
+        async with self._parsing:
+            work = asyncio.ensure_future(
+                asyncio.to_thread(
+                    parse_in_child, files, job, memory_limit=limits.max_parse_memory_bytes, abandoned=abandoned
+                )
+            )
             try:
-                limit = self._max_inflated_bytes
-                # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
-                return fold_breakdown(parse(files, format, steps, names, max_inflated_bytes=limit, stop=stopped.is_set))
-            except Stopped:
-                log.warning("stopped parsing a profile: its request was abandoned")
-                return None
-
-        try:
-            async with self._parsing:
-                breakdown = await asyncio.to_thread(work)
-        except asyncio.CancelledError:
-            stopped.set()
-            raise
-        assert breakdown is not None  # noqa: S101 - only a set flag stops a parse, and only a cancel sets it
+                breakdown = await asyncio.shield(work)
+            except asyncio.CancelledError:
+                abandoned.set()
+                await asyncio.wait({work})  # the child is killed within a poll; the turn ends once it has exited
+                if not work.cancelled() and isinstance(work.exception(), Abandoned):
+                    log.warning("stopped parsing a profile: its request was abandoned")
+                raise
         doc = ProfileDoc(
             id=new_id(),
             created_at=datetime.now(UTC),
@@ -148,4 +123,4 @@ class ProfileService:
         return proposal_from_profile(proposal, doc.breakdown)
 
 
-__all__ = ["ProfileError", "ProfileService", "parse"]
+__all__ = ["ParseLimits", "ProfileError", "ProfileService", "parse"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from worthit.rules.profiles._text import is_blank
+from worthit.rules.profiles.budget import json_objects
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.intervals import union_length
@@ -214,6 +215,9 @@ def _decode(data: bytes) -> _Trace:
         raise ProfileError("the file is empty", format_expected=FORMAT)
     if b"\x00" in data[:65536]:
         raise ProfileError("the file is binary (it contains NUL bytes), expected JSON", format_expected=FORMAT)
+    # Decoded in one call, so counted before it: every event is at least one `{`, and what a budget allows
+    # (rules.profiles.budget, inside `counting`) bounds what the decoder would build.
+    json_objects(data, FORMAT)
     try:
         decoded = _DECODER.decode(data)
     except msgspec.ValidationError as exc:

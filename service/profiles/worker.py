@@ -1,0 +1,272 @@
+"""Parse an upload in a child process the server can measure and end: memory and time bounded by construction.
+
+A reader's memory grows with what it holds (events, names), not with the bytes it was given: ten bytes of
+`{"ph":"i"}` become a hundred-byte struct. Counting inside every reader is the first line (`rules/profiles/budget`);
+this is the one that cannot be missed. The server starts `python -m worthit.service.profiles.worker` per upload,
+writes it the files, and watches its resident set from /proc every few milliseconds: past `memory_limit` bytes the
+child is killed and the upload answered 413 naming the limit; when the request is abandoned (its deadline passed,
+the client left) it is killed too, so no parse runs on for nobody. The caller returns (and releases its turn) only
+once the child has exited.
+
+Why a process and not RLIMIT_AS in it: polars reserves hundreds of MB of address space it never touches (measured:
+164 MB of address space for an 82 MB peak on a small kernel trace), so an address-space limit either kills
+legitimate kernel traces or bounds nothing. The resident set is what the pod's cgroup counts.
+
+Protocol (stdin → stdout, one job per process): an 8-byte big-endian length, a msgpack `Job`, then the files'
+bytes back to back; the answer is one msgpack `Outcome`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import logging
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO
+
+import msgspec
+
+from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
+from worthit.rules.profiles.model import Breakdown
+from worthit.service.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+#: How often the server looks at the child's resident set: at the ~1 GB/s a parse can allocate, a few MB past it.
+POLL_SECONDS = 0.005
+#: The largest answer a child may write (a folded breakdown is a few hundred KB).
+MAX_ANSWER_BYTES = 64 * 1024**2
+_PR_SET_PDEATHSIG = 1
+#: The child's exit status when Python itself ran out of memory.
+_OUT_OF_MEMORY = 75
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+class Job(msgspec.Struct, kw_only=True, frozen=True):
+    """What the child parses: the upload's options, the files' sizes (their bytes follow) and the readers' limits."""
+
+    format: str | None
+    steps: str | None
+    names: list[str] | None
+    sizes: list[int]
+    max_inflated_bytes: int
+    max_events: int
+    max_names: int
+
+
+class Failure(msgspec.Struct, kw_only=True, frozen=True):
+    """A ProfileError (or ProfileTooLarge when `limit` is set), carried back field by field."""
+
+    detail: str
+    format_expected: str | None = None
+    line: int | None = None
+    limit: int | None = None
+
+    def error(self) -> ProfileError:
+        if self.limit is not None:
+            return ProfileTooLarge(self.detail, limit=self.limit, format_expected=self.format_expected)
+        return ProfileError(self.detail, format_expected=self.format_expected, line=self.line)
+
+
+class Outcome(msgspec.Struct, kw_only=True, frozen=True):
+    breakdown: Breakdown | None = None
+    failure: Failure | None = None
+
+
+class Abandoned(Exception):
+    """The request was abandoned while the child parsed: it was killed, and nobody waits for the result."""
+
+
+def parse_in_child(
+    files: Sequence[bytes],
+    job: Job,
+    *,
+    memory_limit: int,
+    abandoned: threading.Event,
+) -> Breakdown:
+    """Parse `files` (their sizes are in `job`) in a child process of at most `memory_limit` resident bytes.
+
+    Waits for the pod's turn (one parse at a time over the server's processes), then blocks until the child has
+    exited: ProfileError/ProfileTooLarge as the readers raise them, ProfileTooLarge when
+    the child passed `memory_limit`, Abandoned when `abandoned` was set meanwhile (the child is killed at once).
+    """
+    with _pod_turn(abandoned):
+        return _parse_in_child(files, job, memory_limit, abandoned)
+
+
+@contextmanager
+def _pod_turn(abandoned: threading.Event) -> Iterator[None]:
+    """One parse at a time over all of the server's processes (`WORTHIT_WORKERS` > 1 share one pod's memory): an
+    exclusive lock on a file named by the process group, which the server's workers share and tests' servers do
+    not. Closing the file (the process dying included) releases it."""
+    path = os.path.join(tempfile.gettempdir(), f"worthit-profile-parse-{os.getpgrp()}.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if abandoned.wait(0.05):
+                    raise Abandoned from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandoned: threading.Event) -> Breakdown:
+    header = msgspec.msgpack.encode(job)
+    try:
+        child = subprocess.Popen(  # noqa: S603 - our interpreter, our module, our pid: no input of a client
+            [sys.executable, "-m", "worthit.service.profiles.worker", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+    except OSError as exc:  # out of processes, descriptors or memory for a fork: the server's state, not the file's
+        raise Unavailable(f"The profile parse worker could not start ({exc.strerror}); retry shortly.") from exc
+    if child.stdin is None or child.stdout is None:
+        raise RuntimeError("the profile worker has no pipes")
+    writer = threading.Thread(target=_feed, args=(child.stdin, [len(header).to_bytes(8, "big"), header, *files]))
+    writer.start()
+    answer = bytearray()
+    peak = 0
+    reason: str | None = None
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(child.stdout, selectors.EVENT_READ)
+            fd = child.stdout.fileno()
+            while True:
+                rss = resident_bytes(child.pid)
+                peak = max(peak, rss)
+                if rss > memory_limit:
+                    reason = "memory"
+                elif abandoned.is_set():
+                    reason = "abandoned"
+                elif len(answer) > MAX_ANSWER_BYTES:
+                    reason = "answer"
+                if reason is not None:
+                    child.kill()
+                    break
+                if selector.select(POLL_SECONDS):
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        break
+                    answer += chunk
+    finally:
+        if reason is None:
+            # EOF: the child has written its answer and is exiting; give it a moment, then make sure.
+            try:
+                child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        child.wait()
+        writer.join()
+        child.stdout.close()
+    log.info("profile worker %s exited %s, peak resident %d bytes", child.pid, child.returncode, peak)
+    if reason == "abandoned":
+        raise Abandoned
+    if reason == "memory" or (reason is None and child.returncode < 0):
+        # Killed by us past the limit, or by a signal of its own making: the kernel's OOM killer (the pod's limit
+        # reached, the largest process chosen) or an allocator aborting (polars does on a failed allocation).
+        how = "" if reason == "memory" else f" (the worker was killed by signal {-child.returncode})"
+        raise ProfileTooLarge(
+            f"parsing it needs more memory than the limit of {memory_limit} bytes ({memory_limit // 1024**2} MiB) "
+            f"(WORTHIT_MAX_PARSE_MEMORY_BYTES){how}; expected a profile a parse can hold in that: fewer events or "
+            "names",
+            limit=memory_limit,
+            format_expected=job.format,
+        )
+    if reason is None and child.returncode == _OUT_OF_MEMORY:
+        raise ProfileTooLarge(
+            f"parsing it needs more memory than the worker could allocate (WORTHIT_MAX_PARSE_MEMORY_BYTES is "
+            f"{memory_limit} bytes); expected a profile a parse can hold in that: fewer events or names",
+            limit=memory_limit,
+            format_expected=job.format,
+        )
+    if reason is not None or child.returncode != 0:
+        raise RuntimeError(f"the profile worker exited with {child.returncode} ({reason or 'no answer'})")
+    outcome = msgspec.msgpack.decode(answer, type=Outcome)
+    if outcome.failure is not None:
+        raise outcome.failure.error()
+    if outcome.breakdown is None:
+        raise RuntimeError("the profile worker answered neither a breakdown nor a failure")
+    return outcome.breakdown
+
+
+def resident_bytes(pid: int) -> int:
+    """The resident set of `pid` from /proc (0 where there is no /proc, or once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _feed(pipe: IO[bytes], parts: Sequence[bytes]) -> None:
+    try:
+        for part in parts:
+            pipe.write(part)
+        pipe.close()
+    except (BrokenPipeError, ValueError, OSError):
+        pass  # the child was killed (over its memory, abandoned) before it read everything
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    data = stream.read(size)
+    if len(data) != size:
+        raise SystemExit(f"profile worker: expected {size} bytes on stdin, got {len(data)}")
+    return data
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this child when the server dies (a SIGKILL, an OOM kill): no one would watch its memory."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return  # not Linux: the parse ends on its own, unwatched
+    if os.getppid() != parent:  # the server died before the request above took effect
+        os._exit(1)
+
+
+def main() -> None:
+    """The child: read one job from stdin, parse it, write its outcome to stdout, exit."""
+    from worthit.rules.profiles.budget import Budget, counting
+    from worthit.rules.profiles.fold import fold_breakdown
+    from worthit.service.profiles.parsing import parse
+
+    _die_with_parent(int(sys.argv[1]))
+    stdin = sys.stdin.buffer
+    # The answer gets the pipe to itself: anything a library prints goes to stderr (the server's log) instead.
+    stdout = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    size = int.from_bytes(_read_exactly(stdin, 8), "big")
+    job = msgspec.msgpack.decode(_read_exactly(stdin, size), type=Job)
+    files = [_read_exactly(stdin, n) for n in job.sizes]
+    try:
+        with counting(Budget(max_events=job.max_events, max_names=job.max_names)):
+            # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
+            breakdown = parse(files, job.format, job.steps, job.names, max_inflated_bytes=job.max_inflated_bytes)
+            outcome = Outcome(breakdown=fold_breakdown(breakdown))
+    except ProfileTooLarge as exc:
+        outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, limit=exc.limit))
+    except ProfileError as exc:
+        outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, line=exc.line))
+    except MemoryError:
+        os._exit(_OUT_OF_MEMORY)  # nothing can be built to say so; the server names its limit
+    del files
+    stdout.write(msgspec.msgpack.encode(outcome))
+    stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
