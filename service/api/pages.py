@@ -163,7 +163,10 @@ def decision_context(decision: Decision, outcome: Outcome | None) -> dict[str, A
         "chart": Markup(decision_chart(decision.proposal, decision.amdahl)),  # noqa: S704 - charts.py escapes
         "chart_caption": f"{target} is highlighted; the dashed line is the ceiling, the time with {target} at zero.",
         "figures": figure_rows(decision),
-        "reasoning": [(stage.question, stage.answer, ", ".join(stage.rules)) for stage in decision.reasoning or ()],
+        "reasoning": [
+            (row.label, row.value, ", ".join(stage.rules))
+            for row, stage in zip(render.reasoning(decision), decision.reasoning or (), strict=True)
+        ],
         "proposal_rows": proposal_rows(decision),
         "outcome": outcome,
         "outcome_rows": outcome_rows(outcome) if outcome is not None else [],

@@ -2,9 +2,9 @@
 the gate's log), the gate's job summary, Slack's blocks and the decision page all take their rows from here, so a
 figure is named and worded the same everywhere.
 
-The saving is a share of the scope the proposal measured: "of the step", "of device activity", "of the run", "of
-the rank", or "of the measured scope" when the proposal does not say. Each surface only decides how a row looks
-(a table row, a Block Kit field, a `<tr>`) and escapes it for its medium.
+The saving is a share of the scope the proposal measured, named as the engine's statements name it
+(rules.context.SCOPE_NOUN): "of the step", "of device activity", "of the run", "of the rank's step". Each surface
+only decides how a row looks (a table row, a Block Kit field, a `<tr>`) and escapes it for its medium.
 
 An evaluation carries `reasoning` (decisions stored before the staged model do not), the stages of the argument in
 order, each with its question and its answer: `reasoning()` is the one rendering of it, numbered, that the terminal,
@@ -13,17 +13,15 @@ the gate, Slack and the page show.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from worthit.rules.model import Evaluation, Finding
+from worthit.rules.context import SCOPE_NOUN
+from worthit.rules.model import Evaluation, Finding, StageAnswer
 from worthit.rules.text import ms, num, pct, times, weeks
 
-SCOPES = {
-    "step": "the step",
-    "device_activity": "device activity",
-    "end_to_end": "the run",
-    "rank": "the rank",
-}
+SCOPES = SCOPE_NOUN
+"""What a share is of, in words: the engine's own table (rules.context), so the figures and the statement agree."""
 
 
 class Row(NamedTuple):
@@ -41,8 +39,8 @@ class FindingLine(NamedTuple):
 
 
 def scope_name(measured: str | None) -> str:
-    """What the saving is a share of, in words."""
-    return SCOPES.get(measured or "", "the measured scope")
+    """What the saving is a share of, in words, as the statement says it (the step when the proposal does not say)."""
+    return SCOPES.get(measured or "step", SCOPES["step"])
 
 
 def _measured(evaluation: Evaluation) -> str | None:
@@ -107,10 +105,12 @@ def _get(item: Any, *names: str) -> Any:
 def reasoning(evaluation: Evaluation) -> list[Row]:
     """The stages of the argument (trust, worth, cost, alternative, condition), numbered, each with its answer
     (none for a decision stored before the staged model)."""
-    return [
-        Row(f"{number}. {stage.question}", stage.answer)
-        for number, stage in enumerate(evaluation.reasoning or (), start=1)
-    ]
+    return stage_rows(evaluation.reasoning or ())
+
+
+def stage_rows(stages: Iterable[StageAnswer]) -> list[Row]:
+    """`reasoning()` for stages read on their own (the bot reads them from the API's JSON)."""
+    return [Row(f"{number}. {stage.question}", stage.answer) for number, stage in enumerate(stages, start=1)]
 
 
 def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bool = False) -> str:

@@ -111,10 +111,11 @@ WHY_ANSWER_CHARS = 90
 
 
 def why_line(evaluation: Evaluation) -> str | None:
-    """One line of the reasoning, stage by stage: `*Why* · trust: Yes… · worth: … · cost: …` (each answer clipped)."""
+    """One line of the reasoning, the shared renderer's rows: `*Why* · 1. Can these numbers be trusted? Yes… · 2. …`
+    (each answer clipped)."""
     if not evaluation.reasoning:
         return None
-    parts = [f"{stage.stage}: {escape(clip(stage.answer, WHY_ANSWER_CHARS))}" for stage in evaluation.reasoning]
+    parts = [f"{row.label} {escape(clip(row.value, WHY_ANSWER_CHARS))}" for row in render.reasoning(evaluation)]
     return clip("*Why* · " + " · ".join(parts), FIELD_CHARS)
 
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import msgspec
 
-from worthit.rules.model import Evaluation
+from worthit.rules.model import Evaluation, StageAnswer
 from worthit.service.decisions.schemas import Decision
+from worthit.service.present import render
 from worthit.service.slack.blocks import FIELD_CHARS, MAX_BLOCKS, SECTION_CHARS, clip, decision_message, escape
 
 WHY, OUTCOME, POLICY = "worthit_why", "worthit_outcome", "worthit_policy"
@@ -89,28 +90,30 @@ def _figures(figures: Any) -> str:
     return ", ".join(f"{name} = {value}" for name, value in figures.items())
 
 
+def _stages(reasoning: object) -> list[StageAnswer]:
+    """The decision's stages as the engine wrote them; none when the server's answer holds none it can read."""
+    if not isinstance(reasoning, list) or not reasoning:
+        return []
+    try:
+        return msgspec.convert(reasoning, list[StageAnswer])
+    except msgspec.ValidationError:
+        return []
+
+
 def why_reply(document: dict[str, Any]) -> Message:
     """The decision's reasoning, stage by stage (`reasoning`); a server without it: its findings, rule by rule."""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Why?", "emoji": True}},
     ]
-    reasoning = document.get("reasoning")
-    if isinstance(reasoning, list) and reasoning:
-        for number, stage in enumerate(reasoning[:STAGES_SHOWN], start=1):
-            stage = stage if isinstance(stage, dict) else {"answer": str(stage)}
-            question = escape(str(stage.get("question") or f"Stage {number}"))
-            answer = escape(str(stage.get("answer") or ""))
-            blocks.append(
-                {
-                    "type": "section",
-                    "text": {"type": "mrkdwn", "text": clip(f"*{number}. {question}*\n{answer}", SECTION_CHARS)},
-                }
-            )
+    stages = _stages(document.get("reasoning"))[:STAGES_SHOWN]
+    if stages:
+        for row, stage in zip(render.stage_rows(stages), stages, strict=True):
+            text = f"*{escape(row.label)}*\n{escape(row.value)}"
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": clip(text, SECTION_CHARS)}})
             context = []
-            rules = stage.get("rules")
-            if isinstance(rules, list) and rules:
-                context.append("rules: " + ", ".join(escape(str(rule)) for rule in rules))
-            figures = _figures(stage.get("figures"))
+            if stage.rules:
+                context.append("rules: " + ", ".join(escape(rule) for rule in stage.rules))
+            figures = _figures(stage.figures)
             if figures:
                 context.append("figures: " + escape(figures))
             if context:

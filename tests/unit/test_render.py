@@ -69,8 +69,8 @@ def test_every_surface_shows_the_same_rows() -> None:
         ("step", "18.9% of the step"),
         ("device_activity", "18.9% of device activity"),
         ("end_to_end", "18.9% of the run"),
-        ("rank", "18.9% of the rank"),
-        (None, "18.9% of the measured scope"),
+        ("rank", "18.9% of the rank's step"),
+        (None, "18.9% of the step"),
     ],
 )
 def test_the_saving_is_worded_by_the_proposals_scope(measured: str | None, words: str) -> None:

@@ -92,7 +92,7 @@ def test_the_seed_case_shows_verdict_statement_and_figures() -> None:
     assert statement["text"]["text"] == evaluation.statement
     shown = {field["text"].split("\n")[0]: field["text"].split("\n")[1] for field in figures["fields"]}
     assert shown["*Speedup*"] == "1.233× (ceiling 1.266×)"
-    assert shown["*Saving*"] == "18.9% of the measured scope = 18.9 ms"
+    assert shown["*Saving*"] == "18.9% of the step = 18.9 ms"
     assert shown["*Time*"] == "100 ms → 81.1 ms"
     assert shown["*Headroom captured*"] == "90% of the target's own time, 2.1 ms left"
     assert shown["*Return*"] == "6.3 ms per engineer-week"
@@ -159,7 +159,7 @@ def test_the_checker_catches_each_limit() -> None:
 
 
 def test_the_why_line_gives_every_stage_in_order_within_a_field() -> None:
-    """The context line under the answer walks the stages: trust, worth, cost, alternative, condition."""
+    """The context line under the answer walks the stages in order, each as the shared renderer numbers it."""
     proposal = msgspec.convert(
         {"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80000}}, Proposal
     )
@@ -174,7 +174,10 @@ def test_the_why_line_gives_every_stage_in_order_within_a_field() -> None:
         if element["text"].startswith("*Why*")
     ]
     assert len(why) == 1
-    stages = [why[0].index(f"{stage}:") for stage in ("trust", "worth", "cost", "alternative", "condition")]
+    evaluation = evaluate(proposal, default_policy())
+    assert evaluation.reasoning is not None
+    stages = [why[0].index(f"{n}. {stage.question}") for n, stage in enumerate(evaluation.reasoning, start=1)]
+    assert len(stages) == 5
     assert stages == sorted(stages)
     assert len(why[0]) <= LIMITS["field_text"]
     assert block_kit_problems(message) == []
