@@ -49,14 +49,23 @@ class TokenStore:
             return [dict(row._mapping) for row in (await connection.execute(query)).all()]
 
     async def find(self, token_digest: str) -> Principal | None:
-        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes).where(
-            tokens.c.token_hash == token_digest, tokens.c.revoked_at.is_(None)
+        principal, _ = await self.lookup(token_digest)
+        return principal
+
+    async def lookup(self, token_digest: str) -> tuple[Principal | None, bool]:
+        """The active token with this digest, and whether the digest was ever issued (a revoked token's was).
+
+        One indexed read either way: the guard counts a failure of an issued token against that token only."""
+        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes, tokens.c.revoked_at).where(
+            tokens.c.token_hash == token_digest
         )
         async with self._engine.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
-            return None
-        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset()))
+            return None, False
+        if row.revoked_at is not None:
+            return None, True
+        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset())), True
 
     async def any_active(self) -> bool:
         query = select(func.count()).select_from(tokens).where(tokens.c.revoked_at.is_(None))

@@ -228,7 +228,24 @@ def test_the_example_overlay_builds_with_the_teams_values(tmp_path: Path) -> Non
     images = {container["image"] for _, _, container in _containers(built)}
     assert images == {"registry.example.com/platform/worthit:0.1.0"}
     assert _one("ConfigMap", built)["data"]["WORTHIT_PUBLIC_URL"] == "https://worthit.example.com"
+    assert _one("ConfigMap", built)["data"]["WORTHIT_TRUSTED_PROXIES"] == "10.244.0.0/16"
     assert _one("HorizontalPodAutoscaler", built)["spec"]["maxReplicas"] == 3
+
+
+def test_the_trusted_proxy_setting_is_documented_for_the_ingress() -> None:
+    """Behind an ingress every client shares the controller's address: the base names the setting (empty, for the
+    overlay to fill) and the example overlay's value is one the server accepts."""
+    from worthit.service.settings import Settings
+
+    base = (K8S / "configmap.yaml").read_text()
+    assert _one("ConfigMap")["data"]["WORTHIT_TRUSTED_PROXIES"] == ""
+    assert "ingress" in base.split("WORTHIT_TRUSTED_PROXIES")[0].rsplit("\n  WORTHIT_", 1)[-1]
+    overlay = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
+    (literal,) = [
+        item for item in overlay["configMapGenerator"][0]["literals"] if item.startswith("WORTHIT_TRUSTED_PROXIES=")
+    ]
+    value = literal.partition("=")[2]
+    assert Settings(trusted_proxies=value).trusted_proxy_networks == ["10.244.0.0/16"]
 
 
 def test_the_readme_shows_the_example_overlay_as_it_is() -> None:
