@@ -316,3 +316,37 @@ def test_slack_escapes_user_text_in_the_fallback_and_every_block(
         assert (
             "&lt;!channel&gt;" in command(client, "p=21% k=10 cost=3w baseline=100ms target=<!channel>").json()["text"]
         )
+
+
+# Issue #24 item 9: a mistyped value nested deep under a field is one 4xx; the body is decoded once.
+
+
+def test_a_value_nested_100000_deep_under_a_field_is_a_422(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`title` holding 100,000 nested arrays (or objects): 422 problem+json on both routes, nothing stored; a number
+    out of range still names its field."""
+    server = server_factory(database_url)
+    arrays = b'{"target":"a","p":0.5,"k":10,"title":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    objects = b'{"target":"a","p":0.5,"k":10,"title":' + b'{"a":' * 40_000 + b"1" + b"}" * 40_000 + b"}"
+    with server.client() as client:
+        for body in (arrays, objects):
+            for path in ("/v1/evaluate", "/v1/decisions"):
+                answer = client.post(path, content=body, headers={"content-type": "application/json"})
+                assert answer.status_code == 422, (path, answer.status_code, answer.text[:200])
+                assert answer.headers["content-type"] == "application/problem+json"
+                assert "nested too deeply" in answer.json()["detail"]
+        shallow = client.post("/v1/evaluate", json={"target": "a", "p": 0.5, "k": 10, "title": [[[1]]]})
+        assert shallow.status_code == 422
+        assert shallow.json()["errors"][0]["pointer"] == "/title"
+        out_of_range = client.post(
+            "/v1/evaluate",
+            content=b'{"target":"a","p":0.5,"k":10,"breakdown":[{"name":"a","ms":1e999}]}',
+            headers={"content-type": "application/json"},
+        )
+        assert out_of_range.status_code == 422
+        assert out_of_range.json()["errors"][0]["pointer"] == "/breakdown/0/ms"
+        assert "finite number" in out_of_range.json()["detail"]
+        assert client.get("/v1/decisions").json()["items"] == []
+        assert client.get("/healthz", timeout=1).status_code == 200
+    assert "unhandled error" not in server.log.read_text()
