@@ -10,6 +10,8 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
+from worthit.rules.names import NAME_RULE, is_name
+
 DEFAULT_DATABASE = "sqlite:///./worthit.db"
 
 
@@ -55,6 +57,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
             if limit != "off":
                 parse(limit)  # a malformed limit stops the start, naming what was expected
         _ = self.trusted_proxy_networks  # a malformed address stops the start too
+        if not is_name(self.policy):
+            raise ValueError(f"Expected `policy` to be a name of {NAME_RULE}, got {self.policy!r}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:

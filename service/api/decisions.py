@@ -13,6 +13,7 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Quer
 from msgspec import Meta
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
+from worthit.rules.names import LABEL_PATTERN, NAME_PATTERN
 from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions.schemas import Decision, DecisionPage
 from worthit.service.decisions.service import DecisionService, request_hash
@@ -41,9 +42,7 @@ CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
 
 PolicyParam = Annotated[
     str | None,
-    QueryParameter(
-        description="Policy name to evaluate under (default: the server's).", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$"
-    ),
+    QueryParameter(description="Policy name to evaluate under (default: the server's).", pattern=NAME_PATTERN),
 ]
 IdempotencyKey = Annotated[
     str | None,
@@ -138,7 +137,7 @@ class DecisionController(Controller):
         self,
         decisions: NamedDependency[DecisionService],
         verdict: FromQuery[Verdict | None] = None,
-        target: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
+        target: Annotated[str | None, QueryParameter(max_length=200, pattern=LABEL_PATTERN)] = None,
         workload: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
         since: Annotated[
             str | None,

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.rules.names import NAME_RULE, is_name
 from worthit.service.db.models import Base
 from worthit.service.ids import new_id
 from worthit.service.tokens.model import GRANTS, Principal, Scope, digest, new_token
@@ -22,7 +23,11 @@ class TokenStore:
         self._engine = engine
 
     async def create(self, name: str, scope: Scope) -> str:
-        """Store a new token for `name` and return it; this is the only time it exists in plain text."""
+        """Store a new token for `name` and return it; this is the only time it exists in plain text.
+
+        ValueError when `name` is not a name (rules/names.py)."""
+        if not is_name(name):
+            raise ValueError(f"Expected a token name of {NAME_RULE}, got {name!r}")
         token = new_token()
         async with self._engine.begin() as connection:
             await connection.execute(
