@@ -11,6 +11,7 @@ from litestar import Litestar, Router, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Server
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -47,7 +48,10 @@ VERSION = "0.1.0"
 log = logging.getLogger("worthit")
 
 
-def openapi_config() -> OpenAPIConfig:
+def openapi_config(*, schema_ui: bool = False) -> OpenAPIConfig:
+    """The OpenAPI document at `/schema/openapi.json` (and `/schema`), public. The browsable pages (`/schema/redoc`,
+    `/schema/swagger`, …) are Litestar's, which load their JavaScript from a CDN at `latest`, without subresource
+    integrity: off unless `WORTHIT_SCHEMA_UI` turns them on, so that a public route never runs third-party code."""
     return OpenAPIConfig(
         title="worthit",
         version=VERSION,
@@ -56,6 +60,8 @@ def openapi_config() -> OpenAPIConfig:
         use_handler_docstrings=True,
         # The API's description is public, whoever may call the API itself.
         openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}, include_in_schema=False),
+        # Empty: Litestar's own set of pages. Otherwise the JSON document alone, at /schema/openapi.json and /schema.
+        render_plugins=() if schema_ui else [JsonRenderPlugin()],
     )
 
 
@@ -177,7 +183,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=openapi_config(),
+        openapi_config=openapi_config(schema_ui=settings.schema_ui),
         template_config=template_config(),
         state=State({"settings": settings}),
     )

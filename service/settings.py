@@ -44,6 +44,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     header_timeout_seconds: Annotated[float, Meta(gt=0)] = 10.0
     """How long a connection has to send a request's headers, from its opening or a further request's first byte."""
     public_url: str | None = None
+    schema_ui: bool = False
+    """Serve Litestar's browsable OpenAPI pages (/schema/redoc, /schema/swagger, …): they load third-party JavaScript
+    from a CDN. Off: only the document, /schema/openapi.json."""
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True
     database_wait_seconds: Annotated[float, Meta(ge=0)] = 0.0

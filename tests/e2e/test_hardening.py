@@ -350,3 +350,31 @@ def test_a_value_nested_100000_deep_under_a_field_is_a_422(
         assert client.get("/v1/decisions").json()["items"] == []
         assert client.get("/healthz", timeout=1).status_code == 200
     assert "unhandled error" not in server.log.read_text()
+
+
+# Issue #24 item 14: no public route serves a page that loads third-party JavaScript, unless a setting asks for it.
+
+
+def test_schema_pages_are_off_unless_enabled_and_the_document_stays(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Litestar's /schema pages load scripts from a CDN at `latest` without SRI: off by default (404, no script);
+    /schema/openapi.json still answers; WORTHIT_SCHEMA_UI=1 brings the pages back."""
+    create_token(sqlite_url, "admin", "ops")  # auth on: the document stays public
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        for path in ("/schema/swagger", "/schema/redoc", "/schema/elements", "/schema/rapidoc", "/schema/scalar"):
+            page = client.get(path)
+            assert page.status_code == 404, path
+            assert "<script" not in page.text, path
+        for path in ("/schema", "/schema/openapi.json"):
+            document = client.get(path)
+            assert document.status_code == 200, path
+            assert document.headers["content-type"].startswith("application/vnd.oai.openapi+json"), path
+            assert document.json()["info"]["title"] == "worthit"
+    server.stop()
+    enabled = server_factory(sqlite_url, env={"WORTHIT_SCHEMA_UI": "1"})
+    with enabled.client() as client:
+        page = client.get("/schema/swagger")
+        assert page.status_code == 200
+        assert "<script" in page.text
