@@ -35,6 +35,7 @@ from worthit.service.db.tokens import TokenStore
 from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions.service import DecisionService
 from worthit.service.http.auth import Authenticator, AuthMiddleware
+from worthit.service.http.bodies import BodyGuard
 from worthit.service.http.observability import Observability, configure_logging
 from worthit.service.http.problems import EXCEPTION_HANDLERS
 from worthit.service.http.ratelimit import RateLimiter
@@ -169,7 +170,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             # Profiles are far larger than JSON proposals: their own upload limit, a setting like the API's.
             Router("/", route_handlers=[ProfileController], request_max_body_size=settings.max_profile_bytes),
             PlanController,
-            slack_command,
+            # Read before its signature is checked, by anyone: a body limit of its own, far below the API's.
+            Router("/", route_handlers=[slack_command], request_max_body_size=settings.max_slack_body_bytes),
             OutcomeController,
             PageController,
         ],
@@ -187,7 +189,15 @@ def create_app(settings: Settings | None = None) -> Litestar:
         template_config=template_config(),
         state=State({"settings": settings}),
     )
+    guarded = BodyGuard(
+        app.asgi_handler,
+        body_timeout=settings.body_timeout_seconds,
+        slack_body_timeout=settings.slack_body_timeout_seconds,
+        large_body_bytes=settings.max_body_bytes,
+        max_uploads=settings.max_concurrent_uploads,
+        max_waiting=settings.max_waiting_uploads,
+    )
     app.asgi_handler = Observability(  # type: ignore[assignment]  # an ASGI app, typed loosely
-        app.asgi_handler, timeout_seconds=settings.request_timeout_seconds
+        guarded, timeout_seconds=settings.request_timeout_seconds
     )
     return app

@@ -29,6 +29,16 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Request line and headers together; beyond it 431 and the connection closed (service/http/protocol.py)."""
     max_profile_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024**2
     """The upload limit of `POST /v1/profiles` (the JSON API's is `max_body_bytes`)."""
+    max_slack_body_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024
+    """The body limit of `/slack/commands`, read before its signature is checked: a slash command is a few KB."""
+    body_timeout_seconds: Annotated[float, Meta(gt=0)] = 15.0
+    """How long a request's whole body may take to arrive, from the app's first read of it (408 after)."""
+    slack_body_timeout_seconds: Annotated[float, Meta(gt=0)] = 3.0
+    """The same for `/slack/…` routes, which read their body before checking its signature."""
+    max_concurrent_uploads: Annotated[int, Meta(ge=1)] = 2
+    """Bodies larger than `max_body_bytes` (or of unknown length) read at once, per process (service/http/bodies.py)."""
+    max_waiting_uploads: Annotated[int, Meta(ge=0)] = 8
+    """Large bodies that may wait for a slot; beyond them 503 at once."""
     max_inflated_bytes: Annotated[int, Meta(ge=1024)] = 64 * 1024**2
     """What a gzip profile may inflate to. Parsing builds about five times the plain bytes in memory, so the default
     (twice the upload limit) keeps one parse near 400 MB, within the pod's 512 MiB."""

@@ -255,3 +255,72 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
     assert probes
     assert [status for status, _ in probes] == [200] * len(probes)
     assert max(seconds for _, seconds in probes) < 2
+
+
+def _healthz_prober(server: Server, probes: list[int], done: threading.Event) -> threading.Thread:
+    """A thread asking /healthz every 0.25 s with a 1 s timeout; each answer's status (0: none within 1 s)."""
+
+    def probe() -> None:
+        with server.client(timeout=1) as client:
+            while not done.is_set():
+                try:
+                    probes.append(client.get("/healthz").status_code)
+                except httpx.HTTPError:
+                    probes.append(0)
+                done.wait(0.25)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    return thread
+
+
+def stalled_upload(url: str, size: int, path: str = "/v1/profiles") -> bytes:
+    """Announce `size` + 1 bytes, send `size` of them as fast as the server reads, never the last; the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {size + 1}\r\n\r\n"
+    connection.sendall(head.encode())
+    block = b" " * (1 << 20)
+    connection.settimeout(2)
+    try:
+        for _ in range(size >> 20):
+            connection.sendall(block)
+    except OSError:
+        pass  # the server stopped reading (it holds no more than a buffer), or answered and closed
+    connection.settimeout(60)
+    return answer_of(connection)
+
+
+def test_sixteen_stalled_31_mb_uploads_stay_within_the_pod_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Issue #24 item 4: sixteen connections each sending 31 MB of a profile and stalling before the last byte held
+    500 MB. Two bodies are read at once, eight more wait holding a socket buffer, the rest get 503 at once; each read
+    body gets 408 at the body deadline. Peak RSS under 512 MiB, /healthz answering within 1 s, nothing stored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = server_factory(sqlite_url, env={"WORTHIT_BODY_TIMEOUT_SECONDS": "2"})
+    probes: list[int] = []
+    done = threading.Event()
+    prober = _healthz_prober(server, probes, done)
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda _: stalled_upload(server.url, 31 * 1024**2), range(16)))
+    finally:
+        done.set()
+        prober.join()
+    peak = peak_rss(server.process.pid)
+    print(f"peak RSS under 16 stalled 31 MB uploads: {peak / 1024**2:.0f} MiB")
+    statuses = sorted(answer.split(b" ", 2)[1] for answer in answers)
+    assert set(statuses) <= {b"408", b"503"}, statuses
+    assert b"408" in statuses, "the bodies being read end at the body deadline"
+    timed_out = next(answer for answer in answers if answer.startswith(b"HTTP/1.1 408"))
+    assert b"content-type: application/problem+json" in timed_out
+    assert b"WORTHIT_BODY_TIMEOUT_SECONDS" in timed_out
+    assert peak < POD_LIMIT
+    assert probes
+    assert probes == [200] * len(probes)
+    assert profiles_stored(sqlite_url) == 0
+    with server.client(timeout=30) as client:
+        kernels, _ = many_kernels(10)
+        assert client.post("/v1/profiles", content=kernels).status_code == 201, "the slots were all given back"
