@@ -6,10 +6,12 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
+from litestar.response import Stream
 from msgspec import Meta
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
@@ -132,7 +134,14 @@ class DecisionController(Controller):
         """One stored decision."""
         return await decisions.get(decision_id)
 
-    @get("/decisions", opt={"scope": "read"}, responses=problem_responses())
+    @get(
+        "/decisions",
+        opt={"scope": "read"},
+        responses={
+            200: ResponseSpec(DecisionPage, description="One page of decisions", generate_examples=False),
+            **problem_responses(),
+        },
+    )
     async def list_decisions(
         self,
         decisions: NamedDependency[DecisionService],
@@ -148,8 +157,12 @@ class DecisionController(Controller):
             QueryParameter(max_length=64, pattern=r"^[0-9a-f-]{1,64}$", description="`next_cursor` of the last page."),
         ] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
-    ) -> DecisionPage:
+    ) -> Stream:
         """Stored decisions, newest first, filtered; follow `next_cursor` for the next page."""
+        # Worst case: a decision is stored at up to ~280 KB (a 256 KiB body echoed with its findings), so a page of
+        # 200 is ~56 MB of JSON, and three at once reached 585 MiB when each was decoded and encoded whole. Streamed,
+        # one request holds READ_BATCH documents and one decision (a few MB) whatever `limit`, and uvicorn waits for
+        # a slow reader to drain its socket before it takes more; time is bounded by the request deadline.
         where = DecisionFilter(verdict=verdict, target=target, workload=workload, since=parse_time("since", since))
-        items, next_cursor = await decisions.page(where, cursor, limit)
-        return DecisionPage(items=items, next_cursor=next_cursor)
+        ids, next_cursor = await decisions.page(where, cursor, limit)
+        return Stream(decisions.encoded_page(ids, next_cursor), media_type=MediaType.JSON)

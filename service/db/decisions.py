@@ -63,8 +63,9 @@ class DecisionStore:
             return result.scalar_one_or_none()
 
     async def page(self, where: DecisionFilter, cursor: str | None, limit: int) -> tuple[list[str], str | None]:
-        """Newest first, `limit` at most; the cursor is the id of the last row of the previous page."""
-        query = select(decisions.c.id, decisions.c.document).order_by(decisions.c.id.desc()).limit(limit + 1)
+        """The ids of a page, newest first, `limit` at most; the cursor is the id of the last row of the previous
+        page. Ids only: a page of documents can be hundreds of megabytes, read `documents` a few at a time."""
+        query = select(decisions.c.id).order_by(decisions.c.id.desc()).limit(limit + 1)
         if where.verdict is not None:
             query = query.where(decisions.c.verdict == where.verdict)
         if where.target is not None:
@@ -76,9 +77,16 @@ class DecisionStore:
         if cursor is not None:
             query = query.where(decisions.c.id < cursor)
         async with self._engine.connect() as connection:
-            rows = (await connection.execute(query)).all()
-        next_cursor = rows[limit - 1].id if len(rows) > limit else None
-        return [row.document for row in rows[:limit]], next_cursor
+            ids = list((await connection.execute(query)).scalars().all())
+        next_cursor = ids[limit - 1] if len(ids) > limit else None
+        return ids[:limit], next_cursor
+
+    async def documents(self, ids: list[str]) -> list[str]:
+        """The documents of `ids`, in that order (an id not stored is left out)."""
+        query = select(decisions.c.id, decisions.c.document).where(decisions.c.id.in_(ids))
+        async with self._engine.connect() as connection:
+            found = {row.id: row.document for row in (await connection.execute(query)).all()}
+        return [found[decision_id] for decision_id in ids if decision_id in found]
 
 
 def _values(row: NewDecision) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 import msgspec
@@ -19,6 +19,8 @@ from worthit.service.metrics import VERDICTS
 from worthit.service.policies.service import PolicyService
 
 _encoder = msgspec.json.Encoder()
+READ_BATCH = 8
+"""Stored decisions read per query when many are read (a page, a list): 8 of the largest (~280 KB) are ~2 MB."""
 
 
 def request_hash(body: bytes, policy: str) -> str:
@@ -146,6 +148,22 @@ class DecisionService:
             rules_silent=sorted(fired_before - fired_after),
         )
 
-    async def page(self, where: DecisionFilter, cursor: str | None, limit: int) -> tuple[list[Decision], str | None]:
-        documents, next_cursor = await self._store.page(where, cursor, limit)
-        return [msgspec.json.decode(document, type=Decision) for document in documents], next_cursor
+    async def page(self, where: DecisionFilter, cursor: str | None, limit: int) -> tuple[list[str], str | None]:
+        """The ids of a page of decisions, newest first, and the cursor of the next page (None on the last)."""
+        return await self._store.page(where, cursor, limit)
+
+    async def each(self, ids: list[str]) -> AsyncIterator[Decision]:
+        """The decisions of `ids`, in order, read `READ_BATCH` at a time: what a reader of many holds at once is a
+        batch of documents and one decision, whatever the page size (a stored decision can be megabytes)."""
+        for start in range(0, len(ids), READ_BATCH):
+            for document in await self._store.documents(ids[start : start + READ_BATCH]):
+                yield msgspec.json.decode(document, type=Decision)
+
+    async def encoded_page(self, ids: list[str], next_cursor: str | None) -> AsyncIterator[bytes]:
+        """A `DecisionPage` as JSON, in pieces of one decision each (for a streamed response)."""
+        yield b'{"items":['
+        first = True
+        async for decision in self.each(ids):
+            yield (b"" if first else b",") + _encoder.encode(decision)
+            first = False
+        yield b'],"next_cursor":' + _encoder.encode(next_cursor) + b"}"

@@ -51,6 +51,8 @@ from worthit.service.outcomes.schemas import (
 
 COMPARED_FIELDS = ("model", "input", "dtype", "device")
 HISTORY_LIMIT = 200
+HISTORY_BATCH = 8
+"""Stored decisions read per query for a workload's history."""
 """Most recent decisions of a workload its history shows."""
 CALIBRATION_POINTS = 50
 """Most recent outcomes a calibration lists (its figures use all of them)."""
@@ -320,12 +322,17 @@ class OutcomeService:
     async def history(self, workload: str) -> WorkloadHistory:
         """The breakdowns of the workload's decisions, oldest first, each with its bottleneck."""
         unmatchable = "\x00" in workload  # PostgreSQL text cannot hold NUL: nothing stored has it
-        documents = [] if unmatchable else await self._store.workload_documents(workload, HISTORY_LIMIT)
-        if not documents:
+        ids = [] if unmatchable else await self._store.workload_ids(workload, HISTORY_LIMIT)
+        if not ids:
             raise NotFound(f"No decisions for workload `{workload}`")
-        # Decoding thirty stored decisions is CPU work (megabytes each, for ones stored before breakdowns were
-        # bounded): off the event loop, so /healthz and every other request keep answering meanwhile.
-        steps = await asyncio.to_thread(_steps, documents)
+        # Worst case: HISTORY_LIMIT decisions of ~280 KB each (megabytes, for ones stored before breakdowns were
+        # bounded), which read at once and decoded reached hundreds of MB per request. A batch at a time instead,
+        # each decision folded to its bounded step (at most 64 phases) and dropped: a request holds one batch.
+        # Decoding is CPU work: off the event loop, so /healthz and every other request keep answering meanwhile.
+        steps: list[WorkloadStep] = []
+        for start in range(0, len(ids), HISTORY_BATCH):
+            documents = await self._store.documents(ids[start : start + HISTORY_BATCH])
+            steps += await asyncio.to_thread(_steps, documents)
         return WorkloadHistory(workload=workload, steps=steps, bottlenecks=[step.bottleneck for step in steps])
 
 

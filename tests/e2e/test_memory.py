@@ -324,3 +324,62 @@ def test_sixteen_stalled_31_mb_uploads_stay_within_the_pod_limit(
     with server.client(timeout=30) as client:
         kernels, _ = many_kernels(10)
         assert client.post("/v1/profiles", content=kernels).status_code == 201, "the slots were all given back"
+
+
+def large_decision(i: int) -> dict[str, object]:
+    """A proposal whose stored decision is ~280 KB: 1,900 phases with long names (a 256 KB body)."""
+    phases = [{"name": f"kernel_{n:05d}_" + "x" * 80, "ms": 1.0 + n * 1e-3, "kind": "kernel"} for n in range(1900)]
+    return {
+        "title": f"large {i}",
+        "target": phases[0]["name"],
+        "p": 0.5,
+        "k": 2,
+        "baseline_ms": round(sum(float(p["ms"]) for p in phases), 3),  # type: ignore[arg-type]
+        "breakdown": phases,
+        "scope": {"workload": "big"},
+    }
+
+
+def test_concurrent_reads_of_200_large_decisions_stay_within_the_pod_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Issue #24 item 5: with 200 stored decisions of ~280 KB, three concurrent `GET /v1/decisions?limit=200`
+    reached 585 MiB (six, 1.06 GB). Six at once, with the workload's page, its JSON and the list page beside them:
+    peak RSS under 512 MiB, /healthz within 1 s, every answer whole (the workload page of 200 steps takes seconds of
+    CPU, so on a shared machine the deadline is lifted: memory is what this pins)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "300"})
+    with server.client(timeout=60) as client:
+        first = client.post("/v1/decisions", json=large_decision(0))
+        assert first.status_code == 201
+        assert len(first.content) > 270_000
+        for i in range(1, 200):
+            assert client.post("/v1/decisions", json=large_decision(i)).status_code == 201
+    paths = ["/v1/decisions?limit=200"] * 6 + ["/workloads/big", "/v1/workloads/big", "/decisions?workload=big"]
+    probes: list[int] = []
+    done = threading.Event()
+    prober = _healthz_prober(server, probes, done)
+
+    def read(path: str) -> httpx.Response:
+        with server.client(timeout=120) as client:
+            return client.get(path)
+
+    try:
+        with ThreadPoolExecutor(len(paths)) as pool:
+            answers = list(pool.map(read, paths))
+    finally:
+        done.set()
+        prober.join()
+    peak = peak_rss(server.process.pid)
+    print(f"peak RSS under 6 concurrent pages of 200 large decisions and the workload pages: {peak / 1024**2:.0f} MiB")
+    assert [answer.status_code for answer in answers] == [200] * len(paths)
+    page = answers[0].json()
+    assert len(page["items"]) == 200
+    assert page["next_cursor"] is None
+    assert page["items"][-1] == first.json()
+    assert [item["proposal"]["title"] for item in page["items"][:2]] == ["large 199", "large 198"]
+    assert len(answers[7].json()["steps"]) == 200
+    assert peak < POD_LIMIT
+    assert probes
+    assert probes == [200] * len(probes)
