@@ -19,6 +19,7 @@ from worthit.rules.names import LABEL_PATTERN, NAME_PATTERN
 from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions.schemas import Decision, DecisionPage
 from worthit.service.decisions.service import DecisionService, request_hash
+from worthit.service.http.auth import principal_of
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 
@@ -122,6 +123,7 @@ class DecisionController(Controller):
             source_detail=data.source_detail,
             idempotency_key=idempotency_key,
             body_hash=body_hash,
+            token_id=None if (principal := principal_of(request)) is None else principal.id,
         )
         return Response(
             decision,

@@ -28,6 +28,7 @@ class NewDecision:
     idempotency_key: str | None
     request_hash: str | None
     document: str
+    token_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,12 @@ class DecisionStore:
     async def add(self, row: NewDecision) -> Existing | None:
         """Store `row`, or return what its idempotency key already stored (then nothing is written)."""
         return await self._writer.submit(Batched("decisions", _insert_decisions, row))
+
+    async def owner(self, decision_id: str) -> str | None:
+        """The id of the token that made the decision (None: none recorded, or no such decision)."""
+        async with self._engine.connect() as connection:
+            result = await connection.execute(select(decisions.c.token_id).where(decisions.c.id == decision_id))
+            return result.scalar_one_or_none()
 
     async def get(self, decision_id: str) -> str | None:
         async with self._engine.connect() as connection:

@@ -77,8 +77,11 @@ class DecisionService:
         source_detail: dict[str, str] | None = None,
         idempotency_key: str | None = None,
         body_hash: str | None = None,
+        token_id: str | None = None,
     ) -> tuple[Decision, bool]:
-        """Evaluate and store; returns the decision and whether it is new (False: an idempotent replay)."""
+        """Evaluate and store; returns the decision and whether it is new (False: an idempotent replay).
+
+        `token_id`: the token making it, recorded as its owner (only it, or an admin, records its outcome)."""
         proposal = await self.resolve(proposal)
         evaluation = await self._evaluate(proposal, policy_name)
         decision = Decision(
@@ -103,6 +106,7 @@ class DecisionService:
                 idempotency_key=idempotency_key,
                 request_hash=body_hash,
                 document=document,
+                token_id=token_id,
             )
         )
         if existing is None:
@@ -114,6 +118,10 @@ class DecisionService:
                 "use a new key for a new proposal"
             )
         return msgspec.json.decode(existing.document, type=Decision), False
+
+    async def owner(self, decision_id: str) -> str | None:
+        """The id of the token that made the decision, when one was recorded."""
+        return await self._store.owner(decision_id)
 
     async def get(self, decision_id: str) -> Decision:
         if "\x00" in decision_id:  # PostgreSQL cannot even compare it; no id holds one

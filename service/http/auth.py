@@ -81,6 +81,16 @@ def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, 
     return {"WWW-Authenticate": ", ".join(parts)}
 
 
+PRINCIPAL = "worthit.principal"
+"""The ASGI scope key under which the guard leaves the request's token (None: no token), for the handlers."""
+
+
+def principal_of(request: Any) -> Principal | None:
+    """The token a request authenticated with, if any (set by the guard; public routes have none)."""
+    found: Principal | None = request.scope.get(PRINCIPAL)
+    return found
+
+
 def required_scope(handler: BaseRouteHandler) -> str:
     """The scope a route needs; `admin` when it declares none (fail closed)."""
     return str(handler.opt.get("scope", "admin"))
@@ -147,6 +157,7 @@ async def authorize(scope: Any) -> None:
                 f"This route needs a bearer token with the `{required}` scope", headers=_challenge()
             ),
         )
+    scope[PRINCIPAL] = principal
     if principal is not None and required not in principal.scopes:
         raise PermissionDeniedException(
             f"The token `{principal.name}` lacks the `{required}` scope this route needs",

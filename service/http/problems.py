@@ -19,7 +19,7 @@ from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
-from worthit.service.errors import Conflict, NotFound, Unavailable
+from worthit.service.errors import Conflict, Forbidden, NotFound, Unavailable
 from worthit.service.validation import validation_problem
 
 PROBLEM_JSON = "application/problem+json"
@@ -198,6 +198,7 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     InvalidInput: _invalid_input_handler,
     PolicyError: _policy_handler,
     Conflict: _simple(409, "conflict"),
+    Forbidden: _simple(403, "forbidden"),
     NotFound: _simple(404, "not-found"),
     Unavailable: _unavailable,
     HTTPException: _http_handler,

@@ -34,7 +34,7 @@ from worthit.rules.text import count, join, label, ms, sentence, times
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions.schemas import Decision
 from worthit.service.decisions.service import DecisionService
-from worthit.service.errors import Conflict, NotFound
+from worthit.service.errors import Conflict, Forbidden, NotFound
 from worthit.service.ids import new_id
 from worthit.service.outcomes.schemas import (
     Calibration,
@@ -48,6 +48,7 @@ from worthit.service.outcomes.schemas import (
     WorkloadHistory,
     WorkloadStep,
 )
+from worthit.service.tokens.model import Principal
 
 COMPARED_FIELDS = ("model", "input", "dtype", "device")
 HISTORY_LIMIT = 200
@@ -266,10 +267,26 @@ class OutcomeService:
         self._calibrator = calibrator
 
     async def record(
-        self, decision_id: str, report: OutcomeReport, *, idempotency_key: str | None, body_hash: str
+        self,
+        decision_id: str,
+        report: OutcomeReport,
+        *,
+        idempotency_key: str | None,
+        body_hash: str,
+        caller: Principal | None = None,
     ) -> tuple[Outcome, bool]:
-        """Compare and store; returns the outcome and whether it is new (False: an idempotent replay)."""
+        """Compare and store; returns the outcome and whether it is new (False: an idempotent replay).
+
+        Only the token that made the decision, or an admin, records its outcome (Forbidden otherwise): another
+        team's token recorded one first and the owner got 409. A decision with no owner recorded (made through
+        Slack, with auth off, or before owners were kept) stays open to any caller with the route's scope."""
         decision = await self._decisions.get(decision_id)
+        owner = await self._decisions.owner(decision_id)
+        if owner is not None and not (caller is not None and (caller.id == owner or "admin" in caller.scopes)):
+            raise Forbidden(
+                f"Only the token that made decision `{decision_id}` (or an admin) records its outcome"
+                + ("" if caller is None else f"; `{caller.name}` did not make it")
+            )
         outcome = compare(decision, report, datetime.now(UTC))
         document = _encoder.encode(outcome).decode()
         found = await self._store.add(
