@@ -14,7 +14,7 @@ from worthit.rules.policy import Policy
 from worthit.service.db.decisions import DecisionFilter, DecisionStore, NewDecision
 from worthit.service.decisions.schemas import Change, Decision, Reevaluation, Source
 from worthit.service.errors import Conflict, NotFound
-from worthit.service.ids import new_id
+from worthit.service.ids import new_id, scoped_key
 from worthit.service.metrics import VERDICTS
 from worthit.service.policies.service import PolicyService
 
@@ -103,7 +103,7 @@ class DecisionService:
                 policy_name=decision.policy.name,
                 policy_version=decision.policy.version,
                 source=source,
-                idempotency_key=idempotency_key,
+                idempotency_key=scoped_key(idempotency_key, token_id),
                 request_hash=body_hash,
                 document=document,
                 token_id=token_id,

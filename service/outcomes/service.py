@@ -35,7 +35,7 @@ from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions.schemas import Decision
 from worthit.service.decisions.service import DecisionService
 from worthit.service.errors import Conflict, Forbidden, NotFound
-from worthit.service.ids import new_id
+from worthit.service.ids import new_id, scoped_key
 from worthit.service.outcomes.schemas import (
     Calibration,
     CalibrationPoint,
@@ -301,7 +301,7 @@ class OutcomeService:
                 k_ratio=outcome.k_ratio,
                 document=document,
             ),
-            idempotency_key=idempotency_key,
+            idempotency_key=scoped_key(idempotency_key, None if caller is None else caller.id),
             route=f"POST /v1/decisions/{decision_id}/outcome",
             request_hash=body_hash,
             status_code=201,

@@ -378,3 +378,34 @@ def test_schema_pages_are_off_unless_enabled_and_the_document_stays(
         page = client.get("/schema/swagger")
         assert page.status_code == 200
         assert "<script" in page.text
+
+
+# Issue #24 item 15: idempotency keys are the caller's own.
+
+
+def test_an_idempotency_key_reused_by_another_token_gets_its_own_decision(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Keys were global: another token reusing one got the first caller's decision, or 409 with another body."""
+    first = {"authorization": f"Bearer {create_token(database_url, 'write', 'team-a')}"}
+    second = {"authorization": f"Bearer {create_token(database_url, 'write', 'team-b')}"}
+    server = server_factory(database_url)
+    key = {"idempotency-key": "retry-1"}
+    with server.client() as client:
+        made = client.post("/v1/decisions", json=ATTENTION, headers=first | key)
+        assert made.status_code == 201
+        theirs = client.post("/v1/decisions", json=ATTENTION, headers=second | key)
+        assert theirs.status_code == 201, theirs.text
+        assert theirs.json()["id"] != made.json()["id"]
+        other_body = client.post("/v1/decisions", json=ATTENTION | {"k": 5}, headers=second | {"idempotency-key": "k2"})
+        assert other_body.status_code == 201
+        assert (
+            client.post(
+                "/v1/decisions", json=ATTENTION | {"k": 4}, headers=first | {"idempotency-key": "k2"}
+            ).status_code
+            == 201
+        )
+        replay = client.post("/v1/decisions", json=ATTENTION, headers=first | key)
+        assert (replay.status_code, replay.json()["id"]) == (200, made.json()["id"])
+        assert client.post("/v1/decisions", json=ATTENTION | {"k": 3}, headers=first | key).status_code == 409
+        assert len(client.get("/v1/decisions", headers=first).json()["items"]) == 4
