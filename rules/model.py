@@ -15,6 +15,7 @@ import msgspec
 import msgspec.inspect
 from msgspec import Meta
 
+from worthit.rules.names import LABEL_PATTERN
 from worthit.rules.profiles.fold import REST_PREFIX
 from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN
 
@@ -30,6 +31,8 @@ Name = Annotated[str, Meta(min_length=1, max_length=NAME_MAX, pattern=TEXT_PATTE
 # A phase a profile holds may be named in full: kernel names are C++ signatures of thousands of characters.
 LONG_NAME_MAX = 16384
 LongName = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=TEXT_PATTERN)]
+Target = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=LABEL_PATTERN)]
+"""A target's name: one line (rules/names.py), as long as a phase a profile holds may be named."""
 # Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5", "all"; the profile readers' one grammar.
 Steps = Annotated[str, Meta(min_length=1, max_length=STEPS_MAX_LENGTH, pattern=STEPS_PATTERN)]
 Title = Annotated[str, Meta(max_length=300, pattern=TEXT_PATTERN)]
@@ -365,7 +368,7 @@ class Proposal(Base, kw_only=True):
     title: Title | None = None
     team: Name | None = None
     """The team proposing the work: outcomes are calibrated per team (and workload)."""
-    target: LongName | None = None
+    target: Target | None = None
     """The phase the work speeds up; longer than 200 characters only when it names a phase of `profile_id`."""
     p: Fraction | Range | None = None
     k: PositiveFloat | Infinite | Range

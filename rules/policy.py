@@ -13,8 +13,9 @@ from msgspec import Meta
 
 from worthit.rules.errors import PolicyError
 from worthit.rules.model import Verdict
+from worthit.rules.names import NAME_PATTERN
 
-PolicyName = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
+PolicyName = Annotated[str, Meta(pattern=NAME_PATTERN)]
 Share = Annotated[float, Meta(ge=0, le=1)]
 NonNegative = Annotated[float, Meta(ge=0)]
 

@@ -11,6 +11,7 @@ from litestar import Litestar, Router, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Server
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -35,6 +36,7 @@ from worthit.service.db.tokens import TokenStore
 from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions.service import DecisionService
 from worthit.service.http.auth import Authenticator, AuthMiddleware
+from worthit.service.http.bodies import BodyGuard
 from worthit.service.http.observability import Observability, configure_logging
 from worthit.service.http.openapi import DocumentJson
 from worthit.service.http.page_access import PageAccess, PageAccessMiddleware
@@ -51,15 +53,19 @@ VERSION = "0.1.0"
 log = logging.getLogger("worthit")
 
 
-def openapi_config() -> OpenAPIConfig:
+def openapi_config(*, schema_ui: bool = False) -> OpenAPIConfig:
+    """The OpenAPI document at `/schema/openapi.json` (and `/schema`), public. The browsable pages (`/schema/redoc`,
+    `/schema/swagger`, …) are Litestar's, which load their JavaScript from a CDN at `latest`, without subresource
+    integrity: off unless `WORTHIT_SCHEMA_UI` turns them on, so that a public route never runs third-party code."""
     return OpenAPIConfig(
         title="worthit",
         version=VERSION,
         description="Is this optimization worth doing? Amdahl's law and scope checks under a versioned policy.",
         servers=[Server(url="/")],
         use_handler_docstrings=True,
-        # The document is finished for clients' generators before it is served (service/http/openapi.py).
-        render_plugins=[DocumentJson()],
+        # The document is finished for clients' generators before it is served (service/http/openapi.py), at
+        # /schema/openapi.json and /schema; with WORTHIT_SCHEMA_UI, Litestar's browsable pages beside it.
+        render_plugins=[DocumentJson(), *([RedocRenderPlugin(), SwaggerRenderPlugin()] if schema_ui else [])],
         # The API's description is public, whoever may call the API itself.
         openapi_router=Router(path="/schema", route_handlers=[], opt={"scope": "public"}, include_in_schema=False),
     )
@@ -176,7 +182,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             # Profiles are far larger than JSON proposals: their own upload limit, a setting like the API's.
             Router("/", route_handlers=[ProfileController], request_max_body_size=settings.max_profile_bytes),
             PlanController,
-            slack_command,
+            # Read before its signature is checked, by anyone: a body limit of its own, far below the API's.
+            Router("/", route_handlers=[slack_command], request_max_body_size=settings.max_slack_body_bytes),
             OutcomeController,
             PageController,
             SignInController,
@@ -194,11 +201,19 @@ def create_app(settings: Settings | None = None) -> Litestar:
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=openapi_config(),
+        openapi_config=openapi_config(schema_ui=settings.schema_ui),
         template_config=template_config(),
         state=State({"settings": settings}),
     )
+    guarded = BodyGuard(
+        app.asgi_handler,
+        body_timeout=settings.body_timeout_seconds,
+        slack_body_timeout=settings.slack_body_timeout_seconds,
+        large_body_bytes=settings.max_body_bytes,
+        max_uploads=settings.max_concurrent_uploads,
+        max_waiting=settings.max_waiting_uploads,
+    )
     app.asgi_handler = Observability(  # type: ignore[assignment]  # an ASGI app, typed loosely
-        app.asgi_handler, timeout_seconds=settings.request_timeout_seconds
+        guarded, timeout_seconds=settings.request_timeout_seconds
     )
     return app

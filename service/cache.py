@@ -43,6 +43,11 @@ class TtlCache(Generic[K, V]):
         self._generation[key] = self._generation.get(key, 0) + 1
         self._store(key, time.monotonic(), value)
 
+    def drop(self, key: K) -> None:
+        """Forget `key` now (e.g. what this process just deleted); a read already in flight will not restore it."""
+        self._generation[key] = self._generation.get(key, 0) + 1
+        self._entries.pop(key, None)
+
     async def _load(self, key: K, load: Callable[[], Awaitable[V]], generation: int) -> V:
         started = time.monotonic()
         value = await load()

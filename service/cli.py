@@ -238,6 +238,15 @@ def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> An
     return asyncio.run(run())
 
 
+def _token_name(text: str) -> str:
+    """A token's name, checked as every surface checks names (rules/names.py)."""
+    from worthit.rules.names import NAME_RULE, is_name
+
+    if not is_name(text):
+        raise argparse.ArgumentTypeError(f"expected a name of {NAME_RULE}, got {text!r}")
+    return text
+
+
 def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
     """Create (printing the token alone on stdout, once), revoke or list bearer tokens."""
     from worthit.service.db.tokens import TokenStore
@@ -438,7 +447,7 @@ def parser() -> argparse.ArgumentParser:
     token = sub.add_parser("token", help="create, revoke or list bearer tokens")
     token_actions = _Commands(token.add_subparsers(dest="action", required=True, metavar="ACTION"))
     create = token_actions.add_parser("create", help="create a token; prints it once, alone on stdout")
-    create.add_argument("--name", required=True, help="who or what uses it, e.g. planning-tool")
+    create.add_argument("--name", required=True, type=_token_name, help="who or what uses it, e.g. planning-tool")
     create.add_argument("--scope", required=True, choices=["read", "write", "admin"])
     create.add_argument("--database", help="database URL or SQLite path")
     revoke = token_actions.add_parser("revoke", help="revoke a token by name")

@@ -9,6 +9,10 @@ class Conflict(WorthitError):
     """The request conflicts with what is stored (e.g. an idempotency key reused with another body)."""
 
 
+class Forbidden(WorthitError):
+    """The caller may not do this to this resource (e.g. record the outcome of another token's decision)."""
+
+
 class NotFound(WorthitError):
     """No such resource."""
 

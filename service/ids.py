@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import uuid
@@ -15,3 +16,12 @@ def new_id() -> str:
     value |= 0x7 << 76 | ((rand >> 62) & 0xFFF) << 64
     value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
     return str(uuid.UUID(int=value))
+
+
+def scoped_key(idempotency_key: str | None, token_id: str | None) -> str | None:
+    """The key an `Idempotency-Key` is stored under: its caller's own. Keys were global, so another token reusing
+    one got the first caller's answer (or 409); scoped by token, it gets its own. Without a token (auth off, Slack's
+    signature keys) the key is stored as given. A digest, so that the stored key fits the column whatever its length."""
+    if idempotency_key is None or token_id is None:
+        return idempotency_key
+    return "t:" + hashlib.sha256(f"{token_id}\0{idempotency_key}".encode()).hexdigest()

@@ -10,6 +10,8 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
+from worthit.rules.names import NAME_RULE, is_name
+
 DEFAULT_DATABASE = "sqlite:///./worthit.db"
 MIN_LINK_SECRET_CHARS = 32
 
@@ -28,6 +30,16 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Request line and headers together; beyond it 431 and the connection closed (service/http/protocol.py)."""
     max_profile_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024**2
     """The upload limit of `POST /v1/profiles` (the JSON API's is `max_body_bytes`)."""
+    max_slack_body_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024
+    """The body limit of `/slack/commands`, read before its signature is checked: a slash command is a few KB."""
+    body_timeout_seconds: Annotated[float, Meta(gt=0)] = 15.0
+    """How long a request's whole body may take to arrive, from the app's first read of it (408 after)."""
+    slack_body_timeout_seconds: Annotated[float, Meta(gt=0)] = 3.0
+    """The same for `/slack/…` routes, which read their body before checking its signature."""
+    max_concurrent_uploads: Annotated[int, Meta(ge=1)] = 2
+    """Bodies larger than `max_body_bytes` (or of unknown length) read at once, per process (service/http/bodies.py)."""
+    max_waiting_uploads: Annotated[int, Meta(ge=0)] = 8
+    """Large bodies that may wait for a slot; beyond them 503 at once."""
     max_inflated_bytes: Annotated[int, Meta(ge=1024)] = 64 * 1024**2
     """What a profile's gzip layers may inflate to, all layers of all files of one upload together."""
     max_parse_memory_bytes: Annotated[int, Meta(ge=32 * 1024**2)] = 256 * 1024**2
@@ -53,6 +65,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """The key of signed page links (HMAC-SHA256), the same on every replica; unset: no signed links."""
     link_ttl_days: Annotated[float, Meta(gt=0, le=366)] = 30.0
     """How long a signed page link opens its decision."""
+    schema_ui: bool = False
+    """Serve Litestar's browsable OpenAPI pages (/schema/redoc, /schema/swagger, …): they load third-party JavaScript
+    from a CDN. Off: only the document, /schema/openapi.json."""
     workers: Annotated[int, Meta(ge=1)] = 1
     migrate_on_start: bool = True
     database_wait_seconds: Annotated[float, Meta(ge=0)] = 0.0
@@ -71,6 +86,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
                 f"Expected `link_secret` (WORTHIT_LINK_SECRET) of at least {MIN_LINK_SECRET_CHARS} characters, "
                 f"got {len(self.link_secret.strip())}; make one with `openssl rand -hex 32`"
             )
+        if not is_name(self.policy):
+            raise ValueError(f"Expected `policy` to be a name of {NAME_RULE}, got {self.policy!r}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:

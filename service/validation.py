@@ -5,6 +5,7 @@ No litestar and no database here, so the offline commands (`worthit review`, `wo
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -13,14 +14,54 @@ import msgspec
 from worthit.rules.errors import InvalidInput
 
 
-def decode_strict(body: bytes, type_: Any) -> Any:
-    """Decode JSON `body` as `type_`, turning a validation error into one that names the field and the value got."""
+class _OutOfRange:
+    """A JSON number beyond a double's range, kept in place so that conversion reports where it is."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OutOfRange"
+
+
+OUT_OF_RANGE = _OutOfRange()
+
+
+def _float_or_marker(text: str) -> float | _OutOfRange:
+    value = float(text)
+    return OUT_OF_RANGE if math.isinf(value) else value
+
+
+_decoder = msgspec.json.Decoder()
+_locating_decoder = msgspec.json.Decoder(float_hook=_float_or_marker)
+
+
+def decode_json(body: bytes) -> Any:
+    """`body` decoded once, untyped, with a depth limit: nesting deeper than msgspec goes (the interpreter's recursion
+    limit, about a thousand levels) is an InvalidInput, never a RecursionError. A number out of a double's range is
+    kept as `OUT_OF_RANGE`, for the conversion to report with its path. Malformed JSON raises `msgspec.DecodeError`."""
     try:
-        return msgspec.json.decode(body, type=type_, strict=True)
+        try:
+            return _decoder.decode(body)
+        except msgspec.ValidationError:
+            # Untyped, only a number out of range fails, and its path names no keys (`$[...]`): decode again with a
+            # hook that keeps such numbers in place (rare, and as deep as the first attempt got).
+            return _locating_decoder.decode(body)
+    except RecursionError as exc:  # msgspec stops at its depth limit by raising this
+        raise InvalidInput("Expected a JSON body nested a few levels deep, got one nested too deeply", "") from exc
+
+
+def decode_strict(body: bytes, type_: Any) -> Any:
+    """Decode JSON `body` as `type_`, turning a validation error into one that names the field and the value got.
+
+    The body is decoded once (`decode_json`) and converted strictly; an error's value is read from that document, so
+    building the message never decodes the body again (a value nested 100,000 deep under `title` is one error)."""
+    document = decode_json(body)
+    try:
+        return msgspec.convert(document, type_, strict=True)
     except msgspec.ValidationError as exc:
-        detail, pointer = validation_problem(str(exc), body)
+        detail, pointer = validation_problem(str(exc), document)
         raise InvalidInput(detail, pointer) from exc
-    except RecursionError as exc:  # msgspec stops at its own depth limit, by raising this
+    except RecursionError as exc:  # pragma: no cover - the document is no deeper than its decoding allowed
         raise InvalidInput("Expected a JSON body nested a few levels deep, got one nested too deeply", "") from exc
 
 
@@ -52,8 +93,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def validation_problem(message: str, body: bytes | None = None) -> tuple[str, str]:
-    """A msgspec validation message rewritten to name the field and the value got, and its JSON pointer."""
+def validation_problem(message: str, document: Any = ...) -> tuple[str, str]:
+    """A msgspec validation message rewritten to name the field and the value got, and its JSON pointer.
+
+    `document`: the decoded body the message is about, when there is one; the value got is read from it."""
     match = _AT.match(message)
     if match is None:  # pragma: no cover - the pattern matches every string
         return message, ""
@@ -84,12 +127,9 @@ def validation_problem(message: str, body: bytes | None = None) -> tuple[str, st
         # A cross-field check of the whole body (`__post_init__`) names its field in the message: point at it.
         pointer = "/" + (named_field.group(1) or named_field.group(2)).replace(".", "/")
         return f"{text} - at `{path}`", pointer
-    value: Any = ...
-    if body is not None and pointer:
-        try:
-            value = _lookup(msgspec.json.decode(body), pointer)
-        except msgspec.DecodeError:
-            value = ...
+    value: Any = _lookup(document, pointer) if document is not ... and pointer else ...
+    if value is OUT_OF_RANGE:
+        return f"Expected `{field}` to be a finite number, got a number out of range - at `{path}`", pointer
     if field and not field.isdigit():  # a bare index names nothing a reader knows
         constraint = re.match(r"Expected `[^`]+` (?P<rest>(?:[<>]=?|of length|matching).*)$", text)
         if constraint:

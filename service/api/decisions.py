@@ -6,16 +6,20 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
+from litestar.response import Stream
 from msgspec import Meta
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
+from worthit.rules.names import LABEL_PATTERN, NAME_PATTERN
 from worthit.service.db.decisions import DecisionFilter
 from worthit.service.decisions.schemas import Decision, DecisionPage
 from worthit.service.decisions.service import DecisionService, request_hash
+from worthit.service.http.auth import principal_of
 from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
@@ -42,9 +46,7 @@ CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
 
 PolicyParam = Annotated[
     str | None,
-    QueryParameter(
-        description="Policy name to evaluate under (default: the server's).", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$"
-    ),
+    QueryParameter(description="Policy name to evaluate under (default: the server's).", pattern=NAME_PATTERN),
 ]
 IdempotencyKey = Annotated[
     str | None,
@@ -122,6 +124,7 @@ class DecisionController(Controller):
             source_detail=data.source_detail,
             idempotency_key=idempotency_key,
             body_hash=body_hash,
+            token_id=None if (principal := principal_of(request)) is None else principal.id,
         )
         return Response(
             decision,
@@ -139,14 +142,17 @@ class DecisionController(Controller):
     @get(
         "/decisions",
         opt={"scope": "read"},
-        responses=problem_responses(),
+        responses={
+            200: ResponseSpec(DecisionPage, description="One page of decisions", generate_examples=False),
+            **problem_responses(),
+        },
         cache_control=REVALIDATE,
     )
     async def list_decisions(
         self,
         decisions: NamedDependency[DecisionService],
         verdict: FromQuery[Verdict | None] = None,
-        target: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
+        target: Annotated[str | None, QueryParameter(max_length=200, pattern=LABEL_PATTERN)] = None,
         workload: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
         since: Annotated[
             str | None,
@@ -157,8 +163,12 @@ class DecisionController(Controller):
             QueryParameter(max_length=64, pattern=r"^[0-9a-f-]{1,64}$", description="`next_cursor` of the last page."),
         ] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
-    ) -> DecisionPage:
+    ) -> Stream:
         """Stored decisions, newest first, filtered; follow `next_cursor` for the next page."""
+        # Worst case: a decision is stored at up to ~280 KB (a 256 KiB body echoed with its findings), so a page of
+        # 200 is ~56 MB of JSON, and three at once reached 585 MiB when each was decoded and encoded whole. Streamed,
+        # one request holds READ_BATCH documents and one decision (a few MB) whatever `limit`, and uvicorn waits for
+        # a slow reader to drain its socket before it takes more; time is bounded by the request deadline.
         where = DecisionFilter(verdict=verdict, target=target, workload=workload, since=parse_time("since", since))
-        items, next_cursor = await decisions.page(where, cursor, limit)
-        return DecisionPage(items=items, next_cursor=next_cursor)
+        ids, next_cursor = await decisions.page(where, cursor, limit)
+        return Stream(decisions.encoded_page(ids, next_cursor), media_type=MediaType.JSON)

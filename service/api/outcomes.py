@@ -11,6 +11,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from worthit.rules.model import TEXT_PATTERN
 from worthit.service.api.decisions import IdempotencyKey
 from worthit.service.decisions.service import request_hash
+from worthit.service.http.auth import principal_of
 from worthit.service.http.caching import REVALIDATE
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, Problem, ProblemError, problem_response, problem_responses
@@ -42,7 +43,7 @@ class OutcomeController(Controller):
         return_dto=None,
         status_code=201,
         opt={"scope": "write"},
-        responses=problem_responses(*BODY_PROBLEMS, 404, 409),
+        responses=problem_responses(*BODY_PROBLEMS, 403, 404, 409),
     )
     async def record(
         self,
@@ -54,12 +55,13 @@ class OutcomeController(Controller):
     ) -> Response[Outcome]:
         """Record what was measured after the work: realized k and speedup against the prediction.
 
+        Only the token that made the decision (or an admin) records its outcome: 403 for any other.
         The outcome must be measured on the proposal's model, input, dtype and device (422 naming the fields
         that differ; a field unstated on either side is not compared). One outcome per decision (409 for another).
         """
         body_hash = request_hash(await request.body(), decision_id)
         outcome, created = await outcomes.record(
-            decision_id, data, idempotency_key=idempotency_key, body_hash=body_hash
+            decision_id, data, idempotency_key=idempotency_key, body_hash=body_hash, caller=principal_of(request)
         )
         return Response(
             outcome,

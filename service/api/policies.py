@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, get, post, put
+from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.exceptions import ClientException
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, PathParameter, QueryParameter
 
+from worthit.rules.names import NAME_PATTERN
 from worthit.rules.policy import Policy, parse_policy
 from worthit.service.decisions.schemas import Reevaluation
 from worthit.service.decisions.service import DecisionService
@@ -19,7 +20,10 @@ from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.policies.schemas import PolicySummary
 from worthit.service.policies.service import PolicyService
 
-PolicyName = Annotated[str, QueryParameter(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
+PolicyName = Annotated[str, QueryParameter(pattern=NAME_PATTERN)]
+NewPolicyName = Annotated[
+    str, PathParameter(pattern=NAME_PATTERN, description="Lowercase letters, digits, `_`, `.` and `-`; 64 at most.")
+]
 
 
 class PolicyController(Controller):
@@ -51,7 +55,7 @@ class PolicyController(Controller):
         request_body_description="The policy's keys as JSON (or TOML with `Content-Type: application/toml`).",
     )
     async def put_policy(
-        self, name: FromPath[str], request: Request[Any, Any, Any], policies: NamedDependency[PolicyService]
+        self, name: NewPolicyName, request: Request[Any, Any, Any], policies: NamedDependency[PolicyService]
     ) -> Policy:
         """Store a new version of a policy (admin). Every key is validated; a malformed one is a 422 naming it."""
         body = await request.body()
@@ -70,6 +74,13 @@ class PolicyController(Controller):
                 status_code=415, detail=f"Expected application/json or application/toml, got {content_type!r}"
             )
         return await policies.put(name, raw)
+
+    @delete("/policies/{name:str}", opt={"scope": "admin"}, status_code=204, responses=problem_responses(404, 409))
+    async def delete_policy(self, name: FromPath[str], policies: NamedDependency[PolicyService]) -> None:
+        """Delete a policy, every version of it (admin). Decisions made under it keep the name and version they
+        record; re-evaluating under it answers 404 from then on. The bundled `default` cannot be deleted (409).
+        Any stored name may be deleted, even one stored before names were checked."""
+        await policies.delete(name)
 
     @post(
         "/decisions/{decision_id:str}/reevaluate",

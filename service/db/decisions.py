@@ -29,6 +29,7 @@ class NewDecision:
     idempotency_key: str | None
     request_hash: str | None
     document: str
+    token_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +60,21 @@ class DecisionStore:
         """Store `row`, or return what its idempotency key already stored (then nothing is written)."""
         return await self._writer.submit(Batched("decisions", _insert_decisions, row))
 
+    async def owner(self, decision_id: str) -> str | None:
+        """The id of the token that made the decision (None: none recorded, or no such decision)."""
+        async with self._engine.connect() as connection:
+            result = await connection.execute(select(decisions.c.token_id).where(decisions.c.id == decision_id))
+            return result.scalar_one_or_none()
+
     async def get(self, decision_id: str) -> str | None:
         async with self._engine.connect() as connection:
             result = await connection.execute(select(decisions.c.document).where(decisions.c.id == decision_id))
             return result.scalar_one_or_none()
 
     async def page(self, where: DecisionFilter, cursor: str | None, limit: int) -> tuple[list[str], str | None]:
-        """Newest first, `limit` at most; the cursor is the id of the last row of the previous page."""
-        query = select(decisions.c.id, decisions.c.document).order_by(decisions.c.id.desc()).limit(limit + 1)
+        """The ids of a page, newest first, `limit` at most; the cursor is the id of the last row of the previous
+        page. Ids only: a page of documents can be hundreds of megabytes, read `documents` a few at a time."""
+        query = select(decisions.c.id).order_by(decisions.c.id.desc()).limit(limit + 1)
         if where.verdict is not None:
             query = query.where(decisions.c.verdict == where.verdict)
         if where.target is not None:
@@ -78,9 +86,16 @@ class DecisionStore:
         if cursor is not None:
             query = query.where(decisions.c.id < cursor)
         async with self._engine.connect() as connection:
-            rows = (await connection.execute(query)).all()
-        next_cursor = rows[limit - 1].id if len(rows) > limit else None
-        return [row.document for row in rows[:limit]], next_cursor
+            ids = list((await connection.execute(query)).scalars().all())
+        next_cursor = ids[limit - 1] if len(ids) > limit else None
+        return ids[:limit], next_cursor
+
+    async def documents(self, ids: list[str]) -> list[str]:
+        """The documents of `ids`, in that order (an id not stored is left out)."""
+        query = select(decisions.c.id, decisions.c.document).where(decisions.c.id.in_(ids))
+        async with self._engine.connect() as connection:
+            found = {row.id: row.document for row in (await connection.execute(query)).all()}
+        return [found[decision_id] for decision_id in ids if decision_id in found]
 
 
 def _values(row: NewDecision) -> dict[str, Any]:

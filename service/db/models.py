@@ -40,6 +40,8 @@ class DecisionRow(Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     request_hash: Mapped[str | None] = mapped_column(String(64))
     document: Mapped[str] = mapped_column(Text)
+    token_id: Mapped[str | None] = mapped_column(String(36))
+    """The token that made it (None: made through Slack, with auth off, or before owners were recorded)."""
 
     __table_args__ = (
         UniqueConstraint("idempotency_key"),

@@ -128,14 +128,18 @@ class OutcomeStore:
             rows = (await connection.execute(query)).all()
         return [RatioRow(r.decision_id, r.recorded_at, r.proposed_k, r.realized_k, r.k_ratio) for r in rows]
 
-    async def workload_documents(self, workload: str, limit: int) -> list[str]:
-        """The newest `limit` decisions of a workload, oldest first (ids are time-ordered UUIDv7)."""
+    async def workload_ids(self, workload: str, limit: int) -> list[str]:
+        """The ids of the newest `limit` decisions of a workload, oldest first (ids are time-ordered UUIDv7)."""
         query = (
-            select(decisions.c.document)
-            .where(decisions.c.workload == workload)
-            .order_by(decisions.c.id.desc())
-            .limit(limit)
+            select(decisions.c.id).where(decisions.c.workload == workload).order_by(decisions.c.id.desc()).limit(limit)
         )
         async with self._engine.connect() as connection:
-            documents = list((await connection.execute(query)).scalars().all())
-        return documents[::-1]
+            ids = list((await connection.execute(query)).scalars().all())
+        return ids[::-1]
+
+    async def documents(self, ids: list[str]) -> list[str]:
+        """The decision documents of `ids`, in that order."""
+        query = select(decisions.c.id, decisions.c.document).where(decisions.c.id.in_(ids))
+        async with self._engine.connect() as connection:
+            found = {row.id: row.document for row in (await connection.execute(query)).all()}
+        return [found[decision_id] for decision_id in ids if decision_id in found]

@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, delete, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.service.db.errors import domain_errors
@@ -70,5 +70,13 @@ class PolicyStore:
                 insert(policies).values(name=name, version=version, created_at=created_at, document=document)
             )
             return version, document
+
+        return await self._writer.submit(op)
+
+    async def delete(self, name: str) -> int:
+        """Delete every version of `name`; how many rows there were."""
+
+        def op(connection: Connection) -> int:
+            return int(connection.execute(delete(policies).where(policies.c.name == name)).rowcount)
 
         return await self._writer.submit(op)

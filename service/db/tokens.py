@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from worthit.rules.names import NAME_RULE, is_name
 from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.ids import new_id
@@ -24,7 +25,11 @@ class TokenStore:
         self._engine = engine
 
     async def create(self, name: str, scope: Scope) -> str:
-        """Store a new token for `name` and return it; this is the only time it exists in plain text."""
+        """Store a new token for `name` and return it; this is the only time it exists in plain text.
+
+        ValueError when `name` is not a name (rules/names.py)."""
+        if not is_name(name):
+            raise ValueError(f"Expected a token name of {NAME_RULE}, got {name!r}")
         token = new_token()
         async with self._engine.begin() as connection:
             await connection.execute(
@@ -51,14 +56,23 @@ class TokenStore:
             return [dict(row._mapping) for row in (await connection.execute(query)).all()]
 
     async def find(self, token_digest: str) -> Principal | None:
-        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes).where(
-            tokens.c.token_hash == token_digest, tokens.c.revoked_at.is_(None)
+        principal, _ = await self.lookup(token_digest)
+        return principal
+
+    async def lookup(self, token_digest: str) -> tuple[Principal | None, bool]:
+        """The active token with this digest, and whether the digest was ever issued (a revoked token's was).
+
+        One indexed read either way: the guard counts a failure of an issued token against that token only."""
+        query = select(tokens.c.id, tokens.c.name, tokens.c.scopes, tokens.c.revoked_at).where(
+            tokens.c.token_hash == token_digest
         )
         async with self._engine.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
-            return None
-        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset()))
+            return None, False
+        if row.revoked_at is not None:
+            return None, True
+        return Principal(id=row.id, name=row.name, scopes=GRANTS.get(row.scopes, frozenset())), True
 
     async def any_active(self) -> bool:
         query = select(func.count()).select_from(tokens).where(tokens.c.revoked_at.is_(None))

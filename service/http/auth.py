@@ -5,9 +5,13 @@ costs one indexed read. The check is global and fails closed: a route without a 
 Every route states its scope in `opt={"scope": …}`; a test walks the router to keep it so. The check runs as a
 middleware on every route (AuthMiddleware).
 
-Failed authentications (no token where one is needed, a malformed header, an unknown or revoked token) are counted
-per client address (`WORTHIT_AUTH_FAILURE_LIMIT`); an address past its limit gets 429 before its token is looked
-up, whatever token it sends, until its bucket refills.
+Failed authentications are counted (`WORTHIT_AUTH_FAILURE_LIMIT`) where they come from, and a token that is valid is
+never refused for anyone's failures: behind an ingress or a NAT every client shares one address, and thirty made-up
+tokens a minute from it must not lock out the rest. A presented token that fails is counted against itself (its
+digest); one that was never issued (made up, mistyped), a malformed header and a missing token are counted against
+the client address too. A failing request whose token or address is past its limit gets 429 instead of 401. Every
+presented token is looked up (one indexed read) before any bucket is consulted: that read is what tells a valid
+token from a made-up one, and it costs a flood no more than it costs the same number of valid requests.
 """
 
 from __future__ import annotations
@@ -49,13 +53,26 @@ class Authenticator:
             self._enforced = True
         return self._enforced
 
-    async def principal(self, token: str) -> Principal | None:
-        return await self._store.find(digest(token))
+    async def principal(self, token: str) -> tuple[Principal | None, bool]:
+        """The token's principal (None when unknown or revoked), and whether it was ever issued."""
+        return await self._store.lookup(digest(token))
 
 
-def _failed(failures: RateLimiter | None, address: str) -> None:
+def _refuse(failures: RateLimiter | None, keys: list[str], unauthorized: NotAuthorizedException) -> None:
+    """Count one failed authentication against each of `keys`, then raise: 429 when one of them is past its limit
+    (before this failure), else `unauthorized`."""
     if failures is not None:
-        failures.hit(address)
+        waits = [wait for key in keys if (wait := failures.check(key)) is not None]
+        for key in keys:
+            failures.hit(key)
+        if waits:
+            retry_after = max(waits)
+            raise TooManyRequestsException(
+                f"Too many failed authentications from this address or with this token ({failures.describe()}); "
+                f"retry in {retry_after} s",
+                headers={"Retry-After": str(retry_after)},
+            )
+    raise unauthorized
 
 
 def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, str]:
@@ -65,6 +82,16 @@ def _challenge(error: str | None = None, scope: str | None = None) -> dict[str, 
     if scope:
         parts.append(f'scope="{scope}"')
     return {"WWW-Authenticate": ", ".join(parts)}
+
+
+PRINCIPAL = "worthit.principal"
+"""The ASGI scope key under which the guard leaves the request's token (None: no token), for the handlers."""
+
+
+def principal_of(request: Any) -> Principal | None:
+    """The token a request authenticated with, if any (set by the guard; public routes have none)."""
+    found: Principal | None = request.scope.get(PRINCIPAL)
+    return found
 
 
 def required_scope(handler: BaseRouteHandler) -> str:
@@ -104,31 +131,36 @@ async def authorize(scope: Any) -> None:
     client = scope.get("client")
     address = client[0] if client else "?"
     failures: RateLimiter | None = state.auth_failures
-    if failures is not None and (retry_after := failures.check(address)) is not None:
-        # Before any lookup: a flood of made-up tokens from one address costs nothing past its limit.
-        raise TooManyRequestsException(
-            f"Too many failed authentications from this address ({failures.describe()}); retry in {retry_after} s",
-            headers={"Retry-After": str(retry_after)},
-        )
     principal: Principal | None = None
     if header:
         kind, _, token = header.partition(" ")
         if kind.lower() != "bearer" or not token.strip():
-            _failed(failures, address)
-            raise NotAuthorizedException(
-                "Expected `Authorization: Bearer <token>`", headers=_challenge("invalid_request")
+            _refuse(
+                failures,
+                [f"address:{address}"],
+                NotAuthorizedException(
+                    "Expected `Authorization: Bearer <token>`", headers=_challenge("invalid_request")
+                ),
             )
-        principal = await authenticator.principal(token.strip())
+        principal, issued = await authenticator.principal(token.strip())
         if principal is None:
-            _failed(failures, address)
-            raise NotAuthorizedException(
-                "The bearer token is not valid (unknown or revoked)", headers=_challenge("invalid_token")
+            presented = "token:" + digest(token.strip())
+            _refuse(
+                failures,
+                [presented] if issued else [presented, f"address:{address}"],
+                NotAuthorizedException(
+                    "The bearer token is not valid (unknown or revoked)", headers=_challenge("invalid_token")
+                ),
             )
     elif await authenticator.enforced():
-        _failed(failures, address)
-        raise NotAuthorizedException(
-            f"This route needs a bearer token with the `{required}` scope", headers=_challenge()
+        _refuse(
+            failures,
+            [f"address:{address}"],
+            NotAuthorizedException(
+                f"This route needs a bearer token with the `{required}` scope", headers=_challenge()
+            ),
         )
+    scope[PRINCIPAL] = principal
     if principal is not None and required not in principal.scopes:
         raise PermissionDeniedException(
             f"The token `{principal.name}` lacks the `{required}` scope this route needs",

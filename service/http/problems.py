@@ -17,7 +17,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
-from worthit.service.errors import Conflict, NotFound, Unavailable, Unstorable
+from worthit.service.errors import Conflict, Forbidden, NotFound, Unavailable, Unstorable
 from worthit.service.validation import validation_problem
 
 PROBLEM_JSON = "application/problem+json"
@@ -46,6 +46,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
+    408: "Request Timeout",
     409: "Conflict",
     413: "Content Too Large",
     415: "Unsupported Media Type",
@@ -215,6 +216,7 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     InvalidInput: _invalid_input_handler,
     PolicyError: _policy_handler,
     Conflict: _simple(409, "conflict"),
+    Forbidden: _simple(403, "forbidden"),
     NotFound: _simple(404, "not-found"),
     Unavailable: _unavailable,
     Unstorable: _simple(422, "validation"),

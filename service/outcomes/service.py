@@ -33,8 +33,8 @@ from worthit.rules.text import join, label, ms, sentence, times
 from worthit.service.db.outcomes import NewOutcome, OutcomeStore, Replay
 from worthit.service.decisions.schemas import Decision
 from worthit.service.decisions.service import DecisionService
-from worthit.service.errors import Conflict, NotFound
-from worthit.service.ids import new_id
+from worthit.service.errors import Conflict, Forbidden, NotFound
+from worthit.service.ids import new_id, scoped_key
 from worthit.service.outcomes.schemas import (
     Calibration,
     CalibrationPoint,
@@ -47,9 +47,12 @@ from worthit.service.outcomes.schemas import (
     WorkloadHistory,
     WorkloadStep,
 )
+from worthit.service.tokens.model import Principal
 
 COMPARED_FIELDS = ("model", "input", "dtype", "device")
 HISTORY_LIMIT = 200
+HISTORY_BATCH = 8
+"""Stored decisions read per query for a workload's history."""
 """Most recent decisions of a workload its history shows."""
 CALIBRATION_POINTS = 50
 """Most recent outcomes a calibration lists (its figures use all of them)."""
@@ -219,10 +222,26 @@ class OutcomeService:
         self._calibrator = calibrator
 
     async def record(
-        self, decision_id: str, report: OutcomeReport, *, idempotency_key: str | None, body_hash: str
+        self,
+        decision_id: str,
+        report: OutcomeReport,
+        *,
+        idempotency_key: str | None,
+        body_hash: str,
+        caller: Principal | None = None,
     ) -> tuple[Outcome, bool]:
-        """Compare and store; returns the outcome and whether it is new (False: an idempotent replay)."""
+        """Compare and store; returns the outcome and whether it is new (False: an idempotent replay).
+
+        Only the token that made the decision, or an admin, records its outcome (Forbidden otherwise): another
+        team's token recorded one first and the owner got 409. A decision with no owner recorded (made through
+        Slack, with auth off, or before owners were kept) stays open to any caller with the route's scope."""
         decision = await self._decisions.get(decision_id)
+        owner = await self._decisions.owner(decision_id)
+        if owner is not None and not (caller is not None and (caller.id == owner or "admin" in caller.scopes)):
+            raise Forbidden(
+                f"Only the token that made decision `{decision_id}` (or an admin) records its outcome"
+                + ("" if caller is None else f"; `{caller.name}` did not make it")
+            )
         outcome = compare(decision, report, datetime.now(UTC))
         document = _encoder.encode(outcome).decode()
         found = await self._store.add(
@@ -237,7 +256,7 @@ class OutcomeService:
                 k_ratio=outcome.k_ratio,
                 document=document,
             ),
-            idempotency_key=idempotency_key,
+            idempotency_key=scoped_key(idempotency_key, None if caller is None else caller.id),
             route=f"POST /v1/decisions/{decision_id}/outcome",
             request_hash=body_hash,
             status_code=201,
@@ -275,12 +294,17 @@ class OutcomeService:
     async def history(self, workload: str) -> WorkloadHistory:
         """The breakdowns of the workload's decisions, oldest first, each with its bottleneck."""
         unmatchable = "\x00" in workload  # PostgreSQL text cannot hold NUL: nothing stored has it
-        documents = [] if unmatchable else await self._store.workload_documents(workload, HISTORY_LIMIT)
-        if not documents:
+        ids = [] if unmatchable else await self._store.workload_ids(workload, HISTORY_LIMIT)
+        if not ids:
             raise NotFound(f"No decisions for workload `{workload}`")
-        # Decoding thirty stored decisions is CPU work (megabytes each, for ones stored before breakdowns were
-        # bounded): off the event loop, so /healthz and every other request keep answering meanwhile.
-        steps = await asyncio.to_thread(_steps, documents)
+        # Worst case: HISTORY_LIMIT decisions of ~280 KB each (megabytes, for ones stored before breakdowns were
+        # bounded), which read at once and decoded reached hundreds of MB per request. A batch at a time instead,
+        # each decision folded to its bounded step (at most 64 phases) and dropped: a request holds one batch.
+        # Decoding is CPU work: off the event loop, so /healthz and every other request keep answering meanwhile.
+        steps: list[WorkloadStep] = []
+        for start in range(0, len(ids), HISTORY_BATCH):
+            documents = await self._store.documents(ids[start : start + HISTORY_BATCH])
+            steps += await asyncio.to_thread(_steps, documents)
         return WorkloadHistory(workload=workload, steps=steps, bottlenecks=[step.bottleneck for step in steps])
 
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from datetime import UTC, datetime
 
 import msgspec
 
+from worthit.rules.errors import InvalidInput
+from worthit.rules.names import NAME_RULE, is_name
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 from worthit.service.cache import TtlCache
 from worthit.service.db.policies import PolicyStore
-from worthit.service.errors import NotFound
+from worthit.service.errors import Conflict, NotFound
 
 # Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
 # process is seen at once; other processes see it within the TTL.
@@ -20,7 +21,6 @@ CACHE_SECONDS = 5.0
 READABLE_LOOKBACK = 20
 """Versions looked at, newest first, for one that reads back."""
 log = logging.getLogger("worthit")
-POLICY_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 
 def _readable(name: str, version: int, document: str) -> Policy | None:
@@ -38,8 +38,8 @@ class PolicyService:
 
     async def get(self, name: str, version: int | None = None) -> Policy:
         """The policy `name` (newest version unless `version` is given); `NotFound` when there is none."""
-        if not POLICY_NAME.match(name):
-            raise NotFound(f"No policy named {name!r}: names are lowercase letters, digits, `_`, `.` and `-`")
+        if not is_name(name):
+            raise NotFound(f"No policy named {name!r}: names are {NAME_RULE}")
         if version is not None:
             document = await self._store.version(name, version)
             if document is None:
@@ -65,15 +65,37 @@ class PolicyService:
         raise NotFound(f"No policy named `{name}`; known: {', '.join(await self.names())}")
 
     async def all_latest(self) -> list[Policy]:
-        """The newest version of every policy, the bundled default included."""
-        return [await self.get(name) for name in await self.names()]
+        """The newest readable version of every policy, the bundled default included."""
+        latest = []
+        for name in await self.names():
+            try:
+                latest.append(await self.get(name))
+            except NotFound as exc:  # every stored version damaged: one name must not hide all the others
+                log.error("policy %r left out of the list: %s", name, exc)
+        return latest
 
     async def names(self) -> list[str]:
-        stored = {name for name, _ in await self._store.names()}
+        """Every name a policy can be read by; a name stored before names were checked (`x\\n`) is left out, and can
+        still be deleted."""
+        stored = {name for name, _ in await self._store.names() if is_name(name)}
         return sorted(stored | {"default"})
+
+    async def delete(self, name: str) -> int:
+        """Delete every version of `name` (admin); how many there were. Decisions keep the name and version they
+        record. The bundled `default` cannot be deleted (Conflict); any other name may, even one stored before names
+        were checked, so that it can be removed."""
+        if name == "default":
+            raise Conflict("The bundled policy `default` cannot be deleted; PUT a new version of it instead")
+        deleted = await self._store.delete(name)
+        if not deleted:
+            raise NotFound(f"No policy named {name!r}")
+        self._cache.drop(name)
+        return deleted
 
     async def put(self, name: str, raw: object) -> Policy:
         """Validate and store a new version of `name` (PolicyError names a malformed key)."""
+        if not is_name(name):
+            raise InvalidInput(f"Expected a policy name of {NAME_RULE}, got {name!r}", "#/path/name")
         policy_from_mapping(raw, name=name, version=1)  # validate before anything is written
         floor = default_policy().version if name == "default" else 0
 

@@ -132,6 +132,7 @@ def stack(tmp_path: Path, app_image: str, postgres_image: str) -> Iterator[podma
     compose = podman.Compose(
         project=_name("wtt").replace("-", ""),
         files=[COMPOSE_FILE, _override(tmp_path / "images.yaml", app_image, postgres_image)],
+        env={"POSTGRES_PASSWORD": secrets.token_hex(16)},  # compose refuses to start without one
     )
     try:
         compose("up", "--detach", "--no-build")

@@ -316,3 +316,96 @@ def test_slack_escapes_user_text_in_the_fallback_and_every_block(
         assert (
             "&lt;!channel&gt;" in command(client, "p=21% k=10 cost=3w baseline=100ms target=<!channel>").json()["text"]
         )
+
+
+# Issue #24 item 9: a mistyped value nested deep under a field is one 4xx; the body is decoded once.
+
+
+def test_a_value_nested_100000_deep_under_a_field_is_a_422(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`title` holding 100,000 nested arrays (or objects): 422 problem+json on both routes, nothing stored; a number
+    out of range still names its field."""
+    server = server_factory(database_url)
+    arrays = b'{"target":"a","p":0.5,"k":10,"title":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    objects = b'{"target":"a","p":0.5,"k":10,"title":' + b'{"a":' * 40_000 + b"1" + b"}" * 40_000 + b"}"
+    with server.client() as client:
+        for body in (arrays, objects):
+            for path in ("/v1/evaluate", "/v1/decisions"):
+                answer = client.post(path, content=body, headers={"content-type": "application/json"})
+                assert answer.status_code == 422, (path, answer.status_code, answer.text[:200])
+                assert answer.headers["content-type"] == "application/problem+json"
+                assert "nested too deeply" in answer.json()["detail"]
+        shallow = client.post("/v1/evaluate", json={"target": "a", "p": 0.5, "k": 10, "title": [[[1]]]})
+        assert shallow.status_code == 422
+        assert shallow.json()["errors"][0]["pointer"] == "/title"
+        out_of_range = client.post(
+            "/v1/evaluate",
+            content=b'{"target":"a","p":0.5,"k":10,"breakdown":[{"name":"a","ms":1e999}]}',
+            headers={"content-type": "application/json"},
+        )
+        assert out_of_range.status_code == 422
+        assert out_of_range.json()["errors"][0]["pointer"] == "/breakdown/0/ms"
+        assert "finite number" in out_of_range.json()["detail"]
+        assert client.get("/v1/decisions").json()["items"] == []
+        assert client.get("/healthz", timeout=1).status_code == 200
+    assert "unhandled error" not in server.log.read_text()
+
+
+# Issue #24 item 14: no public route serves a page that loads third-party JavaScript, unless a setting asks for it.
+
+
+def test_schema_pages_are_off_unless_enabled_and_the_document_stays(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Litestar's /schema pages load scripts from a CDN at `latest` without SRI: off by default (404, no script);
+    /schema/openapi.json still answers; WORTHIT_SCHEMA_UI=1 brings the pages back."""
+    create_token(sqlite_url, "admin", "ops")  # auth on: the document stays public
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        for path in ("/schema/swagger", "/schema/redoc", "/schema/elements", "/schema/rapidoc", "/schema/scalar"):
+            page = client.get(path)
+            assert page.status_code == 404, path
+            assert "<script" not in page.text, path
+        for path in ("/schema", "/schema/openapi.json"):
+            document = client.get(path)
+            assert document.status_code == 200, path
+            assert document.headers["content-type"].startswith("application/vnd.oai.openapi+json"), path
+            assert document.json()["info"]["title"] == "worthit"
+    server.stop()
+    enabled = server_factory(sqlite_url, env={"WORTHIT_SCHEMA_UI": "1"})
+    with enabled.client() as client:
+        page = client.get("/schema/swagger")
+        assert page.status_code == 200
+        assert "<script" in page.text
+
+
+# Issue #24 item 15: idempotency keys are the caller's own.
+
+
+def test_an_idempotency_key_reused_by_another_token_gets_its_own_decision(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Keys were global: another token reusing one got the first caller's decision, or 409 with another body."""
+    first = {"authorization": f"Bearer {create_token(database_url, 'write', 'team-a')}"}
+    second = {"authorization": f"Bearer {create_token(database_url, 'write', 'team-b')}"}
+    server = server_factory(database_url)
+    key = {"idempotency-key": "retry-1"}
+    with server.client() as client:
+        made = client.post("/v1/decisions", json=ATTENTION, headers=first | key)
+        assert made.status_code == 201
+        theirs = client.post("/v1/decisions", json=ATTENTION, headers=second | key)
+        assert theirs.status_code == 201, theirs.text
+        assert theirs.json()["id"] != made.json()["id"]
+        other_body = client.post("/v1/decisions", json=ATTENTION | {"k": 5}, headers=second | {"idempotency-key": "k2"})
+        assert other_body.status_code == 201
+        assert (
+            client.post(
+                "/v1/decisions", json=ATTENTION | {"k": 4}, headers=first | {"idempotency-key": "k2"}
+            ).status_code
+            == 201
+        )
+        replay = client.post("/v1/decisions", json=ATTENTION, headers=first | key)
+        assert (replay.status_code, replay.json()["id"]) == (200, made.json()["id"])
+        assert client.post("/v1/decisions", json=ATTENTION | {"k": 3}, headers=first | key).status_code == 409
+        assert len(client.get("/v1/decisions", headers=first).json()["items"]) == 4

@@ -501,3 +501,131 @@ def test_a_worker_the_kernel_kills_is_a_413_and_the_server_lives_on(
         assert_refused(pending.result(), "killed by signal 9", "WORTHIT_MAX_PARSE_MEMORY_BYTES")
         assert upload(server, many_kernels(10)[0]).status_code == 201
     memory.assert_bounded()
+
+
+def _healthz_prober(server: Server, probes: list[int], done: threading.Event) -> threading.Thread:
+    """A thread asking /healthz every 0.25 s with a 1 s timeout; each answer's status (0: none within 1 s)."""
+
+    def probe() -> None:
+        with server.client(timeout=1) as client:
+            while not done.is_set():
+                try:
+                    probes.append(client.get("/healthz").status_code)
+                except httpx.HTTPError:
+                    probes.append(0)
+                done.wait(0.25)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    return thread
+
+
+def stalled_upload(url: str, size: int, path: str = "/v1/profiles") -> bytes:
+    """Announce `size` + 1 bytes, send `size` of them as fast as the server reads, never the last; the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {size + 1}\r\n\r\n"
+    connection.sendall(head.encode())
+    block = b" " * (1 << 20)
+    connection.settimeout(2)
+    try:
+        for _ in range(size >> 20):
+            connection.sendall(block)
+    except OSError:
+        pass  # the server stopped reading (it holds no more than a buffer), or answered and closed
+    connection.settimeout(60)
+    return answer_of(connection)
+
+
+def test_sixteen_stalled_31_mb_uploads_stay_within_the_pod_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Issue #24 item 4: sixteen connections each sending 31 MB of a profile and stalling before the last byte held
+    500 MB. Two bodies are read at once, eight more wait holding a socket buffer, the rest get 503 at once; each read
+    body gets 408 at the body deadline. Peak RSS under 512 MiB, /healthz answering within 1 s, nothing stored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = server_factory(sqlite_url, env={"WORTHIT_BODY_TIMEOUT_SECONDS": "2"})
+    probes: list[int] = []
+    done = threading.Event()
+    prober = _healthz_prober(server, probes, done)
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda _: stalled_upload(server.url, 31 * 1024**2), range(16)))
+    finally:
+        done.set()
+        prober.join()
+    peak = peak_rss(server.process.pid)
+    print(f"peak RSS under 16 stalled 31 MB uploads: {peak / 1024**2:.0f} MiB")
+    statuses = sorted(answer.split(b" ", 2)[1] for answer in answers)
+    assert set(statuses) <= {b"408", b"503"}, statuses
+    assert b"408" in statuses, "the bodies being read end at the body deadline"
+    timed_out = next(answer for answer in answers if answer.startswith(b"HTTP/1.1 408"))
+    assert b"content-type: application/problem+json" in timed_out
+    assert b"WORTHIT_BODY_TIMEOUT_SECONDS" in timed_out
+    assert peak < POD_LIMIT
+    assert probes
+    assert probes == [200] * len(probes)
+    assert profiles_stored(sqlite_url) == 0
+    with server.client(timeout=30) as client:
+        kernels, _ = many_kernels(10)
+        assert client.post("/v1/profiles", content=kernels).status_code == 201, "the slots were all given back"
+
+
+def large_decision(i: int) -> dict[str, object]:
+    """A proposal whose stored decision is ~280 KB: 1,900 phases with long names (a 256 KB body)."""
+    phases = [{"name": f"kernel_{n:05d}_" + "x" * 80, "ms": 1.0 + n * 1e-3, "kind": "kernel"} for n in range(1900)]
+    return {
+        "title": f"large {i}",
+        "target": phases[0]["name"],
+        "p": 0.5,
+        "k": 2,
+        "baseline_ms": round(sum(float(p["ms"]) for p in phases), 3),  # type: ignore[arg-type]
+        "breakdown": phases,
+        "scope": {"workload": "big"},
+    }
+
+
+def test_concurrent_reads_of_200_large_decisions_stay_within_the_pod_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Issue #24 item 5: with 200 stored decisions of ~280 KB, three concurrent `GET /v1/decisions?limit=200`
+    reached 585 MiB (six, 1.06 GB). Six at once, with the workload's page, its JSON and the list page beside them:
+    peak RSS under 512 MiB, /healthz within 1 s, every answer whole (the workload page of 200 steps takes seconds of
+    CPU, so on a shared machine the deadline is lifted: memory is what this pins)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "300"})
+    with server.client(timeout=60) as client:
+        first = client.post("/v1/decisions", json=large_decision(0))
+        assert first.status_code == 201
+        assert len(first.content) > 270_000
+        for i in range(1, 200):
+            assert client.post("/v1/decisions", json=large_decision(i)).status_code == 201
+    paths = ["/v1/decisions?limit=200"] * 6 + ["/workloads/big", "/v1/workloads/big", "/decisions?workload=big"]
+    probes: list[int] = []
+    done = threading.Event()
+    prober = _healthz_prober(server, probes, done)
+
+    def read(path: str) -> httpx.Response:
+        with server.client(timeout=120) as client:
+            return client.get(path)
+
+    try:
+        with ThreadPoolExecutor(len(paths)) as pool:
+            answers = list(pool.map(read, paths))
+    finally:
+        done.set()
+        prober.join()
+    peak = peak_rss(server.process.pid)
+    print(f"peak RSS under 6 concurrent pages of 200 large decisions and the workload pages: {peak / 1024**2:.0f} MiB")
+    assert [answer.status_code for answer in answers] == [200] * len(paths)
+    page = answers[0].json()
+    assert len(page["items"]) == 200
+    assert page["next_cursor"] is None
+    assert page["items"][-1] == first.json()
+    assert [item["proposal"]["title"] for item in page["items"][:2]] == ["large 199", "large 198"]
+    assert len(answers[7].json()["steps"]) == 200
+    assert peak < POD_LIMIT
+    assert probes
+    assert probes == [200] * len(probes)

@@ -305,3 +305,33 @@ def test_names_postgres_cannot_store_match_nothing(database_url: str, server_fac
         assert client.get("/v1/workloads/a%00b").status_code == 404
         assert client.get("/workloads/a%00b").status_code == 404
         assert client.get("/decisions", params={"target": "\x00"}).status_code == 400
+
+
+# Issue #24 item 12 (ownership): only the decision's own token, or an admin, records its outcome.
+
+
+def test_only_the_deciding_token_or_an_admin_records_the_outcome(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Another team's write token recorded the outcome first (201) and the owner then got 409. Now it gets 403
+    and nothing is stored; the owner's record is 201; an admin may record the outcome of any decision."""
+    from tests.e2e.test_trust import create_token
+
+    owner = {"authorization": f"Bearer {create_token(database_url, 'write', 'team-a')}"}
+    other = {"authorization": f"Bearer {create_token(database_url, 'write', 'team-b')}"}
+    admin = {"authorization": f"Bearer {create_token(database_url, 'admin', 'ops')}"}
+    server = server_factory(database_url)
+    with server.client() as client:
+        mine = client.post("/v1/decisions", json=ATTENTION, headers=owner).json()
+        url = f"/v1/decisions/{mine['id']}/outcome"
+        squatted = client.post(url, json=MEASURED, headers=other)
+        assert squatted.status_code == 403, squatted.text
+        assert squatted.headers["content-type"] == "application/problem+json"
+        assert "`team-b` did not make it" in squatted.json()["detail"]
+        assert client.get(url, headers=owner).status_code == 404, "nothing was stored"
+        recorded = client.post(url, json=MEASURED, headers=owner)
+        assert recorded.status_code == 201
+        assert recorded.json()["realized"]["k"] == 6.0
+        theirs = client.post("/v1/decisions", json=ATTENTION, headers=other).json()
+        by_admin = client.post(f"/v1/decisions/{theirs['id']}/outcome", json=MEASURED, headers=admin)
+        assert by_admin.status_code == 201

@@ -87,3 +87,99 @@ def test_malformed_policies_name_the_key_and_store_nothing(
         under = client.post("/v1/evaluate?policy=strict", json=BORDERLINE | {"p": 0.05}).json()
         assert under["policy"] == {"name": "strict", "version": 1}
         assert under["verdict"] == "decline"
+
+
+# Issue #24 item 10: one pattern for the names users choose, and a way to delete a policy.
+
+
+def test_a_policy_name_with_a_newline_is_refused_and_the_list_keeps_answering(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`PUT /v1/policies/x%0A` was stored (Python's `$` matches before a final newline) and every later
+    `GET /v1/policies` answered 404. Now it is a 4xx naming the name; so is a target with a newline."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        for name in ("x%0A", "x%0D", "Team", "x%20y", "-x", "a" * 65):
+            answer = client.put(f"/v1/policies/{name}", json={"noise_floor": 0.02})
+            assert 400 <= answer.status_code < 500, (name, answer.status_code)
+            assert answer.headers["content-type"] == "application/problem+json"
+            assert "`name`" in answer.json()["detail"], answer.json()
+        listed = client.get("/v1/policies")
+        assert listed.status_code == 200
+        assert [policy["name"] for policy in listed.json()] == ["default"]
+        for path in ("/v1/evaluate", "/v1/decisions"):
+            answer = client.post(path, json=BORDERLINE | {"target": "layernorm\n"})
+            assert answer.status_code == 422, answer.text
+            assert answer.json()["errors"][0]["pointer"] == "/target"
+        assert client.get("/v1/decisions").json()["items"] == []
+        evaluated = client.post("/v1/evaluate", params={"policy": "x\n"}, json=BORDERLINE)
+        assert evaluated.status_code == 400
+        assert "`policy`" in evaluated.json()["detail"]
+
+
+def test_delete_a_policy_decisions_keep_their_record_default_stays(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    admin = create_token(database_url, "admin", "platform")
+    write = create_token(database_url, "write", "planner")
+    server = server_factory(database_url)
+    as_admin = {"authorization": f"Bearer {admin}"}
+    as_writer = {"authorization": f"Bearer {write}"}
+    with server.client() as client:
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.02}, headers=as_admin).status_code == 200
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.03}, headers=as_admin).json()["version"] == 2
+        made = client.post("/v1/decisions", json=BORDERLINE, params={"policy": "team"}, headers=as_writer).json()
+        assert made["policy"] == {"name": "team", "version": 2}
+        assert client.delete("/v1/policies/team", headers=as_writer).status_code == 403
+        deleted = client.delete("/v1/policies/team", headers=as_admin)
+        assert deleted.status_code == 204
+        assert client.get("/v1/policies/team", headers=as_writer).status_code == 404
+        assert [p["name"] for p in client.get("/v1/policies", headers=as_writer).json()] == ["default"]
+        kept = client.get(f"/v1/decisions/{made['id']}", headers=as_writer).json()
+        assert kept["policy"] == {"name": "team", "version": 2}
+        gone = client.post(f"/v1/decisions/{made['id']}/reevaluate", params={"policy": "team"}, headers=as_writer)
+        assert gone.status_code == 404
+        assert client.delete("/v1/policies/team", headers=as_admin).status_code == 404
+        refused = client.delete("/v1/policies/default", headers=as_admin)
+        assert refused.status_code == 409
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert client.get("/v1/policies/default", headers=as_writer).status_code == 200
+        # A name of the same spelling starts again at version 1.
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.02}, headers=as_admin).json()["version"] == 1
+
+
+def test_a_name_stored_before_names_were_checked_is_listed_around_and_can_be_deleted(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    import sqlite3
+
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.02}).status_code == 200
+        document = client.get("/v1/policies/team").text
+    server.stop()
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        db.execute(
+            "INSERT INTO policies (name, version, created_at, document) VALUES (?, 1, '2026-01-01', ?)",
+            ("x\n", document.replace('"name":"team"', '"name":"x\\n"')),
+        )
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        listed = client.get("/v1/policies")
+        assert listed.status_code == 200
+        assert [policy["name"] for policy in listed.json()] == ["default", "team"]
+        assert client.delete("/v1/policies/x%0A").status_code == 204
+        assert client.delete("/v1/policies/x%0A").status_code == 404
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        assert db.execute("SELECT count(*) FROM policies WHERE name = ?", ("x\n",)).fetchone() == (0,)
+
+
+def test_token_names_follow_the_same_pattern(sqlite_url: str) -> None:
+    from tests.conftest import worthit
+
+    refused = worthit("token", "create", "--name", "ops\n", "--scope", "admin", "--database", sqlite_url)
+    assert refused.returncode == 2
+    assert "expected a name of lowercase letters" in refused.stderr
+    assert refused.stdout == ""
+    listed = worthit("token", "list", "--database", sqlite_url)
+    assert listed.stdout == ""

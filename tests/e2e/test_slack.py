@@ -6,6 +6,7 @@ mistake shared by the server and its tests cannot hide.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -217,3 +218,34 @@ def test_fleet_case_from_slack_matches_the_json_api(sqlite_url: str, server_fact
     assert stored["statement"] == evaluated["statement"]
     assert message["blocks"][1]["text"]["text"] == evaluated["statement"]
     assert "GPU-equivalents freed" in text_of(message)
+
+
+def test_unsigned_slack_bodies_are_bounded_in_size_and_time(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Issue #24 item 16: /slack/commands reads its body before the signature is checked, so anyone can send one.
+    Its limit is 32 KiB (a 255 KB body is a 413 at once, read or not), and a body sent slowly gets 408 at a short
+    deadline instead of holding its connection for the 30 s request deadline; a signed command still answers."""
+    from tests.e2e.test_memory import answer_of, stalled_upload
+
+    server = server_factory(sqlite_url, env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET})
+    with server.client() as client:
+        large = client.post(
+            "/slack/commands",
+            content=b"text=" + b"a" * 255_000,
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        assert large.status_code == 413
+        assert large.headers["content-type"] == "application/problem+json"
+        assert command(client, "p=21% k=10 cost=3w baseline=100ms target=attention_softmax").status_code == 200
+    # Announced within the limit, sent but for its last byte: the deadline ends it (bounded wait: 20 s).
+    host, port = server.url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=20)
+    connection.sendall(
+        b"POST /slack/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: 20001\r\n\r\n" + b"a" * 20_000
+    )
+    answer = answer_of(connection)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
+    assert b"WORTHIT_SLACK_BODY_TIMEOUT_SECONDS" in answer
+    assert stalled_upload(server.url, 1024**2, path="/slack/commands").startswith(b"HTTP/1.1 413")

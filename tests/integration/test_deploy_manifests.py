@@ -39,8 +39,12 @@ def _compose() -> dict[str, Any]:
     return yaml.safe_load((DEPLOY / "compose.yaml").read_text())  # type: ignore[no-any-return]
 
 
+REQUIRED = {"POSTGRES_PASSWORD": "s3cret-from-deploy-env"}
+"""What compose needs to be given (`${NAME:?…}`): the values a user's deploy/.env holds."""
+
+
 def _interpolate(value: Any) -> Any:
-    """Compose's variable interpolation, with an empty environment: what `docker compose up` sees with no edits."""
+    """Compose's variable interpolation, with an environment holding only the required variables (REQUIRED)."""
     if isinstance(value, dict):
         return {key: _interpolate(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -51,6 +55,9 @@ def _interpolate(value: Any) -> Any:
     def substitute(match: re.Match[str]) -> str:
         if match.group(0) == "$$":
             return "$"
+        name, required, _ = match.group(1).partition(":?")
+        if required:
+            return REQUIRED[name]
         _, _, default = match.group(1).partition(":-")
         return default
 
@@ -115,11 +122,16 @@ def test_compose_file_matches_the_compose_specification() -> None:
     assert not validator.is_valid(compose)
 
 
-def test_compose_comes_up_with_no_edits() -> None:
-    """Every variable has a default, and what compose builds and mounts exists."""
+def test_compose_comes_up_with_only_a_password_given() -> None:
+    """Every variable has a default but the database password, which compose requires (naming it) rather than
+    shipping one; what compose builds and mounts exists."""
     variables = re.findall(r"\$\{([^}]*)\}", json.dumps(_compose()))
     assert variables
-    assert [name for name in variables if ":-" not in name] == []
+    required = {name.partition(":?")[0] for name in variables if ":?" in name}
+    assert required == set(REQUIRED)
+    assert [name for name in variables if ":-" not in name and ":?" not in name] == []
+    assert all("POSTGRES_PASSWORD" in name.partition(":?")[2] for name in variables if ":?" in name)
+    assert "worthit@db" not in (DEPLOY / "compose.yaml").read_text(), "no password in the file"
     compose = _interpolate(_compose())
     for service in compose["services"].values():
         if "build" in service:
@@ -163,7 +175,47 @@ def test_compose_migrates_once_before_two_api_replicas() -> None:
     assert (host_ip, host_port, container_port) == ("127.0.0.1", "", "8000")
 
 
+def test_compose_limits_every_service_as_the_pods_are() -> None:
+    """Memory and CPU limits on every service; an API replica gets the API pod's 512 MiB."""
+    services = _interpolate(_compose())["services"]
+    for name, service in services.items():
+        assert service.get("mem_limit"), name
+        assert 0 < float(service["cpus"]) <= 1, name
+    pod = _one("Deployment")["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert (services["api"]["mem_limit"], pod["memory"]) == ("512m", "512Mi")
+    assert services["db"]["environment"]["POSTGRES_PASSWORD"] == REQUIRED["POSTGRES_PASSWORD"]
+
+
 # --- Kubernetes ----------------------------------------------------------------------------------------------------
+
+
+def test_network_policies_let_only_the_ingress_and_the_bot_reach_the_api() -> None:
+    """Every component's pods are selected by a NetworkPolicy that denies by default in both directions; the API
+    takes 8000 from the ingress namespace and the Slack bot only, and reaches DNS and PostgreSQL only."""
+    policies = {doc["metadata"]["name"]: doc for doc in _base_resources() if doc["kind"] == "NetworkPolicy"}
+    components = {
+        doc["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
+        for doc in _base_resources()
+        if doc["kind"] in ("Deployment", "Job")
+    }
+    selected = {
+        policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] for policy in policies.values()
+    }
+    assert selected == components == {"api", "slack-bot", "migrate"}
+    for policy in policies.values():
+        assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    api = policies["worthit-api"]["spec"]
+    (rule,) = api["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    sources = [next(iter(peer)) for peer in rule["from"]]
+    assert sources == ["namespaceSelector", "podSelector"]
+    assert rule["from"][1]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "slack-bot"
+    egress_ports = sorted(port["port"] for egress in api["egress"] for port in egress["ports"])
+    assert egress_ports == [53, 53, 5432]
+    assert "ingress" not in policies["worthit-slack-bot"]["spec"]
+    assert "ingress" not in policies["worthit-migrate"]["spec"]
+    container_port = _one("Deployment")["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"]
+    assert container_port == 8000
 
 
 def test_kustomization_lists_every_manifest() -> None:
@@ -228,7 +280,24 @@ def test_the_example_overlay_builds_with_the_teams_values(tmp_path: Path) -> Non
     images = {container["image"] for _, _, container in _containers(built)}
     assert images == {"registry.example.com/platform/worthit:0.1.0"}
     assert _one("ConfigMap", built)["data"]["WORTHIT_PUBLIC_URL"] == "https://worthit.example.com"
+    assert _one("ConfigMap", built)["data"]["WORTHIT_TRUSTED_PROXIES"] == "10.244.0.0/16"
     assert _one("HorizontalPodAutoscaler", built)["spec"]["maxReplicas"] == 3
+
+
+def test_the_trusted_proxy_setting_is_documented_for_the_ingress() -> None:
+    """Behind an ingress every client shares the controller's address: the base names the setting (empty, for the
+    overlay to fill) and the example overlay's value is one the server accepts."""
+    from worthit.service.settings import Settings
+
+    base = (K8S / "configmap.yaml").read_text()
+    assert _one("ConfigMap")["data"]["WORTHIT_TRUSTED_PROXIES"] == ""
+    assert "ingress" in base.split("WORTHIT_TRUSTED_PROXIES")[0].rsplit("\n  WORTHIT_", 1)[-1]
+    overlay = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
+    (literal,) = [
+        item for item in overlay["configMapGenerator"][0]["literals"] if item.startswith("WORTHIT_TRUSTED_PROXIES=")
+    ]
+    value = literal.partition("=")[2]
+    assert Settings(trusted_proxies=value).trusted_proxy_networks == ["10.244.0.0/16"]
 
 
 def test_the_readme_shows_the_example_overlay_as_it_is() -> None:

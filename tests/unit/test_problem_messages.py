@@ -21,24 +21,24 @@ def test_json_paths_become_json_pointers(path: str, pointer: str) -> None:
 
 
 def test_constraint_names_the_field_and_value() -> None:
-    detail, pointer = validation_problem("Expected `float` <= 1.0 - at `$.p`", b'{"p": 1.7, "k": 10}')
+    detail, pointer = validation_problem("Expected `float` <= 1.0 - at `$.p`", {"p": 1.7, "k": 10})
     assert detail == "Expected `p` <= 1.0, got 1.7 - at `$.p`"
     assert pointer == "/p"
 
 
 def test_wrong_type_shows_the_value_got() -> None:
-    detail, pointer = validation_problem("Expected `float | object | null`, got `str` - at `$.p`", b'{"p": "0.5"}')
+    detail, pointer = validation_problem("Expected `float | object | null`, got `str` - at `$.p`", {"p": "0.5"})
     assert detail == 'Expected `p` to be `float | object | null`, got "0.5" - at `$.p`'
     assert pointer == "/p"
 
 
 def test_unknown_field_points_at_it() -> None:
-    detail, pointer = validation_problem("Object contains unknown field `pp` - at `$.flags`", b'{"flags": {"pp": 1}}')
+    detail, pointer = validation_problem("Object contains unknown field `pp` - at `$.flags`", {"flags": {"pp": 1}})
     assert pointer == "/flags/pp"
     assert "`pp`" in detail
 
 
 def test_missing_field_points_at_it() -> None:
-    detail, pointer = validation_problem("Object missing required field `k`", b'{"p": 0.5}')
+    detail, pointer = validation_problem("Object missing required field `k`", {"p": 0.5})
     assert pointer == "/k"
     assert detail.startswith("Expected `k`")
