@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "worthit needs Python >= 3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[server,profiles,dev]'
 	@# mypy cannot see through the editable install's import hook: it reads `worthit.*` from these links.
 	@mkdir -p $(VENV)/src/worthit && for d in rules service migrations; do ln -sfn "$(CURDIR)/$$d" $(VENV)/src/worthit/$$d; done
 	@rm -f $(VENV)/.installed-* && touch $@
@@ -31,7 +31,7 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	@# The peers the profile readers are measured against (pandas, HolisticTraceAnalysis): bench-time only.
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[server,profiles,dev,bench]'
 	@command -v wrk >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq wrk >/dev/null 2>&1 || \
 		{ apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }; } || \
 		echo "wrk is missing (apt-get install wrk): the HTTP cases will be skipped"

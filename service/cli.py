@@ -7,30 +7,26 @@ Exit status of `review`: 0 when the verdict passes the policy's gate (fund, fund
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
-import signal
-import sqlite3
 import sys
 from pathlib import Path
-from types import FrameType
-from typing import Any, TextIO
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
-from worthit.rules.engine import evaluate
-from worthit.rules.errors import InvalidInput, PolicyError
-from worthit.rules.model import Evaluation
-from worthit.rules.policy import Policy
-from worthit.rules.profiles import Breakdown, ProfileError
-from worthit.service.gate import BlockError, read_proposal, read_request
-from worthit.service.gate import configure as configure_gate
-from worthit.service.gate import run as run_gate
+from worthit.service.gate.options import configure as configure_gate
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
-from worthit.service.present import render
-from worthit.service.settings import Settings, is_loopback
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from worthit.rules.model import Evaluation
+    from worthit.rules.policy import Policy
+    from worthit.rules.profiles import Breakdown
+    from worthit.service.settings import Settings
+
+# What a command needs is imported inside it: `worthit --version` and `worthit review` start in a fraction of the
+# time the engine's profile readers, the server and the database layer would take to import (`make bench`).
 
 
 def _read(path: str) -> bytes:
@@ -43,6 +39,13 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
+    from worthit.rules.engine import evaluate
+    from worthit.rules.errors import InvalidInput, PolicyError
+    from worthit.rules.profiles.errors import ProfileError
+    from worthit.service.gate.block import read_proposal
+    from worthit.service.gate.errors import BlockError
+    from worthit.service.present import render
+
     try:
         policy = load_policy(args.policy_file)
         text = _read(args.file).decode("utf-8", errors="replace")
@@ -90,7 +93,8 @@ def load_profile(paths: list[str], format: str | None, steps: str | None = None)
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     """The time breakdown of profiler output, largest first, with honest denominators."""
-    from worthit.rules.profiles import render_table
+    from worthit.rules.profiles.errors import ProfileError
+    from worthit.rules.profiles.report import render_table
 
     try:
         breakdown = load_profile(args.files, args.format, args.steps)
@@ -106,6 +110,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 def _request(path: str, type_: Any, *, proposals: bool = False) -> Any:
     """A plan or portfolio request from a JSON or YAML file, values read as `worthit review` reads them."""
+    from worthit.service.gate.block import read_request
     from worthit.service.validation import decode_strict
 
     return decode_strict(read_request(_read(path).decode("utf-8", errors="replace"), proposals=proposals), type_)
@@ -113,6 +118,7 @@ def _request(path: str, type_: Any, *, proposals: bool = False) -> Any:
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     """The fewest phases to reach a target, the alternatives for the last step, and the ceilings."""
+    from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.plans import PlanRequest, plan_for
     from worthit.rules.text import ms, times
 
@@ -145,6 +151,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     """Proposals ranked by return per engineer-week, the funded set, the combined speedup."""
+    from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.portfolio import PortfolioRequest, portfolio
 
     try:
@@ -166,8 +173,11 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+
     from worthit.service.db import migrate
     from worthit.service.db.engine import create_engine
+    from worthit.service.settings import Settings
 
     settings = Settings.from_env(database_url=args.database)
     _log_migrations(settings.log_level)
@@ -191,6 +201,7 @@ async def _wait_for_database(engine: Any, seconds: float) -> None:
     A migration started beside its database (compose tools that ignore `depends_on` conditions, a Job scheduled
     before the server is up) would otherwise fail on its first try and, being one-shot, never run again.
     """
+    import asyncio
     import time
 
     deadline = time.monotonic() + seconds
@@ -221,8 +232,11 @@ def _log_migrations(level: str) -> None:
 
 def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> Any:
     """Run `work(engine)` on the database (migrated first unless `upgrade` is false) and dispose of the engine."""
+    import asyncio
+
     from worthit.service.db import migrate
     from worthit.service.db.engine import create_engine
+    from worthit.service.settings import Settings
 
     settings = Settings.from_env(database_url=database)
 
@@ -260,7 +274,10 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def openapi_document() -> str:
+    import json
+
     from worthit.service.app import create_app
+    from worthit.service.settings import Settings
 
     schema = create_app(Settings(migrate_on_start=False)).openapi_schema.to_schema()
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -290,9 +307,12 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    import signal
+
     import uvicorn
 
     from worthit.service.http.protocol import guarded
+    from worthit.service.settings import Settings, is_loopback
 
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
     settings = Settings.from_env(**overrides, migrate_on_start=False if args.no_migrate else None)
@@ -349,6 +369,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _schema_problem(settings: Settings) -> str | None:
+    import asyncio
+
     from worthit.service.app import schema_problem
     from worthit.service.db.engine import create_engine
 
@@ -372,6 +394,12 @@ def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(EXIT_PASS)
 
 
+def run_gate(args: argparse.Namespace, out: TextIO) -> int:
+    from worthit.service.gate.command import run
+
+    return run(args, out)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -379,6 +407,17 @@ def _version() -> str:
         return version("worthit")
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown"
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked for: reading the installed metadata costs every other command time."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"worthit {_version()}\n")
+        parser.exit()
 
 
 class _Commands:
@@ -397,7 +436,7 @@ class _Commands:
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="worthit", description=__doc__.split("\n")[0])
-    root.add_argument("--version", action="version", version=f"worthit {_version()}")
+    root.add_argument("-V", "--version", action=_Version, help="print the version and exit")
     sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND"))
 
     serve = sub.add_parser("serve", help="serve the HTTP API (migrations applied first)")
@@ -507,20 +546,57 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.command in DATABASE_COMMANDS:
+            from worthit.service.settings import Settings
+
             _open_sqlite(Settings.from_env(database_url=getattr(args, "database", None)))
         return int(args.func(args, sys.stdout))
     except msgspec.ValidationError as exc:  # a setting from the environment that does not read
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:
-        from sqlalchemy.exc import SQLAlchemyError
-
-        if args.command not in DATABASE_COMMANDS or not isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error):
+        if args.command not in DATABASE_COMMANDS or not _database_error(exc):
             raise
         # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
         # cause in one line, not a driver's traceback.
         print(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}", file=sys.stderr)
         return EXIT_USAGE
+
+
+# The core install (the engine, `review`, `plan`, `portfolio`, `rules`, `gate`) needs none of these; the commands
+# that do name the extra (pyproject.toml) that installs what they import.
+EXTRAS = {
+    **dict.fromkeys(
+        (
+            "litestar",
+            "sqlalchemy",
+            "alembic",
+            "aiosqlite",
+            "asyncpg",
+            "uvicorn",
+            "slack_sdk",
+            "slack_bolt",
+            "websocket",
+            "prometheus_client",
+            "jinja2",
+        ),
+        "server",
+    ),
+    "polars": "profiles",
+}
+
+
+def _database_error(exc: Exception) -> bool:
+    import sqlite3
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error)
 
 
 # The commands that open the database before doing anything else (serve: before its workers start).
@@ -532,6 +608,8 @@ def _open_sqlite(settings: Settings) -> None:
 
     Through aiosqlite the same failure, once its event loop has closed, could print a thread's traceback as well.
     """
+    import sqlite3
+
     if not settings.is_sqlite:
         return
     path = settings.async_database_url.partition(":///")[2].partition("?")[0]
@@ -549,6 +627,10 @@ def database_cause(exc: BaseException) -> str:
 
 def _shown_url(args: argparse.Namespace) -> str:
     """The database URL as given, its password hidden."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from worthit.service.settings import Settings
+
     url = Settings.from_env(database_url=getattr(args, "database", None)).database_url
     parts = urlsplit(url)
     if parts.password is None:

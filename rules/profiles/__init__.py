@@ -11,13 +11,37 @@ Entry points: `read_any(data, format=None)`, `detect(data)`, `combine(files)`, `
 
 from __future__ import annotations
 
-from worthit.rules.profiles.detect import FORMATS, READERS, combine, detect, read_any
-from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
-from worthit.rules.profiles.intervals import union_length
-from worthit.rules.profiles.lookup import find_phase
-from worthit.rules.profiles.model import KINDS, Breakdown, Kind, Phase
-from worthit.rules.profiles.report import render_table
-from worthit.rules.profiles.torch_trace import read_steps
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worthit.rules.profiles.detect import FORMATS, READERS, combine, detect, read_any
+    from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
+    from worthit.rules.profiles.intervals import union_length
+    from worthit.rules.profiles.lookup import find_phase
+    from worthit.rules.profiles.model import KINDS, Breakdown, Kind, Phase
+    from worthit.rules.profiles.report import render_table
+    from worthit.rules.profiles.torch_trace import read_steps
+
+# Each name from the module that defines it, imported on first use: the engine reads `naming` for every proposal,
+# and importing this package's readers with it (polars among them) cost `worthit review` half a second.
+_HOMES = {
+    "FORMATS": "detect",
+    "READERS": "detect",
+    "combine": "detect",
+    "detect": "detect",
+    "read_any": "detect",
+    "PhaseNotFoundError": "errors",
+    "ProfileError": "errors",
+    "union_length": "intervals",
+    "find_phase": "lookup",
+    "KINDS": "model",
+    "Breakdown": "model",
+    "Kind": "model",
+    "Phase": "model",
+    "render_table": "report",
+    "read_steps": "torch_trace",
+}
 
 __all__ = [
     "FORMATS",
@@ -36,3 +60,12 @@ __all__ = [
     "render_table",
     "union_length",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

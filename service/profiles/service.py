@@ -7,6 +7,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -17,10 +18,13 @@ from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, gunz
 from worthit.rules.profiles.fold import fold_breakdown
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.rules.profiles.torch_trace import parse_steps
-from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
 from worthit.service.profiles.schemas import ProfileDoc
+
+if TYPE_CHECKING:
+    # `parse` serves `worthit profile` and `review --profile` too, which run without the server extra (SQLAlchemy).
+    from worthit.service.db.profiles import ProfileStore
 
 
 def parse(
