@@ -400,23 +400,17 @@ def run_gate(args: argparse.Namespace, out: TextIO) -> int:
     return run(args, out)
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("worthit")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown"
-
-
 class _Version(argparse.Action):
-    """`--version`, looked up only when asked for: reading the installed metadata costs every other command time."""
+    """`--version` from service/version.py (pyproject.toml reads it too): reading the installed metadata instead
+    would cost more than the rest of the command."""
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
         super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        sys.stdout.write(f"worthit {_version()}\n")
+        from worthit.service.version import VERSION
+
+        sys.stdout.write(f"worthit {VERSION}\n")
         parser.exit()
 
 
@@ -550,9 +544,6 @@ def main(argv: list[str] | None = None) -> int:
 
             _open_sqlite(Settings.from_env(database_url=getattr(args, "database", None)))
         return int(args.func(args, sys.stdout))
-    except msgspec.ValidationError as exc:  # a setting from the environment that does not read
-        print(f"worthit: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except ModuleNotFoundError as exc:
         extra = EXTRAS.get((exc.name or "").partition(".")[0])
         if extra is None:
@@ -560,6 +551,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
+        if isinstance(exc, msgspec.ValidationError):  # a setting from the environment that does not read
+            print(f"worthit: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         if args.command not in DATABASE_COMMANDS or not _database_error(exc):
             raise
         # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
