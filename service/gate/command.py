@@ -12,9 +12,9 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.service.gate.block import invalid_block, parse_block
 from worthit.service.gate.errors import MISSING_CHOICES, TEMPLATE_HINT, BlockError, UsageError
-from worthit.service.gate.event import body_from_event, body_from_file
+from worthit.service.gate.event import body_from_event, body_from_file, pull_request_detail
 from worthit.service.gate.fences import bare_proposal, find_blocks
-from worthit.service.gate.remote import evaluate_remote
+from worthit.service.gate.remote import decide_remote
 from worthit.service.gate.report import Report, judge, message_markdown, summary_markdown
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, load_policy
 from worthit.service.present import render
@@ -32,6 +32,7 @@ def run(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] | None
         out=out,
         summary_path=option("summary", "GITHUB_STEP_SUMMARY"),
         actions=env.get("GITHUB_ACTIONS", "").lower() == "true",
+        output_path=env.get("GITHUB_OUTPUT") or None,
     )
     try:
         return _gate(args, report, option, env)
@@ -76,8 +77,13 @@ def _gate(
         )
     try:
         parsed = parse_block(block)
+        decision_url = None
         if url:
-            evaluation = evaluate_remote(url, parsed, token=env.get("WORTHIT_TOKEN") or None, policy=server_policy)
+            detail = pull_request_detail(args.event) if args.event else {}
+            remote = decide_remote(
+                url, parsed, token=env.get("WORTHIT_TOKEN") or None, policy=server_policy, detail=detail
+            )
+            evaluation, decision_url = remote.evaluation, remote.decision_url
         elif parsed.proposal.p is None:
             raise invalid_block(
                 block,
@@ -107,9 +113,18 @@ def _gate(
             title=parsed.proposal.title,
             source=source,
             measured=measured,
+            decision_url=decision_url,
         )
     )
     report.annotate(outcome.level, evaluation.statement, f"worthit: {evaluation.verdict}")
+    report.outputs(
+        {
+            "verdict": evaluation.verdict,
+            "rule": evaluation.deciding_rule,
+            "passed": "true" if outcome.passed else "false",
+            "decision-url": decision_url or "",
+        }
+    )
     return outcome.exit_code
 
 
@@ -119,11 +134,13 @@ def _missing(report: Report, missing: str) -> int:
         report.log(text)
         report.summary(message_markdown("no proposal — add a worthit block", "error", text))
         report.annotate("error", text)
+        report.outputs({"verdict": "", "rule": "", "passed": "false", "decision-url": ""})
         return EXIT_FAIL
     text = "No worthit block in the pull request description; the gate is skipped."
     report.log(text)
     report.summary(message_markdown("skipped — no worthit block", "notice", text))
     report.annotate("notice", text)
+    report.outputs({"verdict": "", "rule": "", "passed": "true", "decision-url": ""})
     return EXIT_PASS
 
 
@@ -132,4 +149,5 @@ def _malformed(report: Report, exc: BlockError) -> int:
     report.log(text)
     report.summary(message_markdown("malformed block", "error", text))
     report.annotate("error", text, "worthit: malformed block")
+    report.outputs({"verdict": "", "rule": "", "passed": "false", "decision-url": ""})
     return EXIT_FAIL

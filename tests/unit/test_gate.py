@@ -416,3 +416,41 @@ def test_action_passes_inputs_through_env() -> None:
     runs = [step["run"] for step in action["runs"]["steps"] if "run" in step]
     assert all("${{" not in run_ for run_ in runs)
     assert any(COMMAND in run_.splitlines() for run_ in runs)
+
+
+def test_the_summary_reasoning_is_one_numbered_list(tmp_path: Path) -> None:
+    """Each stage a numbered item of one list (`1. **question** answer`), never a bullet holding "1. …": GitHub
+    renders that as a one-item numbered list inside each bullet."""
+    _, _, summary = gate(tmp_path, "--event", event("opened_fund.json"))
+    section = summary.split("**Reasoning**\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(section) >= 3
+    assert [line.split(". ", 1)[0] for line in section] == [str(n) for n in range(1, len(section) + 1)]
+    assert all(re.match(r"^\d+\. \*\*[^*]+\*\* \S", line) for line in section), section
+    assert not re.search(r"^- \d+\.", summary, re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("opened_fund.json", "verdict=fund\nrule=amdahl\npassed=true\ndecision-url=\n"),
+        ("edited_decline.json", "verdict=decline\nrule=noise_floor\npassed=false\ndecision-url=\n"),
+        ("opened_no_block.json", "verdict=\nrule=\npassed=true\ndecision-url=\n"),
+        ("opened_bad_yaml.json", "verdict=\nrule=\npassed=false\ndecision-url=\n"),
+    ],
+)
+def test_step_outputs_name_the_verdict_and_the_deciding_rule(tmp_path: Path, name: str, expected: str) -> None:
+    """`$GITHUB_OUTPUT` gets the verdict, the deciding rule and whether the check passed, for later steps (offline:
+    no decision is stored, so no URL)."""
+    outputs = tmp_path / "outputs"
+    outputs.write_text("earlier=kept\n", encoding="utf-8")
+    gate(tmp_path, "--event", event(name), env={"GITHUB_OUTPUT": str(outputs)})
+    assert outputs.read_text(encoding="utf-8") == "earlier=kept\n" + expected
+
+
+def test_the_action_exposes_the_gate_step_outputs() -> None:
+    action = yaml.safe_load((ROOT / "deploy" / "github" / "action.yml").read_text(encoding="utf-8"))
+    [step] = [step for step in action["runs"]["steps"] if COMMAND in step.get("run", "")]
+    assert step["id"] == "gate"
+    assert {name: output["value"] for name, output in action["outputs"].items()} == {
+        name: f"${{{{ steps.gate.outputs.{name} }}}}" for name in ("verdict", "rule", "passed", "decision-url")
+    }
