@@ -38,7 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 openapi: $(STAMP)
-	$(BIN)/worthit openapi
+	$(BIN)/worthit openapi -o openapi/openapi.json
 
 migrate: $(STAMP)
 	$(BIN)/worthit migrate

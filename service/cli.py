@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -31,6 +32,12 @@ if TYPE_CHECKING:
 
 def _read(path: str) -> bytes:
     return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+
+
+def _shown(filename: object, given: str) -> str:
+    """The file an OSError is about (a `--profile` file, say), else the one given; `-` is standard input."""
+    name = str(filename) if filename else given
+    return "standard input" if name == "-" else name
 
 
 def passes(evaluation: Evaluation, policy: Policy) -> bool:
@@ -64,7 +71,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: {args.file} {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.chart:
         from worthit.service.present.charts import decision_chart
@@ -102,7 +109,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
     return EXIT_PASS
@@ -125,8 +132,11 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     try:
         policy = load_policy(args.policy_file)
         result = plan_for(_request(args.file, PlanRequest), policy)
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
+    except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(result).decode() + "\n")
@@ -158,8 +168,11 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
         policy = load_policy(args.policy_file)
         request = _request(args.file, PortfolioRequest, proposals=True)
         result = portfolio(request.proposals, policy, request.budget_weeks)
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
+    except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(result).decode() + "\n")
@@ -287,9 +300,13 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
     document = openapi_document()
     if args.output == "-":
         out.write(document)
-    else:
+        return EXIT_PASS
+    try:
         Path(args.output).write_text(document, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+    except OSError as exc:
+        print(f"worthit: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_PASS
 
 
@@ -319,6 +336,10 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     for key, value in overrides.items():
         if value is not None:
             os.environ[f"WORTHIT_{key.upper()}"] = str(value)
+    if problem := _cannot_listen(settings.host, settings.port):
+        # Before migrating or starting anything: uvicorn would log its start-up, then fail and exit 3.
+        print(f"worthit: cannot listen on {settings.host}:{settings.port}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         import tempfile
 
@@ -368,6 +389,26 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS
 
 
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be bound (a port in use, an address not on this machine), or None when it can.
+
+    Bound as uvicorn binds it (its address family, SO_REUSEADDR) and released at once; port 0 means any free port,
+    always bindable.
+    """
+    import socket
+
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses (uvicorn.config.bind_socket)
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def _schema_problem(settings: Settings) -> str | None:
     import asyncio
 
@@ -414,30 +455,82 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose `--help` may end with text computed only when help is asked for (`more`): the rule ids, the
+    profile formats and the server's variables would otherwise be imported on every start of every command."""
+
+    more: Callable[[], str] | None = None
+
+    def format_help(self) -> str:
+        if self.more is not None:
+            self.epilog = self.more()
+        return super().format_help()
+
+
 class _Commands:
     """Subcommands whose one-line `help` (the list in `worthit --help`) is also their own `--help` description."""
 
     def __init__(self, actions: Any) -> None:
         self._actions = actions
 
-    def add_parser(self, name: str, *, help: str, description: str | None = None) -> argparse.ArgumentParser:
-        """`description` adds to the one-line help where a command needs more (its settings, where to start)."""
-        parser: argparse.ArgumentParser = self._actions.add_parser(
-            name, help=help, description=description or help[0].upper() + help[1:] + "."
+    def add_parser(
+        self,
+        name: str,
+        *,
+        help: str,
+        description: str | None = None,
+        parents: Sequence[argparse.ArgumentParser] = (),
+        more: Callable[[], str] | None = None,
+    ) -> _Parser:
+        """`description` adds to the one-line help where a command needs more (its settings, where to start);
+        `more` is text after the options, computed when `--help` is asked for."""
+        parser: _Parser = self._actions.add_parser(
+            name, help=help, description=description or help[0].upper() + help[1:] + ".", parents=list(parents)
         )
+        parser.more = more
         return parser
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="worthit", description=__doc__.split("\n")[0])
-    root.add_argument("-V", "--version", action=_Version, help="print the version and exit")
-    sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+def _server_variables() -> str:
+    from worthit.service.settings import DEFAULT_DATABASE, Settings
 
-    serve = sub.add_parser("serve", help="serve the HTTP API (migrations applied first)")
-    serve.add_argument("--host", help="address to bind (default 127.0.0.1, or WORTHIT_HOST)")
-    serve.add_argument("--port", type=int, help="port (default 8000, or WORTHIT_PORT)")
-    serve.add_argument("--database", help="database URL or SQLite path (default ./worthit.db, or DATABASE_URL)")
-    serve.add_argument("--workers", type=int, help="worker processes (default 1, or WORTHIT_WORKERS)")
+    names = ", ".join(f"WORTHIT_{name.upper()}" for name in Settings.__struct_fields__ if name != "database_url")
+    return (
+        f"Settings from the environment (README: Settings): DATABASE_URL (default {DEFAULT_DATABASE}), {names}. "
+        "An option given here wins over its variable."
+    )
+
+
+def _rule_ids() -> str:
+    from worthit.rules.checks import explanations
+
+    return "The rules, in the order the engine runs them: " + ", ".join(rule for rule, _ in explanations()) + "."
+
+
+def _profile_formats() -> str:
+    from worthit.rules.profiles.detect import FORMATS
+
+    return "Formats (--format): " + ", ".join(FORMATS) + "."
+
+
+def parser() -> argparse.ArgumentParser:
+    root = _Parser(prog="worthit", description=__doc__.split("\n")[0])
+    root.add_argument("-V", "--version", action=_Version, help="print the version and exit")
+    sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser))
+    # One --database for every command that opens the database.
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument(
+        "--database",
+        metavar="URL",
+        help="database URL or SQLite path (default: DATABASE_URL, else sqlite:///./worthit.db)",
+    )
+
+    serve = sub.add_parser(
+        "serve", help="serve the HTTP API (migrations applied first)", parents=[database], more=_server_variables
+    )
+    serve.add_argument("--host", help="address to bind (default: WORTHIT_HOST, else 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: WORTHIT_PORT, else 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes (default: WORTHIT_WORKERS, else 1)")
     serve.add_argument(
         "--no-migrate",
         action="store_true",
@@ -459,36 +552,48 @@ def parser() -> argparse.ArgumentParser:
     review.add_argument("--steps", help="with --profile: the ProfilerStep#N range to measure, e.g. 2:5 (or all)")
     review.set_defaults(func=cmd_review)
 
-    migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision")
-    migrate.add_argument("--database", help="database URL or SQLite path")
+    migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision", parents=[database])
     migrate.set_defaults(func=cmd_migrate)
 
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
-    openapi.add_argument("--output", "-o", default="openapi/openapi.json", help="file, or - for standard output")
+    openapi.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        default="-",
+        help="the file to write (default: standard output; `make openapi` writes openapi/openapi.json)",
+    )
     openapi.set_defaults(func=cmd_openapi)
 
     token = sub.add_parser("token", help="create, revoke or list bearer tokens")
     token_actions = _Commands(token.add_subparsers(dest="action", required=True, metavar="ACTION"))
-    create = token_actions.add_parser("create", help="create a token; prints it once, alone on stdout")
+    create = token_actions.add_parser(
+        "create", help="create a token; prints it once, alone on stdout", parents=[database]
+    )
     create.add_argument("--name", required=True, help="who or what uses it, e.g. planning-tool")
-    create.add_argument("--scope", required=True, choices=["read", "write", "admin"])
-    create.add_argument("--database", help="database URL or SQLite path")
-    revoke = token_actions.add_parser("revoke", help="revoke a token by name")
-    revoke.add_argument("name")
-    revoke.add_argument("--database", help="database URL or SQLite path")
-    listing = token_actions.add_parser("list", help="list tokens (names and scopes, never the tokens)")
-    listing.add_argument("--database", help="database URL or SQLite path")
+    create.add_argument(
+        "--scope",
+        required=True,
+        choices=["read", "write", "admin"],
+        help="read: evaluate and read; write: also store decisions and outcomes; admin: also policies "
+        "(each includes the one before)",
+    )
+    revoke = token_actions.add_parser("revoke", help="revoke a token by name", parents=[database])
+    revoke.add_argument("name", help="the name it was created with")
+    token_actions.add_parser("list", help="list tokens (names and scopes, never the tokens)", parents=[database])
     token.set_defaults(func=cmd_token)
 
     gate = sub.add_parser("gate", help="the pull-request review gate: evaluate the worthit block of a PR description")
     configure_gate(gate)
     gate.set_defaults(func=run_gate)
 
-    profile = sub.add_parser("profile", help="the time breakdown of profiler output (files of one run)")
+    profile = sub.add_parser(
+        "profile", help="the time breakdown of profiler output (files of one run)", more=_profile_formats
+    )
     profile.add_argument(
         "files", nargs="+", help="rocprofv3 / nsys stats CSV, rocprofv3 summary, PyTorch trace (one per rank of a run)"
     )
-    profile.add_argument("--format", help="force a format instead of detecting it")
+    profile.add_argument("--format", metavar="NAME", help="force a format (listed below) instead of detecting it")
     profile.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     profile.add_argument(
         "--steps",
@@ -499,7 +604,7 @@ def parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")
     plan.add_argument("file", help="JSON or YAML: breakdown and target_speedup or target_ms (- for stdin)")
-    plan.add_argument("--json", action="store_true")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     plan.set_defaults(func=cmd_plan)
 
@@ -507,7 +612,7 @@ def parser() -> argparse.ArgumentParser:
     portfolio.add_argument(
         "file", help="JSON or YAML: proposals (or a bare list of them) and an optional budget_weeks (- for stdin)"
     )
-    portfolio.add_argument("--json", action="store_true")
+    portfolio.add_argument("--json", action="store_true", help="print the ranking and the funded set as JSON")
     portfolio.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     portfolio.set_defaults(func=cmd_portfolio)
 
@@ -530,8 +635,8 @@ def parser() -> argparse.ArgumentParser:
     bot.add_argument("--log-level", help="debug, info (default), warning (or WORTHIT_LOG_LEVEL)")
     bot.set_defaults(func=cmd_slack_bot)
 
-    rules = sub.add_parser("rules", help="explain the rules")
-    rules.add_argument("rule", nargs="?", help="one rule id")
+    rules = sub.add_parser("rules", help="explain the rules", more=_rule_ids)
+    rules.add_argument("rule", nargs="?", help="one rule id (listed below); all of them when left out")
     rules.set_defaults(func=cmd_rules)
     return root
 

@@ -135,7 +135,8 @@ def test_block_values_as_authors_type_them() -> None:
     ("text", "line", "field", "detail"),
     [
         ("p: 21%\nk: 10\ntitle: Fuse: softmax\n", 4, "title", "not valid YAML: mapping values are not allowed"),
-        ("p: 21%\nk: [10\n", None, "", "not valid YAML"),
+        ("p: 21%\nk: [10\n", 3, "k", "not valid YAML: expected ',' or ']'"),
+        ('p: 21%\ntitle: "fuse\nk: 10\n', 3, "title", "the quote opened on this line is not closed"),
         ("p: 170%\nk: 10\n", 2, "p", "Expected `p` <= 1.0, got 1.7 (written `170%`)"),
         ("k: 10\np: 21\n", 3, "p", "for a percentage write `21%`"),
         ("p: 21%\nk: ten\n", 3, "k", 'Expected `k` to be one of the documented values, got "ten"'),
@@ -454,3 +455,17 @@ def test_the_action_exposes_the_gate_step_outputs() -> None:
     assert {name: output["value"] for name, output in action["outputs"].items()} == {
         name: f"${{{{ steps.gate.outputs.{name} }}}}" for name in ("verdict", "rule", "passed", "decision-url")
     }
+
+
+def test_an_unclosed_flow_sequence_is_reported_where_it_opens(tmp_path: Path) -> None:
+    """`k: [10` on line 19 of a description: line 19, field `k` (the parser notices on line 20, `baseline_ms`)."""
+    body = tmp_path / "pr.md"
+    lines = [f"line {n} of the description" for n in range(1, 15)]
+    lines += ["", "```worthit", "target: attention_softmax", "p: 21%", "k: [10", "baseline_ms: 100", "```", ""]
+    assert lines[18] == "k: [10"
+    body.write_text("\n".join(lines), encoding="utf-8")
+    code, stdout, _ = gate(tmp_path, "--body", str(body))
+    assert code == 1
+    [(_, _, message)] = read_annotations(stdout)
+    assert message.startswith("The worthit block is malformed at line 19, field `k`: not valid YAML"), message
+    assert "the `[` opened on this line is not closed" in message
