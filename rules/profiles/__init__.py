@@ -11,7 +11,9 @@ Entry points: `read_any(data, format=None)`, `detect(data)`, `combine(files)`, `
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -69,3 +71,16 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
+
+
+class _Package(ModuleType):
+    """This package, keeping `detect` the function: `detect` is also a submodule's name, and importing a submodule
+    binds it on its package (the import system's own setattr), which would hide the function once imported lazily."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _HOMES and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
