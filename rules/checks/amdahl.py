@@ -17,7 +17,7 @@ import math
 
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Finding
-from worthit.rules.text import k_text, ms, pct, times
+from worthit.rules.text import k_text, ms, ms_change, pct, times
 
 ID = "amdahl"
 STAGE = "worth"
@@ -51,8 +51,9 @@ def check(ctx: Context) -> Finding:
         else f"Making {ctx.target} ({pct(f.p)} of {scope}) {k_text(ctx.k)}"
     )
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
+        before, after = ms_change(f.baseline_ms, f.new_ms)
         message = (
-            f"{change} takes {scope} from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
+            f"{change} takes {scope} from {before} to {after} ({times(f.speedup)}), "
             f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
         )
     else:
