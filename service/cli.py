@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import msgspec
-
 from worthit.service.gate.options import configure as configure_gate
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
 
@@ -46,6 +44,8 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
+    import msgspec
+
     from worthit.rules.engine import evaluate
     from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.profiles.errors import ProfileError
@@ -100,6 +100,8 @@ def load_profile(paths: list[str], format: str | None, steps: str | None = None)
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     """The time breakdown of profiler output, largest first, with honest denominators."""
+    import msgspec
+
     from worthit.rules.profiles.errors import ProfileError
     from worthit.rules.profiles.report import render_table
 
@@ -125,6 +127,8 @@ def _request(path: str, type_: Any, *, proposals: bool = False) -> Any:
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     """The fewest phases to reach a target, the alternatives for the last step, and the ceilings."""
+    import msgspec
+
     from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.plans import PlanRequest, plan_for
     from worthit.rules.text import ms, times
@@ -161,6 +165,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     """Proposals ranked by return per engineer-week, the funded set, the combined speedup."""
+    import msgspec
+
     from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.portfolio import PortfolioRequest, portfolio
 
@@ -656,6 +662,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
+        import msgspec
+
         if isinstance(exc, msgspec.ValidationError):  # a setting from the environment that does not read
             print(f"worthit: {exc}", file=sys.stderr)
             return EXIT_USAGE
