@@ -6,11 +6,18 @@ STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
 .PHONY: serve test test-fast lint unit bench openapi migrate clean
 
+# pip is quiet (its per-package lines would bury the rest), so say what it installs and how long it takes.
+# PYTHONWARNINGS: setuptools' editable builds print an 8-line "Editable installation" notice that asks nothing of us.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "worthit needs Python >= 3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@echo "Installing worthit into $(VENV)/ with the server, profiles and dev extras (about 80 packages: Litestar,"
+	@echo "SQLAlchemy, polars, pytest, mypy, ...). The first time this takes about 2 minutes; later, after a change to"
+	@echo "pyproject.toml, seconds."
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@start=$$(date +%s); PYTHONWARNINGS="ignore:Editable installation" \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[server,profiles,dev]' && \
+		echo "Installed in $$(( $$(date +%s) - start )) s; the command is $(BIN)/worthit."
 	@# mypy cannot see through the editable install's import hook: it reads `worthit.*` from these links.
 	@mkdir -p $(VENV)/src/worthit && for d in rules service migrations; do ln -sfn "$(CURDIR)/$$d" $(VENV)/src/worthit/$$d; done
 	@rm -f $(VENV)/.installed-* && touch $@
@@ -34,14 +41,16 @@ unit: test-fast
 
 bench: $(STAMP)
 	@# The peers the profile readers are measured against (pandas, HolisticTraceAnalysis): bench-time only.
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	@echo "Installing the bench extra (pandas, numpy, HolisticTraceAnalysis: the peers measured against)..."
+	@PYTHONWARNINGS="ignore:Editable installation" \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[server,profiles,dev,bench]'
 	@command -v wrk >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq wrk >/dev/null 2>&1 || \
 		{ apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }; } || \
 		echo "wrk is missing (apt-get install wrk): the HTTP cases will be skipped"
 	$(BIN)/python benchmarks/run.py
 
 openapi: $(STAMP)
-	$(BIN)/worthit openapi
+	$(BIN)/worthit openapi -o openapi/openapi.json
 
 migrate: $(STAMP)
 	$(BIN)/worthit migrate

@@ -14,6 +14,8 @@ Cases (each baseline is measured here, now, on this machine, so the ratios survi
   (read_csv, groupby, a numpy interval union), and a 100 MB PyTorch trace against HolisticTraceAnalysis loading it
   (time and peak memory; both peers come with the `bench` extra);
 - Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit;
+- start-up (bench_startup.py): `worthit --version` and `worthit review proposal.json`, whole processes, median of 9,
+  against `python -c pass` on the same interpreter;
 - the image (bench_image.py, when podman is installed): its size against its base image's, and `podman run` to a
   ready `/readyz` against `worthit serve` started the same way on the host.
 No assertions: this reports, it does not gate (nothing in `make test` depends on timing).
@@ -40,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec
 
-from benchmarks import bench_image, bench_inprocess, bench_profiles, bench_slack
+from benchmarks import bench_image, bench_inprocess, bench_profiles, bench_slack, bench_startup
 from benchmarks.proposals import PROPOSALS
 from tests.harness import POSTGRES_URL, admin, postgres_answers, start_server
 from worthit.rules.engine import evaluate
@@ -253,6 +255,21 @@ def bench_slack_latency(quick: bool, workdir: Path) -> list[Row]:
     ]
 
 
+def bench_cli_startup() -> list[Row]:
+    figures, bare = bench_startup.measure()
+    return [
+        Row(
+            f"CLI start-up: `{figure.command}` (whole process, median of {figure.runs})",
+            f"{figure.seconds * 1000:.0f} ms",
+            f"python -c pass {bare * 1000:.0f} ms",
+            figure.seconds / bare,
+            f"<= {bench_startup.TARGET_S * 1000:.0f} ms",
+            figure.seconds <= bench_startup.TARGET_S,
+        )
+        for figure in figures
+    ]
+
+
 def bench_container_image() -> list[Row]:
     figures = bench_image.measure()
     if figures is None:
@@ -329,6 +346,7 @@ def main() -> None:
         workdir = Path(tmp)
         rows += bench_engine(2.0 if args.quick else 5.0)
         print(f"engine: {rows[-1].figure} ({rows[-1].baseline}); HTTP, profiles and Slack follow", flush=True)
+        rows += bench_cli_startup()
         databases = {"SQLite": f"sqlite:///{workdir / 'bench.db'}"}
         postgres = not args.no_postgres and postgres_answers()
         if postgres:

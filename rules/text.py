@@ -30,19 +30,31 @@ def _vowel_sound(text: str) -> bool:
     return lead.startswith("8") or lead in ("11", "18")
 
 
-def ms(value: float) -> str:
-    """A time given in ms: `81.1 ms`, `2.1 ms`, `39.8 µs`, `1.2 s`."""
+def ms(value: float, decimals: int = 1) -> str:
+    """A time given in ms: `81.1 ms`, `2.1 ms`, `39.8 µs`, `1.2 s` (`decimals` more digits where a change needs them:
+    `ms_change`)."""
     if value < 0:
-        return "-" + ms(-value)
+        return "-" + ms(-value, decimals)
     if value >= 1e9:
         return f"{value / 1000:.3g} s"
     if value >= 10_000:
-        return f"{_trim(f'{value / 1000:.1f}')} s"
+        return f"{_trim(f'{value / 1000:.{decimals}f}')} s"
     if value >= 1 or value == 0:
-        return f"{_trim(f'{value:.1f}')} ms"
+        return f"{_trim(f'{value:.{decimals}f}')} ms"
     if value >= 0.001:
-        return f"{_trim(f'{value * 1000:.1f}')} µs"
+        return f"{_trim(f'{value * 1000:.{decimals}f}')} µs"
     return f"{_trim(f'{value * 1e6:.0f}')} ns"
+
+
+def ms_change(before: float, after: float) -> tuple[str, str]:
+    """Two times written with the digits that show they differ: 3.607 ms and 3.567 ms, where `ms` writes both
+    `3.6 ms` (a 1% change on a 3.6 ms step); equal times, and times that differ only past six decimals, stay alike."""
+    decimals = 1
+    first, second = ms(before), ms(after)
+    while first == second and before != after and decimals < 6:
+        decimals += 1
+        first, second = ms(before, decimals), ms(after, decimals)
+    return first, second
 
 
 def pct(share: float) -> str:

@@ -48,8 +48,8 @@ from worthit.service.outcomes.service import Calibrator, OutcomeService
 from worthit.service.policies.service import PolicyService
 from worthit.service.profiles.service import ParseLimits, ProfileService
 from worthit.service.settings import Settings
+from worthit.service.version import VERSION
 
-VERSION = "0.1.0"
 log = logging.getLogger("worthit")
 
 

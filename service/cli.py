@@ -7,34 +7,35 @@ Exit status of `review`: 0 when the verdict passes the policy's gate (fund, fund
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
-import signal
-import sqlite3
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import Any, TextIO
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, TextIO
 
-import msgspec
-
-from worthit.rules.engine import evaluate
-from worthit.rules.errors import InvalidInput, PolicyError
-from worthit.rules.model import Evaluation
-from worthit.rules.policy import Policy
-from worthit.rules.profiles import Breakdown, ProfileError
-from worthit.service.gate import BlockError, read_proposal, read_request
-from worthit.service.gate import configure as configure_gate
-from worthit.service.gate import run as run_gate
+from worthit.service.gate.options import configure as configure_gate
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
-from worthit.service.present import render
-from worthit.service.settings import Settings, is_loopback
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from worthit.rules.model import Evaluation
+    from worthit.rules.policy import Policy
+    from worthit.rules.profiles import Breakdown
+    from worthit.service.settings import Settings
+
+# What a command needs is imported inside it: `worthit --version` and `worthit review` start in a fraction of the
+# time the engine's profile readers, the server and the database layer would take to import (`make bench`).
 
 
 def _read(path: str) -> bytes:
     return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+
+
+def _shown(filename: object, given: str) -> str:
+    """The file an OSError is about (a `--profile` file, say), else the one given; `-` is standard input."""
+    name = str(filename) if filename else given
+    return "standard input" if name == "-" else name
 
 
 def passes(evaluation: Evaluation, policy: Policy) -> bool:
@@ -43,6 +44,15 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
+    import msgspec
+
+    from worthit.rules.engine import evaluate
+    from worthit.rules.errors import InvalidInput, PolicyError
+    from worthit.rules.profiles.errors import ProfileError
+    from worthit.service.gate.block import read_proposal
+    from worthit.service.gate.errors import BlockError
+    from worthit.service.present import render
+
     try:
         policy = load_policy(args.policy_file)
         text = _read(args.file).decode("utf-8", errors="replace")
@@ -61,7 +71,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: {args.file} {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.chart:
         from worthit.service.present.charts import decision_chart
@@ -81,7 +91,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 def load_profile(paths: list[str], format: str | None, steps: str | None = None) -> Breakdown:
     """One breakdown from profiler files of one run (progress shown for large files)."""
     from worthit.service.present.terminal import read_with_progress, timed
-    from worthit.service.profiles.service import parse
+    from worthit.service.profiles.parsing import parse
 
     files = [read_with_progress(Path(path)) for path in paths]
     names = [Path(path).name for path in paths]
@@ -90,7 +100,10 @@ def load_profile(paths: list[str], format: str | None, steps: str | None = None)
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     """The time breakdown of profiler output, largest first, with honest denominators."""
-    from worthit.rules.profiles import render_table
+    import msgspec
+
+    from worthit.rules.profiles.errors import ProfileError
+    from worthit.rules.profiles.report import render_table
 
     try:
         breakdown = load_profile(args.files, args.format, args.steps)
@@ -98,7 +111,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
     return EXIT_PASS
@@ -106,6 +119,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 def _request(path: str, type_: Any, *, proposals: bool = False) -> Any:
     """A plan or portfolio request from a JSON or YAML file, values read as `worthit review` reads them."""
+    from worthit.service.gate.block import read_request
     from worthit.service.validation import decode_strict
 
     return decode_strict(read_request(_read(path).decode("utf-8", errors="replace"), proposals=proposals), type_)
@@ -113,14 +127,20 @@ def _request(path: str, type_: Any, *, proposals: bool = False) -> Any:
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     """The fewest phases to reach a target, the alternatives for the last step, and the ceilings."""
+    import msgspec
+
+    from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.plans import PlanRequest, plan_for
     from worthit.rules.text import ms, times
 
     try:
         policy = load_policy(args.policy_file)
         result = plan_for(_request(args.file, PlanRequest), policy)
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
+    except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(result).decode() + "\n")
@@ -145,14 +165,20 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     """Proposals ranked by return per engineer-week, the funded set, the combined speedup."""
+    import msgspec
+
+    from worthit.rules.errors import InvalidInput, PolicyError
     from worthit.rules.portfolio import PortfolioRequest, portfolio
 
     try:
         policy = load_policy(args.policy_file)
         request = _request(args.file, PortfolioRequest, proposals=True)
         result = portfolio(request.proposals, policy, request.budget_weeks)
-    except (InvalidInput, PolicyError, msgspec.DecodeError, OSError, CannotRun) as exc:
+    except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(msgspec.json.encode(result).decode() + "\n")
@@ -166,8 +192,11 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+
     from worthit.service.db import migrate
     from worthit.service.db.engine import create_engine
+    from worthit.service.settings import Settings
 
     settings = Settings.from_env(database_url=args.database)
     _log_migrations(settings.log_level)
@@ -191,6 +220,7 @@ async def _wait_for_database(engine: Any, seconds: float) -> None:
     A migration started beside its database (compose tools that ignore `depends_on` conditions, a Job scheduled
     before the server is up) would otherwise fail on its first try and, being one-shot, never run again.
     """
+    import asyncio
     import time
 
     deadline = time.monotonic() + seconds
@@ -221,8 +251,11 @@ def _log_migrations(level: str) -> None:
 
 def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> Any:
     """Run `work(engine)` on the database (migrated first unless `upgrade` is false) and dispose of the engine."""
+    import asyncio
+
     from worthit.service.db import migrate
     from worthit.service.db.engine import create_engine
+    from worthit.service.settings import Settings
 
     settings = Settings.from_env(database_url=database)
 
@@ -269,8 +302,11 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def openapi_document() -> str:
+    import json
+
     from worthit.service.app import create_app
     from worthit.service.http.openapi import document
+    from worthit.service.settings import Settings
 
     schema = document(create_app(Settings(migrate_on_start=False)))
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -280,9 +316,13 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
     document = openapi_document()
     if args.output == "-":
         out.write(document)
-    else:
+        return EXIT_PASS
+    try:
         Path(args.output).write_text(document, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+    except OSError as exc:
+        print(f"worthit: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_PASS
 
 
@@ -300,15 +340,22 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    import signal
+
     import uvicorn
 
     from worthit.service.http.protocol import guarded
+    from worthit.service.settings import Settings, is_loopback
 
     overrides = {"host": args.host, "port": args.port, "database_url": args.database, "workers": args.workers}
     settings = Settings.from_env(**overrides, migrate_on_start=False if args.no_migrate else None)
     for key, value in overrides.items():
         if value is not None:
             os.environ[f"WORTHIT_{key.upper()}"] = str(value)
+    if problem := _cannot_listen(settings.host, settings.port):
+        # Before migrating or starting anything: uvicorn would log its start-up, then fail and exit 3.
+        print(f"worthit: cannot listen on {settings.host}:{settings.port}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         import tempfile
 
@@ -358,7 +405,29 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_PASS
 
 
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be bound (a port in use, an address not on this machine), or None when it can.
+
+    Bound as uvicorn binds it (its address family, SO_REUSEADDR) and released at once; port 0 means any free port,
+    always bindable.
+    """
+    import socket
+
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses (uvicorn.config.bind_socket)
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def _schema_problem(settings: Settings) -> str | None:
+    import asyncio
+
     from worthit.service.app import schema_problem
     from worthit.service.db.engine import create_engine
 
@@ -382,13 +451,36 @@ def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(EXIT_PASS)
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def run_gate(args: argparse.Namespace, out: TextIO) -> int:
+    from worthit.service.gate.command import run
 
-    try:
-        return version("worthit")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown"
+    return run(args, out)
+
+
+class _Version(argparse.Action):
+    """`--version` from service/version.py (pyproject.toml reads it too): reading the installed metadata instead
+    would cost more than the rest of the command."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from worthit.service.version import VERSION
+
+        sys.stdout.write(f"worthit {VERSION}\n")
+        parser.exit()
+
+
+class _Parser(argparse.ArgumentParser):
+    """A parser whose `--help` may end with text computed only when help is asked for (`more`): the rule ids, the
+    profile formats and the server's variables would otherwise be imported on every start of every command."""
+
+    more: Callable[[], str] | None = None
+
+    def format_help(self) -> str:
+        if self.more is not None:
+            self.epilog = self.more()
+        return super().format_help()
 
 
 class _Commands:
@@ -397,24 +489,64 @@ class _Commands:
     def __init__(self, actions: Any) -> None:
         self._actions = actions
 
-    def add_parser(self, name: str, *, help: str, description: str | None = None) -> argparse.ArgumentParser:
-        """`description` adds to the one-line help where a command needs more (its settings, where to start)."""
-        parser: argparse.ArgumentParser = self._actions.add_parser(
-            name, help=help, description=description or help[0].upper() + help[1:] + "."
+    def add_parser(
+        self,
+        name: str,
+        *,
+        help: str,
+        description: str | None = None,
+        parents: Sequence[argparse.ArgumentParser] = (),
+        more: Callable[[], str] | None = None,
+    ) -> _Parser:
+        """`description` adds to the one-line help where a command needs more (its settings, where to start);
+        `more` is text after the options, computed when `--help` is asked for."""
+        parser: _Parser = self._actions.add_parser(
+            name, help=help, description=description or help[0].upper() + help[1:] + ".", parents=list(parents)
         )
+        parser.more = more
         return parser
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="worthit", description=__doc__.split("\n")[0])
-    root.add_argument("--version", action="version", version=f"worthit {_version()}")
-    sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+def _server_variables() -> str:
+    from worthit.service.settings import DEFAULT_DATABASE, Settings
 
-    serve = sub.add_parser("serve", help="serve the HTTP API (migrations applied first)")
-    serve.add_argument("--host", help="address to bind (default 127.0.0.1, or WORTHIT_HOST)")
-    serve.add_argument("--port", type=int, help="port (default 8000, or WORTHIT_PORT)")
-    serve.add_argument("--database", help="database URL or SQLite path (default ./worthit.db, or DATABASE_URL)")
-    serve.add_argument("--workers", type=int, help="worker processes (default 1, or WORTHIT_WORKERS)")
+    names = ", ".join(f"WORTHIT_{name.upper()}" for name in Settings.__struct_fields__ if name != "database_url")
+    return (
+        f"Settings from the environment (README: Settings): DATABASE_URL (default {DEFAULT_DATABASE}), {names}. "
+        "An option given here wins over its variable."
+    )
+
+
+def _rule_ids() -> str:
+    from worthit.rules.checks import explanations
+
+    return "The rules, in the order the engine runs them: " + ", ".join(rule for rule, _ in explanations()) + "."
+
+
+def _profile_formats() -> str:
+    from worthit.rules.profiles.detect import FORMATS
+
+    return "Formats (--format): " + ", ".join(FORMATS) + "."
+
+
+def parser() -> argparse.ArgumentParser:
+    root = _Parser(prog="worthit", description=__doc__.split("\n")[0])
+    root.add_argument("-V", "--version", action=_Version, help="print the version and exit")
+    sub = _Commands(root.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser))
+    # One --database for every command that opens the database.
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument(
+        "--database",
+        metavar="URL",
+        help="database URL or SQLite path (default: DATABASE_URL, else sqlite:///./worthit.db)",
+    )
+
+    serve = sub.add_parser(
+        "serve", help="serve the HTTP API (migrations applied first)", parents=[database], more=_server_variables
+    )
+    serve.add_argument("--host", help="address to bind (default: WORTHIT_HOST, else 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: WORTHIT_PORT, else 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes (default: WORTHIT_WORKERS, else 1)")
     serve.add_argument(
         "--no-migrate",
         action="store_true",
@@ -436,36 +568,48 @@ def parser() -> argparse.ArgumentParser:
     review.add_argument("--steps", help="with --profile: the ProfilerStep#N range to measure, e.g. 2:5 (or all)")
     review.set_defaults(func=cmd_review)
 
-    migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision")
-    migrate.add_argument("--database", help="database URL or SQLite path")
+    migrate = sub.add_parser("migrate", help="bring the database schema to the newest revision", parents=[database])
     migrate.set_defaults(func=cmd_migrate)
 
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
-    openapi.add_argument("--output", "-o", default="openapi/openapi.json", help="file, or - for standard output")
+    openapi.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        default="-",
+        help="the file to write (default: standard output; `make openapi` writes openapi/openapi.json)",
+    )
     openapi.set_defaults(func=cmd_openapi)
 
     token = sub.add_parser("token", help="create, revoke or list bearer tokens")
     token_actions = _Commands(token.add_subparsers(dest="action", required=True, metavar="ACTION"))
-    create = token_actions.add_parser("create", help="create a token; prints it once, alone on stdout")
+    create = token_actions.add_parser(
+        "create", help="create a token; prints it once, alone on stdout", parents=[database]
+    )
     create.add_argument("--name", required=True, type=_token_name, help="who or what uses it, e.g. planning-tool")
-    create.add_argument("--scope", required=True, choices=["read", "write", "admin"])
-    create.add_argument("--database", help="database URL or SQLite path")
-    revoke = token_actions.add_parser("revoke", help="revoke a token by name")
-    revoke.add_argument("name")
-    revoke.add_argument("--database", help="database URL or SQLite path")
-    listing = token_actions.add_parser("list", help="list tokens (names and scopes, never the tokens)")
-    listing.add_argument("--database", help="database URL or SQLite path")
+    create.add_argument(
+        "--scope",
+        required=True,
+        choices=["read", "write", "admin"],
+        help="read: evaluate and read; write: also store decisions and outcomes; admin: also policies "
+        "(each includes the one before)",
+    )
+    revoke = token_actions.add_parser("revoke", help="revoke a token by name", parents=[database])
+    revoke.add_argument("name", help="the name it was created with")
+    token_actions.add_parser("list", help="list tokens (names and scopes, never the tokens)", parents=[database])
     token.set_defaults(func=cmd_token)
 
     gate = sub.add_parser("gate", help="the pull-request review gate: evaluate the worthit block of a PR description")
     configure_gate(gate)
     gate.set_defaults(func=run_gate)
 
-    profile = sub.add_parser("profile", help="the time breakdown of profiler output (files of one run)")
+    profile = sub.add_parser(
+        "profile", help="the time breakdown of profiler output (files of one run)", more=_profile_formats
+    )
     profile.add_argument(
         "files", nargs="+", help="rocprofv3 / nsys stats CSV, rocprofv3 summary, PyTorch trace (one per rank of a run)"
     )
-    profile.add_argument("--format", help="force a format instead of detecting it")
+    profile.add_argument("--format", metavar="NAME", help="force a format (listed below) instead of detecting it")
     profile.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     profile.add_argument(
         "--steps",
@@ -476,7 +620,7 @@ def parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")
     plan.add_argument("file", help="JSON or YAML: breakdown and target_speedup or target_ms (- for stdin)")
-    plan.add_argument("--json", action="store_true")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     plan.set_defaults(func=cmd_plan)
 
@@ -484,7 +628,7 @@ def parser() -> argparse.ArgumentParser:
     portfolio.add_argument(
         "file", help="JSON or YAML: proposals (or a bare list of them) and an optional budget_weeks (- for stdin)"
     )
-    portfolio.add_argument("--json", action="store_true")
+    portfolio.add_argument("--json", action="store_true", help="print the ranking and the funded set as JSON")
     portfolio.add_argument("--policy-file", help="a policy TOML file (default: the bundled default policy)")
     portfolio.set_defaults(func=cmd_portfolio)
 
@@ -507,8 +651,8 @@ def parser() -> argparse.ArgumentParser:
     bot.add_argument("--log-level", help="debug, info (default), warning (or WORTHIT_LOG_LEVEL)")
     bot.set_defaults(func=cmd_slack_bot)
 
-    rules = sub.add_parser("rules", help="explain the rules")
-    rules.add_argument("rule", nargs="?", help="one rule id")
+    rules = sub.add_parser("rules", help="explain the rules", more=_rule_ids)
+    rules.add_argument("rule", nargs="?", help="one rule id (listed below); all of them when left out")
     rules.set_defaults(func=cmd_rules)
     return root
 
@@ -517,20 +661,59 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.command in DATABASE_COMMANDS:
+            from worthit.service.settings import Settings
+
             _open_sqlite(Settings.from_env(database_url=getattr(args, "database", None)))
         return int(args.func(args, sys.stdout))
-    except msgspec.ValidationError as exc:  # a setting from the environment that does not read
-        print(f"worthit: {exc}", file=sys.stderr)
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        from sqlalchemy.exc import SQLAlchemyError
+        import msgspec
 
-        if args.command not in DATABASE_COMMANDS or not isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error):
+        if isinstance(exc, msgspec.ValidationError):  # a setting from the environment that does not read
+            print(f"worthit: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.command not in DATABASE_COMMANDS or not _database_error(exc):
             raise
         # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
         # cause in one line, not a driver's traceback.
         print(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}", file=sys.stderr)
         return EXIT_USAGE
+
+
+# The core install (the engine, `review`, `plan`, `portfolio`, `rules`, `gate`) needs none of these; the commands
+# that do name the extra (pyproject.toml) that installs what they import.
+EXTRAS = {
+    **dict.fromkeys(
+        (
+            "litestar",
+            "sqlalchemy",
+            "alembic",
+            "aiosqlite",
+            "asyncpg",
+            "uvicorn",
+            "slack_sdk",
+            "slack_bolt",
+            "websocket",
+            "prometheus_client",
+            "jinja2",
+        ),
+        "server",
+    ),
+    "polars": "profiles",
+}
+
+
+def _database_error(exc: Exception) -> bool:
+    import sqlite3
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error)
 
 
 # The commands that open the database before doing anything else (serve: before its workers start).
@@ -542,6 +725,8 @@ def _open_sqlite(settings: Settings) -> None:
 
     Through aiosqlite the same failure, once its event loop has closed, could print a thread's traceback as well.
     """
+    import sqlite3
+
     if not settings.is_sqlite:
         return
     path = settings.async_database_url.partition(":///")[2].partition("?")[0]
@@ -559,6 +744,10 @@ def database_cause(exc: BaseException) -> str:
 
 def _shown_url(args: argparse.Namespace) -> str:
     """The database URL as given, its password hidden."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from worthit.service.settings import Settings
+
     url = Settings.from_env(database_url=getattr(args, "database", None)).database_url
     parts = urlsplit(url)
     if parts.password is None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from enum import IntEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from worthit.rules.errors import PolicyError
-from worthit.rules.policy import Policy, default_policy, parse_policy
+if TYPE_CHECKING:
+    from worthit.rules.policy import Policy
 
 
 class Exit(IntEnum):
@@ -29,6 +30,9 @@ class CannotRun(Exception):
 
 def load_policy(path: str | None) -> Policy:
     """The bundled default policy, or the TOML file at `path`; `CannotRun` names the file when it fails."""
+    from worthit.rules.errors import PolicyError
+    from worthit.rules.policy import default_policy, parse_policy
+
     if path is None:
         return default_policy()
     try:

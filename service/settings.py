@@ -94,15 +94,25 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         """Settings from `WORTHIT_*` variables (and `DATABASE_URL`), then explicit overrides (CLI options)."""
         env = os.environ if environ is None else environ
         raw: dict[str, object] = {}
+        # Where each value came from, so an error names the variable or option to fix rather than `$.port`.
+        origin: dict[str, str] = {}
         if "DATABASE_URL" in env:
-            raw["database_url"] = env["DATABASE_URL"]
+            raw["database_url"], origin["database_url"] = env["DATABASE_URL"], "DATABASE_URL"
         for field in cls.__struct_fields__:
             name = f"WORTHIT_{field.upper()}"
             if name in env and env[name] != "":
-                raw[field] = env[name]
-        raw.update({key: value for key, value in overrides.items() if value is not None})
+                raw[field], origin[field] = env[name], name
+        for key, value in overrides.items():
+            if value is not None:
+                raw[key], origin[key] = value, f"--{key.replace('_', '-')}"
         # Environment values are strings: let msgspec parse "8000" and "1"/"true" (lax), then validate.
-        return msgspec.convert(raw, cls, strict=False)
+        try:
+            return msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as exc:
+            message, _, where = str(exc).partition(" - at `$.")
+            source = origin.get(where.rstrip("`").split(".")[0].split("[")[0])
+            # The value itself is left out: it may be a secret (a database password, a signing secret).
+            raise msgspec.ValidationError(f"{source}: {message}" if source else str(exc)) from None
 
     @property
     def auth_always_on(self) -> bool:

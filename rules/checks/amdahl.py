@@ -17,7 +17,7 @@ import math
 
 from worthit.rules.context import Context, Example
 from worthit.rules.model import AmdahlFigures, Figure, Finding
-from worthit.rules.text import count, join, k_text, label, ms, num, pct, times
+from worthit.rules.text import count, join, k_text, label, ms, ms_change, num, pct, times
 
 ID = "amdahl"
 STAGE = "worth"
@@ -55,8 +55,9 @@ def check(ctx: Context) -> Finding:
             else f"Making {ctx.target} ({pct(f.p)} of {scope}) {k_text(ctx.k)}"
         )
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
+        before, after = ms_change(f.baseline_ms, f.new_ms)
         message = (
-            f"{change} takes {scope} from {ms(f.baseline_ms)} to {ms(f.new_ms)} ({times(f.speedup)}), "
+            f"{change} takes {scope} from {before} to {after} ({times(f.speedup)}), "
             f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
         )
     else:

@@ -102,7 +102,19 @@ def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[Propos
     most `MAX_PHASES` in all, the `target` always among them (the others beyond the largest folded per kind)."""
     host_timeline = _waits_on_host(breakdown.format, breakdown.activity)
     parts = _parts(breakdown.phases, host_timeline=host_timeline)
-    phases = [ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other")) for n, p in _unique(parts)]
+    named = _unique(parts)
+    # A runtime API call's total (hipGetDeviceCount, a sync; summed in a stats table, or traced) is time the host
+    # spends in the runtime, not a phase a speedup applies to: the calls are kept as one "rest" phase, so their
+    # time still counts and no check proposes speeding one up instead of the target.
+    calls = [p for n, p in named if p.kind == "api" and n != target]
+    phases = [
+        ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other"))
+        for n, p in named
+        if p.kind != "api" or n == target
+    ]
+    if calls:
+        name = rest_name("api", len(calls), inclusive=all(p.inclusive for p in calls))
+        phases.append(ProposalPhase(name=name, ms=sum(p.total_ns for p in calls) / 1e6, kind="other"))
     keep = frozenset(() if target is None else (target,))
     phases = fold_proposal_phases(phases, MAX_PHASES - 2, keep)
     if breakdown.wall_ns is not None:

@@ -19,25 +19,59 @@ Choices made here, so a reader need not reverse-engineer them:
   A YAML key given twice is an error (YAML itself would silently keep the last one).
 
 The parts, in the order a run goes through them: `event` (the description), `fences` (the blocks), `block` (YAML
-to a validated proposal), `remote` (evaluation on a server), `report` (the verdict judged and written), `command`
-(the options and the run).
+to a validated proposal), `remote` (evaluation on a server), `report` (the verdict judged and written), `options`
+(the command line's) and `command` (the run).
 """
 
-from worthit.service.gate.block import Parsed, invalid_block, parse_block, read_proposal, read_request
-from worthit.service.gate.command import configure, run
-from worthit.service.gate.errors import BlockError, UsageError
-from worthit.service.gate.event import body_from_event, body_from_file
-from worthit.service.gate.fences import Block, bare_proposal, find_blocks, normalise_newlines
-from worthit.service.gate.remote import evaluate_remote
-from worthit.service.gate.report import (
-    Outcome,
-    Report,
-    annotation,
-    escape_data,
-    escape_property,
-    judge,
-    summary_markdown,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worthit.service.gate.block import Parsed, invalid_block, parse_block, read_proposal, read_request
+    from worthit.service.gate.command import run
+    from worthit.service.gate.errors import BlockError, UsageError
+    from worthit.service.gate.event import body_from_event, body_from_file
+    from worthit.service.gate.fences import Block, bare_proposal, find_blocks, normalise_newlines
+    from worthit.service.gate.options import configure
+    from worthit.service.gate.remote import evaluate_remote
+    from worthit.service.gate.report import (
+        Outcome,
+        Report,
+        annotation,
+        escape_data,
+        escape_property,
+        judge,
+        summary_markdown,
+    )
+
+# Each name from its module on first use: `worthit --version` builds the gate's options without its engine.
+_HOMES = {
+    "Parsed": "block",
+    "invalid_block": "block",
+    "parse_block": "block",
+    "read_proposal": "block",
+    "read_request": "block",
+    "run": "command",
+    "BlockError": "errors",
+    "UsageError": "errors",
+    "body_from_event": "event",
+    "body_from_file": "event",
+    "Block": "fences",
+    "bare_proposal": "fences",
+    "find_blocks": "fences",
+    "normalise_newlines": "fences",
+    "configure": "options",
+    "evaluate_remote": "remote",
+    "Outcome": "report",
+    "Report": "report",
+    "annotation": "report",
+    "escape_data": "report",
+    "escape_property": "report",
+    "judge": "report",
+    "summary_markdown": "report",
+}
 
 __all__ = [
     "Block",
@@ -64,3 +98,12 @@ __all__ = [
     "run",
     "summary_markdown",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

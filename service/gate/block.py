@@ -228,15 +228,23 @@ def _reject_duplicates(block: Block, node: yaml.Node, path: str = "") -> None:
 
 # Possessive: `\s*-?\s*` split a run of spaces between its two halves every way there is (quadratic in the run).
 _KEY_OF_LINE = re.compile(r"\s*+-?\s*+([A-Za-z_][\w.]*+)\s*+:")
+# An unclosed `[`, `{` or quote is noticed where the parser gives up (the next field's line, usually); the author's
+# mistake is where it was opened, which the error's context mark gives.
+_OPENED = {"flow sequence": "`[`", "flow mapping": "`{`", "quoted scalar": "quote"}
 
 
 def _yaml_error(block: Block, exc: yaml.YAMLError) -> BlockError:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    context = str(getattr(exc, "context", None) or "")
+    opened = next((what for construct, what in _OPENED.items() if construct in context), None)
+    mark = getattr(exc, "context_mark", None) if opened else None
+    mark = mark or getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = block.body_line(mark.line) if mark is not None else block.line
     problem = getattr(exc, "problem", None) or str(exc)
     # A refused alias or nesting is valid YAML that a proposal has no use for: say what, not "not valid".
     detail = problem if isinstance(exc, safe_yaml.Refused) else f"not valid YAML: {problem}"
-    if "mapping values are not allowed" in problem:
+    if opened and mark is getattr(exc, "context_mark", None):
+        detail += f" (the {opened} opened on this line is not closed)"
+    elif "mapping values are not allowed" in problem:
         detail += " (quote a value that contains `: `)"
     elif "found character '\\t'" in problem:
         detail += " (indent with spaces, not tabs)"

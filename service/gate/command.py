@@ -1,4 +1,4 @@
-"""`worthit gate`: the options, and the run from the description to the exit status."""
+"""`worthit gate`: the run from the description to the exit status (its options: `options`)."""
 
 from __future__ import annotations
 
@@ -12,32 +12,12 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.service.gate.block import invalid_block, parse_block
 from worthit.service.gate.errors import MISSING_CHOICES, TEMPLATE_HINT, BlockError, UsageError
-from worthit.service.gate.event import body_from_event, body_from_file
+from worthit.service.gate.event import body_from_event, body_from_file, pull_request_detail
 from worthit.service.gate.fences import bare_proposal, find_blocks
-from worthit.service.gate.remote import evaluate_remote
+from worthit.service.gate.remote import decide_remote
 from worthit.service.gate.report import Report, judge, message_markdown, summary_markdown
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, load_policy
 from worthit.service.present import render
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """The `worthit gate` options. Each falls back to an environment variable, so CI passes inputs as env."""
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--event", metavar="PATH", help='a pull_request event file: --event "$GITHUB_EVENT_PATH"')
-    source.add_argument("--body", metavar="FILE", help="the description as Markdown, or - for standard input")
-    parser.add_argument("--url", help="evaluate on this worthit server (env WORTHIT_GATE_URL; token: WORTHIT_TOKEN)")
-    parser.add_argument("--policy", metavar="NAME", help="with --url: the server's policy (env WORTHIT_GATE_POLICY)")
-    parser.add_argument(
-        "--policy-file",
-        help="policy TOML: the offline policy, and the gate settings in both modes (env WORTHIT_GATE_POLICY_FILE)",
-    )
-    parser.add_argument(
-        "--missing",
-        choices=MISSING_CHOICES,
-        help="a description without a worthit block: skip (pass) or fail; default the policy's gate.missing_block "
-        "(env WORTHIT_GATE_MISSING)",
-    )
-    parser.add_argument("--summary", metavar="FILE", help="append the Markdown verdict (default $GITHUB_STEP_SUMMARY)")
 
 
 def run(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
@@ -52,6 +32,7 @@ def run(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] | None
         out=out,
         summary_path=option("summary", "GITHUB_STEP_SUMMARY"),
         actions=env.get("GITHUB_ACTIONS", "").lower() == "true",
+        output_path=env.get("GITHUB_OUTPUT") or None,
     )
     try:
         return _gate(args, report, option, env)
@@ -96,8 +77,13 @@ def _gate(
         )
     try:
         parsed = parse_block(block)
+        decision_url = None
         if url:
-            evaluation = evaluate_remote(url, parsed, token=env.get("WORTHIT_TOKEN") or None, policy=server_policy)
+            detail = pull_request_detail(args.event) if args.event else {}
+            remote = decide_remote(
+                url, parsed, token=env.get("WORTHIT_TOKEN") or None, policy=server_policy, detail=detail
+            )
+            evaluation, decision_url = remote.evaluation, remote.decision_url
         elif parsed.proposal.p is None:
             raise invalid_block(
                 block,
@@ -127,9 +113,18 @@ def _gate(
             title=parsed.proposal.title,
             source=source,
             measured=measured,
+            decision_url=decision_url,
         )
     )
     report.annotate(outcome.level, evaluation.statement, f"worthit: {evaluation.verdict}")
+    report.outputs(
+        {
+            "verdict": evaluation.verdict,
+            "rule": evaluation.deciding_rule,
+            "passed": "true" if outcome.passed else "false",
+            "decision-url": decision_url or "",
+        }
+    )
     return outcome.exit_code
 
 
@@ -139,11 +134,13 @@ def _missing(report: Report, missing: str) -> int:
         report.log(text)
         report.summary(message_markdown("no proposal — add a worthit block", "error", text))
         report.annotate("error", text)
+        report.outputs({"verdict": "", "rule": "", "passed": "false", "decision-url": ""})
         return EXIT_FAIL
     text = "No worthit block in the pull request description; the gate is skipped."
     report.log(text)
     report.summary(message_markdown("skipped — no worthit block", "notice", text))
     report.annotate("notice", text)
+    report.outputs({"verdict": "", "rule": "", "passed": "true", "decision-url": ""})
     return EXIT_PASS
 
 
@@ -152,4 +149,5 @@ def _malformed(report: Report, exc: BlockError) -> int:
     report.log(text)
     report.summary(message_markdown("malformed block", "error", text))
     report.annotate("error", text, "worthit: malformed block")
+    report.outputs({"verdict": "", "rule": "", "passed": "false", "decision-url": ""})
     return EXIT_FAIL

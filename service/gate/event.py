@@ -42,3 +42,23 @@ def body_from_file(path: str) -> str:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return raw.decode("utf-8", errors="replace")
+
+
+def pull_request_detail(path: str) -> dict[str, str]:
+    """Which pull request an event is about, as a stored decision's `source_detail`: `repository` (owner/name),
+    `pull_request` (its number) and `head_sha`, each when the event carries it. The event was read already
+    (`body_from_event`), so an unreadable one here has no detail rather than an error."""
+    try:
+        event = msgspec.json.decode(Path(path).read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return {}
+    pull_request = event.get("pull_request") if isinstance(event, dict) else None
+    if not isinstance(pull_request, dict):
+        return {}
+    repository, head = event.get("repository"), pull_request.get("head")
+    found = {
+        "repository": repository.get("full_name") if isinstance(repository, dict) else None,
+        "pull_request": pull_request.get("number"),
+        "head_sha": head.get("sha") if isinstance(head, dict) else None,
+    }
+    return {key: str(value)[:200] for key, value in found.items() if isinstance(value, str | int) and str(value)}

@@ -1,8 +1,17 @@
-"""Evaluating on a worthit server (`--url`): a 422 is the author's block, anything else the job's setup."""
+"""Evaluating on a worthit server (`--url`): a 422 is the author's block, anything else the job's setup.
+
+With a write-scoped token the gate stores the decision (`POST /v1/decisions`, source `gate`, the pull request as
+its detail, one decision per head commit and block), so the summary and `$GITHUB_OUTPUT` can link to its page; with
+a read-scoped one (403 there) it evaluates without storing (`POST /v1/evaluate`), as it always could.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -10,36 +19,93 @@ from worthit.rules.model import Evaluation
 from worthit.service.gate.block import Parsed, invalid_block
 from worthit.service.gate.errors import UsageError
 
+if TYPE_CHECKING:
+    import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """The server's evaluation, and the address of the stored decision's page when it stored one."""
+
+    evaluation: Evaluation
+    decision_url: str | None = None
+
 
 def evaluate_remote(
     url: str, parsed: Parsed, *, token: str | None, policy: str | None, attempts: int = 2
 ) -> Evaluation:
     """`POST {url}/v1/evaluate` with the block's JSON; a 422 is the author's block, anything else the job's setup."""
-    import httpx
-
     endpoint = url.rstrip("/") + "/v1/evaluate"
+    response = _post(endpoint, parsed.json, _headers(token), policy, attempts)
+    return _evaluation(endpoint, response, parsed)
+
+
+def decide_remote(
+    url: str,
+    parsed: Parsed,
+    *,
+    token: str | None,
+    policy: str | None,
+    detail: Mapping[str, str],
+    attempts: int = 2,
+) -> Remote:
+    """`POST {url}/v1/decisions` (stored, with `detail` saying which pull request), or `/v1/evaluate` when the token
+    may only read. The Idempotency-Key is the block and the detail's digest: a re-run of the job answers the
+    decision of its first run instead of storing another."""
+    base = url.rstrip("/")
+    document = msgspec.json.decode(parsed.json)
+    if not isinstance(document, dict):
+        return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
+    body = msgspec.json.encode({**document, "source": "gate", "source_detail": dict(detail) or None})
+    key = hashlib.sha256(body + (policy or "").encode()).hexdigest()
+    endpoint = base + "/v1/decisions"
+    response = _post(endpoint, body, {**_headers(token), "idempotency-key": key}, policy, attempts)
+    if response.status_code == 403:  # a read-scoped token: evaluate, as the gate did before it stored decisions
+        return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
+    if response.status_code not in (200, 201):
+        return Remote(_evaluation(endpoint, response, parsed))
+    evaluation = _decode(endpoint, response)
+    identifier = _problem(response.content).get("id")
+    page = f"{base}/decisions/{identifier}" if isinstance(identifier, str) and identifier else None
+    return Remote(evaluation, page)
+
+
+def _headers(token: str | None) -> dict[str, str]:
     headers = {"content-type": "application/json", "accept": "application/json", "user-agent": "worthit-gate"}
     if token:
         headers["authorization"] = f"Bearer {token}"
+    return headers
+
+
+def _post(endpoint: str, body: bytes, headers: dict[str, str], policy: str | None, attempts: int) -> httpx.Response:
+    import httpx
+
     params = {"policy": policy} if policy else None
     attempt = 1
     while True:
         try:
-            response = httpx.post(endpoint, content=parsed.json, headers=headers, params=params, timeout=30)
+            response = httpx.post(endpoint, content=body, headers=headers, params=params, timeout=30)
         except httpx.HTTPError as exc:
             if attempt >= attempts:
                 raise UsageError(f"cannot reach {endpoint}: {exc}") from exc
         else:
             if response.status_code not in (502, 503, 504) or attempt >= attempts:
-                break
+                return response
         # A server restarting behind a load balancer answers 502-504 for a moment; one retry rides it out.
         attempt += 1
         time.sleep(1)
+
+
+def _decode(endpoint: str, response: httpx.Response) -> Evaluation:
+    try:
+        return msgspec.json.decode(response.content, type=Evaluation)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{endpoint} answered {response.status_code} but not with an evaluation: {exc}") from exc
+
+
+def _evaluation(endpoint: str, response: httpx.Response, parsed: Parsed) -> Evaluation:
     if response.status_code == 200:
-        try:
-            return msgspec.json.decode(response.content, type=Evaluation)
-        except msgspec.DecodeError as exc:
-            raise UsageError(f"{endpoint} answered 200 but not with an evaluation: {exc}") from exc
+        return _decode(endpoint, response)
     problem = _problem(response.content)
     detail = str(problem.get("detail") or response.reason_phrase)
     if response.status_code == 422 and str(problem.get("type", "")).endswith("/validation"):
@@ -50,7 +116,7 @@ def evaluate_remote(
     if response.status_code in (401, 403):
         raise UsageError(
             f"{endpoint} refused the request ({response.status_code}: {detail}); set WORTHIT_TOKEN to a token "
-            "with the read scope (a repository secret)"
+            "with the read scope (a repository secret), or the write scope to store the decision and link it"
         )
     raise UsageError(f"{endpoint} answered {response.status_code}: {detail}")
 

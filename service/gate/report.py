@@ -93,8 +93,10 @@ def summary_markdown(
     title: str | None,
     source: str,
     measured: str | None = None,
+    decision_url: str | None = None,
 ) -> str:
-    """The job summary: the verdict, the statement, a table of figures, the reasoning (when given) and the findings."""
+    """The job summary: the verdict, the statement, a table of figures, the reasoning (when given), the findings, and
+    a link to the decision's page when a server stored it."""
     state = "passes" if outcome.level == "notice" else "passes with a warning" if outcome.passed else "fails the gate"
     lines = [f"## {MARK[outcome.level]} worthit: `{evaluation.verdict}` — {state}", ""]
     if title:
@@ -103,12 +105,15 @@ def summary_markdown(
     lines += [f"| {row.label} | {_md(row.value)} |" for row in render.figures(evaluation, measured=measured)]
     stages = render.reasoning(evaluation)
     if stages:
+        # One ordered list: a bullet per stage holding "1. …" would render as a one-item numbered list in each.
         lines += ["", "**Reasoning**", ""]
-        lines += [f"- {_md(row.label)}: {_md(row.value)}" for row in stages]
+        lines += [f"{number}. **{_md(question)}** {_md(row.value)}" for number, question, row in _numbered(stages)]
     lines += ["", "**Findings**", ""]
     for line in render.findings(evaluation):
         aside = f" — answered by `{line.set_aside_by}`" if line.set_aside_by else ""
         lines.append(f"- `{line.rule}` ({line.effect}{aside}): {_md(line.message)}")
+    if decision_url:
+        lines += ["", f"[Open the decision]({_md(decision_url)})"]
     fails = ", ".join(gate.fail_on) or "nothing"
     warns = ", ".join(gate.warn_on) or "nothing"
     lines += [
@@ -119,6 +124,15 @@ def summary_markdown(
         "",
     ]
     return "\n".join(lines)
+
+
+def _numbered(stages: list[render.Row]) -> list[tuple[int, str, render.Row]]:
+    """Each stage's number and question apart (the renderer's label is "1. Question?")."""
+    found = []
+    for index, row in enumerate(stages, start=1):
+        number, _, question = row.label.partition(". ")
+        found.append((int(number), question, row) if number.isdigit() and question else (index, row.label, row))
+    return found
 
 
 def message_markdown(heading: str, level: Level, text: str) -> str:
@@ -134,6 +148,8 @@ class Report:
     summary_path: str | None
     actions: bool
     notes: list[str] = field(default_factory=list)
+    output_path: str | None = None
+    """`$GITHUB_OUTPUT`: the step's outputs (verdict, rule, passed, decision-url) for later steps."""
 
     def log(self, text: str) -> None:
         """Log text that may carry the description's text, with workflow commands off while it prints."""
@@ -154,3 +170,14 @@ class Report:
                 handle.write(markdown)
         except OSError as exc:
             self.annotate("warning", f"cannot write the job summary to {self.summary_path}: {exc.strerror or exc}")
+
+    def outputs(self, values: dict[str, str]) -> None:
+        """Append `name=value` lines to `$GITHUB_OUTPUT` (values are one line each: verdicts, rule ids, a URL)."""
+        if not self.output_path:
+            return
+        lines = "".join(f"{name}={' '.join(value.split())}\n" for name, value in values.items())
+        try:
+            with Path(self.output_path).open("a", encoding="utf-8") as handle:
+                handle.write(lines)
+        except OSError as exc:
+            self.annotate("warning", f"cannot write the step outputs to {self.output_path}: {exc.strerror or exc}")

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
-from worthit.rules.text import ms, num, pct, times, weeks
+from worthit.rules.text import ms, ms_change, num, pct, times, weeks
 
 SCOPES = SCOPE_NOUN
 """What a share is of, in words: the engine's own table (rules.context), so the figures and the statement agree."""
@@ -61,7 +61,8 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     saving = f"{pct(a.saving_fraction)} of {scope}"
     rows.append(Row("saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
     if a.baseline_ms is not None and a.new_ms is not None:
-        rows.append(Row("time", f"{ms(a.baseline_ms)} → {ms(a.new_ms)}"))
+        before, after = ms_change(a.baseline_ms, a.new_ms)
+        rows.append(Row("time", f"{before} → {after}"))
     remaining = f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else ""
     rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of the target's own time{remaining}"))
     if a.cost_weeks is not None:

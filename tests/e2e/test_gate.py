@@ -157,8 +157,46 @@ def test_gate_agrees_with_the_api(
     online = gate(tmp_path, "--event", str(EVENTS / name), "--url", server.url)
     assert offline.verdict() == online.verdict() == (api["verdict"], api["statement"])
     assert offline.code == online.code == (1 if api["verdict"] in ("remeasure", "redirect", "decline") else 0)
-    assert online.summary.replace(f"evaluated by {server.url}", "evaluated offline") == offline.summary
+    # Online, the server stores the decision and the summary links its page: the only other difference.
+    link = re.search(rf"\n\n\[Open the decision\]\({re.escape(server.url)}/decisions/[0-9a-f-]+\)", online.summary)
+    assert link is not None, online.summary
+    online_summary = online.summary.replace(link.group(0), "")
+    assert online_summary.replace(f"evaluated by {server.url}", "evaluated offline") == offline.summary
     assert api["statement"] in offline.summary
+
+
+def test_url_mode_stores_the_decision_and_outputs_its_page(
+    tmp_path: Path, sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """With --url the gate stores a decision (source `gate`, the pull request as its detail) and writes its page to
+    `$GITHUB_OUTPUT`; a re-run of the same job answers the same decision instead of storing another."""
+    server = server_factory(sqlite_url)
+    event = str(EVENTS / "opened_fund.json")
+    outputs = tmp_path / "outputs"
+    runs = [gate(tmp_path, "--event", event, "--url", server.url, env={"GITHUB_OUTPUT": str(outputs)}) for _ in "ab"]
+    assert [run.code for run in runs] == [0, 0], runs[0].stderr
+    written = [dict(line.split("=", 1) for line in chunk.splitlines()) for chunk in _chunks(outputs.read_text())]
+    assert [(w["verdict"], w["rule"], w["passed"]) for w in written] == [("fund", "amdahl", "true")] * 2
+    first, second = (w["decision-url"] for w in written)
+    assert first == second
+    assert re.fullmatch(rf"{re.escape(server.url)}/decisions/[0-9a-f-]+", first)
+    with server.client() as client:
+        decision = client.get("/v1" + first.removeprefix(server.url)).json()
+        page = client.get(first.removeprefix(server.url))
+    assert (decision["source"], decision["verdict"]) == ("gate", "fund")
+    assert decision["source_detail"] == {
+        "repository": "acme/kernels",
+        "pull_request": "101",
+        "head_sha": "4f2c7d0b9a1e3c5f7a9b1d3e5f7a9c1e3b5d7f90",
+    }
+    assert page.status_code == 200
+    assert f"[Open the decision]({first})" in runs[0].summary
+
+
+def _chunks(text: str) -> list[str]:
+    """The outputs of each run: four lines apiece, `verdict` first."""
+    lines = text.splitlines()
+    return ["\n".join(lines[index : index + 4]) for index in range(0, len(lines), 4)]
 
 
 def test_url_mode_reports_server_validation_with_the_line(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, Server, worthit
+from tests.fixtures import fixtures_dir, needs
 
 pytestmark = pytest.mark.e2e
 
@@ -125,10 +126,11 @@ def test_cli_review_with_a_profile_matches_the_api(tmp_path: Path) -> None:
     assert "84.6% that is allocation and host↔device copy" in evaluation["statement"]
 
 
-REAL = ROOT.parent / "shared" / "fixtures" / "real" / "pytorch"
+REAL = fixtures_dir() / "real" / "pytorch"
 RANKS = ("trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz")
 
 
+@needs(REAL)
 def test_a_distributed_run_uploaded_as_one_profile_measures_the_barrier(
     database_url: str, server_factory: Callable[..., Server]
 ) -> None:
@@ -160,6 +162,7 @@ def test_a_distributed_run_uploaded_as_one_profile_measures_the_barrier(
         assert next(f for f in decision.json()["findings"] if f["rule"] == "barrier_denominator")["effect"] == "info"
 
 
+@needs(REAL)
 def test_steps_chosen_on_upload_and_refused_when_absent(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
     """`?steps=` picks ProfilerStep spans of a trace; a step the trace does not hold is a 422 naming the steps."""
     server = server_factory(sqlite_url)

@@ -1,7 +1,9 @@
-"""What `pip install` of the built wheel claims: only the `worthit` import package and the `worthit` command."""
+"""What `pip install` of the built wheel claims: only the `worthit` import package and the `worthit` command, and
+for the core install (what the PR gate installs) none of the server's or the columnar reader's dependencies."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import IN_CI
 from tests.layering import FOLDERS, ROOT
 
 SOURCES = ("pyproject.toml", "README.md", *FOLDERS)
@@ -73,12 +76,77 @@ def test_a_fresh_venv_gets_worthit_and_nothing_generic(wheel: Path, tmp_path: Pa
 
 
 def test_pyproject_lists_every_package_folder() -> None:
-    """[tool.setuptools] packages names every folder with an __init__.py, and nothing that is not one."""
+    """[tool.setuptools] packages names every folder setuptools would see as a package (one with an __init__.py, or
+    one holding only data such as service/templates), and nothing else."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     folders = {
-        ".".join([FOLDERS[top], *init.parent.relative_to(ROOT / top).parts])
+        ".".join([FOLDERS[top], *folder.relative_to(ROOT / top).parts])
         for top in FOLDERS
-        for init in (ROOT / top).rglob("__init__.py")
+        for folder in [ROOT / top, *(ROOT / top).rglob("*")]
+        if folder.is_dir() and folder.name != "__pycache__" and any(path.is_file() for path in folder.iterdir())
     }
     assert set(config["packages"]) == folders
     assert config["package-dir"] == {package: folder for folder, package in FOLDERS.items()}
+
+
+# What the core install must not pull in: a web framework, a database layer or driver, the columnar engine.
+HEAVY = {"litestar", "sqlalchemy", "alembic", "aiosqlite", "asyncpg", "uvicorn", "polars", "jinja2", "slack-bolt"}
+PROPOSAL = '{"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}'
+
+
+@pytest.fixture(scope="module")
+def core(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel installed as the gate's action installs it: no extras, dependencies resolved by
+    pip from its configured index (a machine that cannot reach one skips, except under CI)."""
+    env = tmp_path_factory.mktemp("core") / "venv"
+    venv.create(env, with_pip=False)
+    python = env / "bin" / "python"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        if IN_CI:
+            pytest.fail(f"pip cannot install the core wheel: {done.stderr}")
+        pytest.skip(f"pip cannot install the wheel's dependencies here: {done.stderr.strip().splitlines()[-1:]}")
+    return env
+
+
+def test_the_core_install_pulls_no_server_and_no_polars(core: Path) -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(core / "bin" / "python"), "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    installed = {row["name"].lower().replace("_", "-") for row in json.loads(listed.stdout)}
+    assert {"worthit", "msgspec", "pyyaml", "httpx"} <= installed
+    assert installed & HEAVY == set()
+
+
+def test_the_core_install_reviews_offline_and_names_the_extra_a_command_needs(core: Path, tmp_path: Path) -> None:
+    """`review` and `--version` run on the core; `serve` says in one line which extra it needs (exit 2); `profile`
+    reads a kernel trace with the exact reader and says how to get the columnar one."""
+    (tmp_path / "proposal.json").write_text(PROPOSAL, encoding="utf-8")
+
+    def worthit(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(core / "bin" / "worthit"), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+
+    assert worthit("--version").stdout == "worthit 0.1.0\n"
+    review = worthit("review", "proposal.json")
+    assert (review.returncode, review.stderr) == (0, "")
+    assert review.stdout.startswith("verdict: fund\n")
+    serve = worthit("serve")
+    assert (serve.returncode, serve.stderr) == (
+        2,
+        "worthit serve needs the server extra: pip install 'worthit[server]'\n",
+    )
+    profile = worthit("profile", str(ROOT / "tests/data/profiles/seed_part2/kernel_trace.csv"))
+    assert (profile.returncode, profile.stderr) == (0, "")
+    assert "pip install 'worthit[profiles]'" in profile.stdout

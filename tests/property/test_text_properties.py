@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worthit.rules.text import a, gpu_equivalents, k_text, ms, num, pct, the_share, times
+from worthit.rules.text import a, gpu_equivalents, k_text, ms, ms_change, num, pct, the_share, times
 
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -95,3 +95,15 @@ def test_a_share_as_a_subject_never_reads_the_under(share: float) -> None:
     text = the_share(share, "gemm")
     assert "The under" not in text
     assert pct(share) in text
+
+
+@given(
+    st.floats(min_value=0.001, max_value=1e6, allow_nan=False, allow_infinity=False),
+    st.floats(min_value=1e-5, max_value=0.5, allow_nan=False, allow_infinity=False),
+)
+def test_a_time_change_shows_in_its_figures(before: float, fraction: float) -> None:
+    """Any saving of at least 0.001% is visible in the two times written: never `3.6 ms → 3.6 ms`."""
+    after = before * (1 - fraction)
+    first, second = ms_change(before, after)
+    assert first != second
+    assert ms_change(before, before) == (ms(before), ms(before))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 from pathlib import Path
 
@@ -221,3 +222,143 @@ def test_a_portfolio_given_twice_the_same_field_is_refused(tmp_path: Path, capsy
     path.write_text("- {target: a, p: 20%, k: 2, cost_weeks: 1}\n- {target: a, p: 20%, k: 2, p: 3%}\n", "utf-8")
     assert main(["portfolio", str(path)]) == 2
     assert "line 2, field `[1].p`: `[1].p` is given twice" in capsys.readouterr().err
+
+
+# -- every error path: one line naming the file, field or variable at fault, exit 2 ---------------------------------
+
+
+def _one_line(err: str) -> str:
+    assert err.endswith("\n"), err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err, err
+    assert "[Errno" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize("given", ["file", "-"])
+def test_review_names_the_profile_it_cannot_read(
+    tmp_path: Path, given: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing `--profile` file is named, not the proposal (nor `-`, standard input) that was read fine."""
+    proposal = tmp_path / "proposal.json"
+    proposal.write_text('{"target": "vector_add", "k": 10}', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(proposal.read_bytes())))
+    assert main(["review", "--profile", "nope.csv", "proposal.json" if given == "file" else "-"]) == 2
+    assert _one_line(capsys.readouterr().err) == "worthit: cannot read nope.csv: No such file or directory"
+
+
+def test_review_of_a_missing_proposal_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["review", str(tmp_path / "nope.json")]) == 2
+    assert (
+        _one_line(capsys.readouterr().err)
+        == f"worthit: cannot read {tmp_path / 'nope.json'}: No such file or directory"
+    )
+
+
+@pytest.mark.parametrize("command", ["plan", "portfolio"])
+def test_plan_and_portfolio_name_the_file_they_cannot_read(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main([command, "nope.json"]) == 2
+    assert _one_line(capsys.readouterr().err) == "worthit: cannot read nope.json: No such file or directory"
+
+
+def test_openapi_writes_standard_output_by_default_and_names_a_file_it_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run anywhere, `worthit openapi` writes no file relative to the working directory; `-o` into a missing folder
+    is exit 2 naming the file (exit 1 is a failing verdict's)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["openapi"]) == 0
+    assert msgspec.json.decode(capsys.readouterr().out)["openapi"].startswith("3.")
+    assert list(tmp_path.iterdir()) == []
+    missing = tmp_path / "no" / "openapi.json"
+    assert main(["openapi", "-o", str(missing)]) == 2
+    assert _one_line(capsys.readouterr().err) == f"worthit: cannot write {missing}: No such file or directory"
+
+
+def test_serve_on_a_busy_port_says_so_before_migrating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A port in use: one line and exit 2, before any migration or start-up log (uvicorn logged seven and exit 3)."""
+    import socket
+    import sqlite3
+
+    database = tmp_path / "worthit.db"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--database", str(database)]) == 2
+    captured = capsys.readouterr()
+    assert _one_line(captured.err) == f"worthit: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert captured.out == ""
+    tables = sqlite3.connect(database).execute("select name from sqlite_master").fetchall()
+    assert tables == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "argv", "named"),
+    [
+        ("WORTHIT_PORT", "abc", ["migrate"], "WORTHIT_PORT: Expected `int`, got `str`"),
+        ("WORTHIT_WORKERS", "0", ["migrate"], "WORTHIT_WORKERS: Expected `int` >= 1"),
+        ("WORTHIT_PORT", "8000", ["serve", "--port", "70000"], "--port: Expected `int` <= 65535"),
+    ],
+)
+def test_a_setting_that_does_not_read_names_its_variable_or_option(
+    tmp_path: Path,
+    variable: str,
+    value: str,
+    argv: list[str],
+    named: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    assert main([*argv, "--database", str(tmp_path / "worthit.db")]) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert err.startswith(f"worthit: {named}"), err
+    assert "$." not in err
+
+
+def test_short_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["-V"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == "worthit 0.1.0\n"
+
+
+def _help(*argv: str) -> str:
+    out = io.StringIO()
+    with pytest.raises(SystemExit), contextlib.redirect_stdout(out):
+        main([*argv, "--help"])
+    return " ".join(out.getvalue().split())
+
+
+def test_help_shows_defaults_variables_and_choices() -> None:
+    """What a user must otherwise read the source for: defaults, the variables `serve` reads, what each flag does,
+    the rule ids and the profile formats."""
+    from worthit.rules.checks import explanations
+    from worthit.rules.profiles import FORMATS
+    from worthit.service.settings import Settings
+
+    assert "(default: standard output;" in _help("openapi")
+    for argv in (["serve"], ["migrate"], ["token", "create"], ["token", "revoke"], ["token", "list"]):
+        assert "--database URL database URL or SQLite path (default: DATABASE_URL, else sqlite:///./worthit.db)" in (
+            _help(*argv)
+        ), argv
+    serve = _help("serve")
+    assert all(f"WORTHIT_{name.upper()}" in serve for name in Settings.__struct_fields__ if name != "database_url")
+    assert "--json print the plan as JSON" in _help("plan")
+    assert "--json print the ranking and the funded set as JSON" in _help("portfolio")
+    assert "--scope {read,write,admin} read: evaluate and read;" in _help("token", "create")
+    rules = _help("rules")
+    assert all(rule in rules for rule, _ in explanations())
+    profile = _help("profile")
+    assert all(name in profile for name in FORMATS)
+
+
+def test_database_is_declared_once_for_every_command_that_opens_it() -> None:
+    """One shared --database (a parent parser), so its help and default cannot drift between commands."""
+    source = (Path(__file__).resolve().parents[2] / "service" / "cli.py").read_text(encoding="utf-8")
+    assert source.count('"--database"') == 1

@@ -135,7 +135,8 @@ def test_block_values_as_authors_type_them() -> None:
     ("text", "line", "field", "detail"),
     [
         ("p: 21%\nk: 10\ntitle: Fuse: softmax\n", 4, "title", "not valid YAML: mapping values are not allowed"),
-        ("p: 21%\nk: [10\n", None, "", "not valid YAML"),
+        ("p: 21%\nk: [10\n", 3, "k", "not valid YAML: expected ',' or ']'"),
+        ('p: 21%\ntitle: "fuse\nk: 10\n', 3, "title", "the quote opened on this line is not closed"),
         ("p: 170%\nk: 10\n", 2, "p", "Expected `p` <= 1.0, got 1.7 (written `170%`)"),
         ("k: 10\np: 21\n", 3, "p", "for a percentage write `21%`"),
         ("p: 21%\nk: ten\n", 3, "k", 'Expected `k` to be one of the documented values, got "ten"'),
@@ -416,3 +417,55 @@ def test_action_passes_inputs_through_env() -> None:
     runs = [step["run"] for step in action["runs"]["steps"] if "run" in step]
     assert all("${{" not in run_ for run_ in runs)
     assert any(COMMAND in run_.splitlines() for run_ in runs)
+
+
+def test_the_summary_reasoning_is_one_numbered_list(tmp_path: Path) -> None:
+    """Each stage a numbered item of one list (`1. **question** answer`), never a bullet holding "1. …": GitHub
+    renders that as a one-item numbered list inside each bullet."""
+    _, _, summary = gate(tmp_path, "--event", event("opened_fund.json"))
+    section = summary.split("**Reasoning**\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(section) >= 3
+    assert [line.split(". ", 1)[0] for line in section] == [str(n) for n in range(1, len(section) + 1)]
+    assert all(re.match(r"^\d+\. \*\*[^*]+\*\* \S", line) for line in section), section
+    assert not re.search(r"^- \d+\.", summary, re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("opened_fund.json", "verdict=fund\nrule=amdahl\npassed=true\ndecision-url=\n"),
+        ("edited_decline.json", "verdict=decline\nrule=noise_floor\npassed=false\ndecision-url=\n"),
+        ("opened_no_block.json", "verdict=\nrule=\npassed=true\ndecision-url=\n"),
+        ("opened_bad_yaml.json", "verdict=\nrule=\npassed=false\ndecision-url=\n"),
+    ],
+)
+def test_step_outputs_name_the_verdict_and_the_deciding_rule(tmp_path: Path, name: str, expected: str) -> None:
+    """`$GITHUB_OUTPUT` gets the verdict, the deciding rule and whether the check passed, for later steps (offline:
+    no decision is stored, so no URL)."""
+    outputs = tmp_path / "outputs"
+    outputs.write_text("earlier=kept\n", encoding="utf-8")
+    gate(tmp_path, "--event", event(name), env={"GITHUB_OUTPUT": str(outputs)})
+    assert outputs.read_text(encoding="utf-8") == "earlier=kept\n" + expected
+
+
+def test_the_action_exposes_the_gate_step_outputs() -> None:
+    action = yaml.safe_load((ROOT / "deploy" / "github" / "action.yml").read_text(encoding="utf-8"))
+    [step] = [step for step in action["runs"]["steps"] if COMMAND in step.get("run", "")]
+    assert step["id"] == "gate"
+    assert {name: output["value"] for name, output in action["outputs"].items()} == {
+        name: f"${{{{ steps.gate.outputs.{name} }}}}" for name in ("verdict", "rule", "passed", "decision-url")
+    }
+
+
+def test_an_unclosed_flow_sequence_is_reported_where_it_opens(tmp_path: Path) -> None:
+    """`k: [10` on line 19 of a description: line 19, field `k` (the parser notices on line 20, `baseline_ms`)."""
+    body = tmp_path / "pr.md"
+    lines = [f"line {n} of the description" for n in range(1, 15)]
+    lines += ["", "```worthit", "target: attention_softmax", "p: 21%", "k: [10", "baseline_ms: 100", "```", ""]
+    assert lines[18] == "k: [10"
+    body.write_text("\n".join(lines), encoding="utf-8")
+    code, stdout, _ = gate(tmp_path, "--body", str(body))
+    assert code == 1
+    [(_, _, message)] = read_annotations(stdout)
+    assert message.startswith("The worthit block is malformed at line 19, field `k`: not valid YAML"), message
+    assert "the `[` opened on this line is not closed" in message

@@ -175,10 +175,26 @@ def test_what_the_layers_allow_passes(tmp_path: Path) -> None:
 PROBE = """
 import json, sys
 from worthit.service.cli import main
-code = main(sys.argv[1:])
-heavy = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('litestar', 'sqlalchemy', 'alembic')})
+watched = set(sys.argv.pop(1).split(','))
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exit_:  # --version
+    code = exit_.code
+heavy = sorted({m.split('.')[0] for m in sys.modules} & watched)
 print(json.dumps({"code": code, "heavy": heavy}))
 """
+# The server's packages and the profile readers' columnar engine: none is needed to review a proposal offline.
+HEAVY = (
+    "litestar",
+    "sqlalchemy",
+    "alembic",
+    "asyncpg",
+    "aiosqlite",
+    "uvicorn",
+    "jinja2",
+    "prometheus_client",
+    "polars",
+)
 
 
 @pytest.mark.parametrize(
@@ -190,15 +206,19 @@ print(json.dumps({"code": code, "heavy": heavy}))
         ["gate", "--body", "pr.md"],
         ["rules", "fleet_multiplication"],
         ["review", "--explain", "proposal.json"],
+        ["--version"],
+        ["plan", "plan.json"],
     ],
 )
-def test_offline_commands_import_neither_litestar_nor_sqlalchemy(tmp_path: Path, argv: list[str]) -> None:
-    """`worthit review`, `gate` and `rules` run in a process of their own without the web framework or the database."""
+def test_offline_commands_import_neither_the_server_nor_polars(tmp_path: Path, argv: list[str]) -> None:
+    """`worthit review`, `gate`, `rules`, `plan` and `--version` run in a process of their own without the web
+    framework, the database or polars (each would cost them hundreds of milliseconds of start-up)."""
+    (tmp_path / "plan.json").write_text('{"target_speedup": 1.1, "breakdown": [{"name": "a", "ms": 60}]}')
     (tmp_path / "proposal.json").write_text('{"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100}')
     (tmp_path / "proposal.yaml").write_text("target: attention_softmax\np: 21%\nk: 10x\nbaseline_ms: 100ms\n")
     (tmp_path / "pr.md").write_text("```worthit\ntarget: attention_softmax\np: 21%\nk: 10\n```\n")
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
+        [sys.executable, "-c", PROBE, ",".join(HEAVY), *argv],
         cwd=tmp_path,
         capture_output=True,
         text=True,

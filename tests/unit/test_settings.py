@@ -45,8 +45,11 @@ def test_worthit_database_url_wins_over_database_url() -> None:
 
 
 def test_bad_setting_names_it() -> None:
-    with pytest.raises(msgspec.ValidationError, match="port"):
+    """The variable (or option) to fix, not the field's pointer; never the value, which may be a secret."""
+    with pytest.raises(msgspec.ValidationError, match=r"^WORTHIT_PORT: Expected `int`, got `str`$"):
         Settings.from_env({"WORTHIT_PORT": "eighty"})
+    with pytest.raises(msgspec.ValidationError, match=r"^--port: Expected `int` <= 65535$"):
+        Settings.from_env({}, port=70000)
 
 
 def test_ids_are_time_ordered_uuid7() -> None:

@@ -10,14 +10,10 @@ from types import ModuleType
 
 import pytest
 
+from tests.fixtures import fixtures_dir
+
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "tests" / "data" / "profiles"
-
-
-def fixtures_dir() -> Path:
-    """The shared fixtures: ``$WORTHIT_FIXTURES``, else ``../shared/fixtures`` beside the repository."""
-    configured = os.environ.get("WORTHIT_FIXTURES")
-    return Path(configured) if configured else (REPO / ".." / "shared" / "fixtures").resolve()
 
 
 def load_script(name: str) -> ModuleType:
