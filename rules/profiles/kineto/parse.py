@@ -15,7 +15,8 @@ CPU-only run) parses, with empty device columns and the count of profiler ranges
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import msgspec
@@ -34,17 +35,18 @@ _COPY_CATS = frozenset({"gpu_memcpy", "memcpy"})
 _MEMSET_CATS = frozenset({"gpu_memset", "memset"})
 _CPU_CATS = frozenset({"cpu_op", "operator"})
 _RUNTIME_CATS = frozenset({"cuda_runtime", "runtime", "cuda_driver"})
+_DEVICE_CATS = _KERNEL_CATS | _COPY_CATS | _MEMSET_CATS
 _STEP_CATS = frozenset({"user_annotation", "operator", "cpu_op"})
 _SKIP_WALL_CATS = frozenset({"trace"})
 _JSON_START = re.compile(rb"\s*[\[{]")
 _STEP_RE = re.compile(r"ProfilerStep#(\d+)$")
 
 
-class _Args(msgspec.Struct):
+class _Args(msgspec.Struct, gc=False):
     correlation: int | str | None = None
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     """The fields we use of one trace event; msgspec skips the rest (flow ids, shapes) without building them."""
 
     ph: str = ""
@@ -83,16 +85,22 @@ class Step:
 
 @dataclass(slots=True)
 class Parsed:
-    """One trace reduced to flat columns: device work (with launch times), top-level CPU ops, steps."""
+    """One trace reduced to flat columns: device work (with launch times), top-level CPU ops, steps.
+
+    Times are 8-byte `array('q')` columns and names references to one shared string each: 40 bytes per device
+    event, 16 per wall-only event, whatever the file's size (`parse_stream` reads files larger than memory).
+    """
 
     dev_name: list[str] = field(default_factory=list)
     dev_kind: list[Kind] = field(default_factory=list)
-    dev_start: list[int] = field(default_factory=list)
-    dev_end: list[int] = field(default_factory=list)
-    dev_launch: list[int] = field(default_factory=list)
+    dev_start: array[int] = field(default_factory=lambda: array("q"))
+    dev_end: array[int] = field(default_factory=lambda: array("q"))
+    dev_launch: array[int] = field(default_factory=lambda: array("q"))
     cpu: list[tuple[int, int, str]] = field(default_factory=list)  # top-level ops: start, end, name
     annotations: list[tuple[int, int, str]] = field(default_factory=list)
-    other: list[tuple[int, int]] = field(default_factory=list)  # runtime calls, user annotations: wall only
+    # Runtime calls, user annotations: wall only.
+    other_start: array[int] = field(default_factory=lambda: array("q"))
+    other_end: array[int] = field(default_factory=lambda: array("q"))
     steps: list[Step] = field(default_factory=list)
     threads_overlap_ns: int = 0
     profiler_ranges: int = 0
@@ -108,99 +116,193 @@ def looks_like(data: bytes) -> bool:
 def parse_trace(data: bytes, file: str | None = None) -> Parsed:
     """A PyTorch profiler trace (plain or gzipped) as columns; ProfileError (naming `file`, when given) otherwise."""
     trace = _decode(data)
-    out = Parsed()
-    if trace.distributedInfo is not None:
-        out.rank, out.world_size = trace.distributedInfo.rank, trace.distributedInfo.world_size
-    by_thread: dict[tuple[int | str, int | str], list[tuple[int, int, str]]] = defaultdict(list)
-    launches: dict[int | str, int] = {}
-    device_corr: list[int | str | None] = []
-    named: dict[tuple[str, str], tuple[str, Kind]] = {}
-    complete = 0
-    steps: dict[tuple[str, int], Step] = {}
-    where = f" in {file}" if file else ""
-    for index, event in enumerate(trace.traceEvents):
-        if event.ph != "X":
-            continue
-        if event.ts is None or event.dur is None:
-            raise ProfileError(
-                f"event $.traceEvents[{index}]{where} ({event.name!r}) has ph 'X' but no ts or dur",
-                format_expected=FORMAT,
-            )
-        if event.dur < 0:
-            raise ProfileError(
-                f"event $.traceEvents[{index}]{where} ({event.name!r}) ends before it starts (dur {event.dur})",
-                format_expected=FORMAT,
-            )
-        if not (abs(event.ts) < _MAX_US and event.dur < _MAX_US):  # also NaN and inf, which compare False
-            raise ProfileError(
-                f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {event.ts} and dur {event.dur} µs, "
-                f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
-                format_expected=FORMAT,
-            )
-        complete += 1
-        # Timestamps are µs (floats with ns decimals in newer Kineto); keep integer ns from here on.
-        start = _ns(event.ts)
-        end = start + _ns(event.dur)
-        cat = event.cat.lower()
-        if cat in _KERNEL_CATS or cat in _COPY_CATS or cat in _MEMSET_CATS:
-            key = (cat, event.name)
-            found_name = named.get(key)
-            if found_name is None:
-                found_name = named[key] = _device_name(cat, event.name)
-            out.dev_name.append(found_name[0])
-            out.dev_kind.append(found_name[1])
-            out.dev_start.append(start)
-            out.dev_end.append(end)
-            device_corr.append(event.args.correlation if event.args is not None else None)
-            continue
-        if cat in _SKIP_WALL_CATS:
-            continue
-        if cat in _STEP_CATS and event.name.startswith(STEP_PREFIX):
-            found = _STEP_RE.match(event.name)
-            if found is not None:
-                steps.setdefault((event.name, start), Step(event.name, int(found.group(1)), start, end))
-            out.other.append((start, end))
-            continue
-        if cat in _CPU_CATS:
-            by_thread[(event.pid, event.tid)].append((start, -end, event.name))
-        elif cat == "gpu_user_annotation":
-            out.annotations.append((start, end, event.name))
+    builder = Builder(file)
+    builder.add(trace.traceEvents, 0)
+    return builder.finish(trace.distributedInfo)
+
+
+class _Thread:
+    """One host thread's CPU ops as they come: starts, ends and names in columns (8 + 8 + 8 bytes an op)."""
+
+    __slots__ = ("ends", "names", "ordered", "starts")
+
+    def __init__(self) -> None:
+        self.starts: array[int] = array("q")
+        self.ends: array[int] = array("q")
+        self.names: list[str] = []
+        self.ordered = True  # by (start, -end) so far: Kineto writes a thread's ops in that order
+
+    def add(self, start: int, end: int, name: str) -> None:
+        if self.ordered and self.starts:
+            last_start, last_end = self.starts[-1], self.ends[-1]
+            if start < last_start or (start == last_start and end > last_end):
+                self.ordered = False
+        self.starts.append(start)
+        self.ends.append(end)
+        self.names.append(name)
+
+    def top_level(self) -> list[tuple[int, int, str]]:
+        """The ops no earlier op contains, in (start, -end, name) order (as sorting all of them would give)."""
+        starts, ends, names = self.starts, self.ends, self.names
+        if self.ordered:
+            order: Iterable[int] = _ties_by_name(starts, ends, names)
         else:
-            if cat in _RUNTIME_CATS and event.args is not None and event.args.correlation is not None:
-                launches[event.args.correlation] = start
-            elif cat == "cuda_profiler_range":
-                out.profiler_ranges += 1
-            out.other.append((start, end))
-    if complete == 0:
-        raise ProfileError("a JSON trace without complete ('X') events: nothing was recorded", format_expected=FORMAT)
-    out.dev_launch = [
-        launches.get(corr, start) if corr is not None else start
-        for corr, start in zip(device_corr, out.dev_start, strict=True)
-    ]
-    top: list[tuple[int, int]] = []
-    for ops in by_thread.values():
-        ops.sort()
+            order = sorted(range(len(starts)), key=lambda i: (starts[i], -ends[i], names[i]))
+        out: list[tuple[int, int, str]] = []
         current_end: int | None = None
-        for start, neg_end, name in ops:
+        for i in order:
+            start = starts[i]
             if current_end is None or start >= current_end:
                 # A child that outlives its parent by a rounding nanosecond is still a child.
-                out.cpu.append((start, -neg_end, name))
-                top.append((start, -neg_end))
-                current_end = -neg_end
-    out.cpu.sort()
-    out.threads_overlap_ns = sum(e - s for s, e in top) - union_length(top)
-    # One step per number: a step recorded on the host once; gpu_user_annotation copies are phases, not steps.
-    by_number: dict[int, Step] = {}
-    for step in sorted(steps.values(), key=lambda s: s.start):
-        by_number.setdefault(step.number, step)
-    out.steps = sorted(by_number.values(), key=lambda s: s.start)
-    return out
+                current_end = ends[i]
+                out.append((start, current_end, names[i]))
+        return out
+
+
+def _ties_by_name(starts: array[int], ends: array[int], names: list[str]) -> Iterator[int]:
+    """Indexes of ops already in (start, -end) order, runs of equal (start, end) reordered by name."""
+    n = len(starts)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and starts[j] == starts[i] and ends[j] == ends[i]:
+            j += 1
+        if j - i == 1:
+            yield i
+        else:
+            yield from sorted(range(i, j), key=names.__getitem__)
+        i = j
+
+
+class Builder:
+    """Events in, batch by batch (`add`), columns out (`finish`): the one reduction both readers share.
+
+    What it keeps grows with the device events (their columns), the CPU ops (in columns until the top-level ones
+    are picked) and the launches (correlation → time); every other event is reduced as it comes.
+    """
+
+    def __init__(self, file: str | None = None) -> None:
+        self.out = Parsed()
+        self.where = f" in {file}" if file else ""
+        self.threads: dict[tuple[int | str, int | str], _Thread] = {}
+        self.launches: dict[int | str, int] = {}
+        self.device_corr: list[int | str | None] = []
+        self.named: dict[tuple[str, str], tuple[str, Kind]] = {}
+        self.cats: dict[str, str] = {}
+        self.complete = 0
+        self.steps: dict[tuple[str, int], Step] = {}
+
+    def add(self, events: Iterable[_Event], first_index: int) -> None:
+        """Reduce a batch of events whose first is ``$.traceEvents[first_index]``."""
+        out, where, cats, named = self.out, self.where, self.cats, self.named
+        dev_name, dev_kind, dev_start, dev_end = out.dev_name, out.dev_kind, out.dev_start, out.dev_end
+        other_start, other_end, device_corr = out.other_start, out.other_end, self.device_corr
+        complete = 0
+        for index, event in enumerate(events, first_index):
+            if event.ph != "X":
+                continue
+            ts, dur = event.ts, event.dur
+            if ts is None or dur is None:
+                raise ProfileError(
+                    f"event $.traceEvents[{index}]{where} ({event.name!r}) has ph 'X' but no ts or dur",
+                    format_expected=FORMAT,
+                )
+            if dur < 0:
+                raise ProfileError(
+                    f"event $.traceEvents[{index}]{where} ({event.name!r}) ends before it starts (dur {dur})",
+                    format_expected=FORMAT,
+                )
+            if not (abs(ts) < _MAX_US and dur < _MAX_US):  # also NaN and inf, which compare False
+                raise ProfileError(
+                    f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {ts} and dur {dur} µs, "
+                    f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
+                    format_expected=FORMAT,
+                )
+            complete += 1
+            # Timestamps are µs (floats with ns decimals in newer Kineto); keep integer ns from here on.
+            start = ts * 1000 if type(ts) is int else round(ts * 1000)
+            end = start + (dur * 1000 if type(dur) is int else round(dur * 1000))
+            cat = cats.get(event.cat)
+            if cat is None:
+                cat = cats[event.cat] = event.cat.lower()
+            if cat in _DEVICE_CATS:
+                key = (cat, event.name)
+                found_name = named.get(key)
+                if found_name is None:
+                    found_name = named[key] = _device_name(cat, event.name)
+                dev_name.append(found_name[0])
+                dev_kind.append(found_name[1])
+                dev_start.append(start)
+                dev_end.append(end)
+                device_corr.append(event.args.correlation if event.args is not None else None)
+                continue
+            if cat in _SKIP_WALL_CATS:
+                continue
+            if cat in _STEP_CATS and event.name.startswith(STEP_PREFIX):
+                found = _STEP_RE.match(event.name)
+                if found is not None:
+                    self.steps.setdefault((event.name, start), Step(event.name, int(found.group(1)), start, end))
+                other_start.append(start)
+                other_end.append(end)
+                continue
+            if cat in _CPU_CATS:
+                thread = self.threads.get((event.pid, event.tid))
+                if thread is None:
+                    thread = self.threads[(event.pid, event.tid)] = _Thread()
+                thread.add(start, end, event.name)
+            elif cat == "gpu_user_annotation":
+                out.annotations.append((start, end, event.name))
+            else:
+                if cat in _RUNTIME_CATS and event.args is not None and event.args.correlation is not None:
+                    self.launches[event.args.correlation] = start
+                elif cat == "cuda_profiler_range":
+                    out.profiler_ranges += 1
+                other_start.append(start)
+                other_end.append(end)
+        self.complete += complete
+
+    def finish(self, info: _Distributed | None) -> Parsed:
+        """The columns, once every event was added; `info` is the trace's ``distributedInfo``."""
+        out = self.out
+        if info is not None:
+            out.rank, out.world_size = info.rank, info.world_size
+        if self.complete == 0:
+            raise ProfileError(
+                "a JSON trace without complete ('X') events: nothing was recorded", format_expected=FORMAT
+            )
+        launches = self.launches
+        out.dev_launch = array(
+            "q",
+            (
+                launches.get(corr, start) if corr is not None else start
+                for corr, start in zip(self.device_corr, out.dev_start, strict=True)
+            ),
+        )
+        self.device_corr = []
+        self.launches = {}
+        top: list[tuple[int, int]] = []
+        for thread in self.threads.values():
+            for op in thread.top_level():
+                out.cpu.append(op)
+                top.append((op[0], op[1]))
+        self.threads = {}
+        out.cpu.sort()
+        out.threads_overlap_ns = sum(e - s for s, e in top) - union_length(top)
+        # One step per number: a step recorded on the host once; gpu_user_annotation copies are phases, not steps.
+        by_number: dict[int, Step] = {}
+        for step in sorted(self.steps.values(), key=lambda s: s.start):
+            by_number.setdefault(step.number, step)
+        out.steps = sorted(by_number.values(), key=lambda s: s.start)
+        return out
 
 
 def span(p: Parsed) -> tuple[int, int]:
     """First start and last end of everything recorded (the profiler's own span left out)."""
-    starts = [s for s, _, _ in p.cpu] + [s for s, _ in p.other]
-    ends = [e for _, e, _ in p.cpu] + [e for _, e in p.other]
+    starts = [s for s, _, _ in p.cpu]
+    ends = [e for _, e, _ in p.cpu]
+    if p.other_start:
+        starts.append(min(p.other_start))
+        ends.append(max(p.other_end))
     if p.dev_start:
         starts.append(min(p.dev_start))
         ends.append(max(p.dev_end))
@@ -235,10 +337,6 @@ _MAX_US = 2**62 // 1000
 """Timestamps and durations in µs below this stay below 2⁶² ns: the year 2116 on an epoch clock."""
 
 
-def _ns(us: int | float) -> int:
-    return us * 1000 if isinstance(us, int) else round(us * 1000)
-
-
 def _plain(exc: Exception) -> str:
     return str(exc).replace("`", "")
 
@@ -256,4 +354,4 @@ def _line_of(exc: Exception, data: bytes) -> int | None:
     return data.count(b"\n", 0, int(digits)) + 1
 
 
-__all__ = ["FORMAT", "STEP_PREFIX", "Parsed", "Step", "looks_like", "parse_trace", "span"]
+__all__ = ["FORMAT", "STEP_PREFIX", "Builder", "Parsed", "Step", "looks_like", "parse_trace", "span"]
