@@ -86,9 +86,19 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
     # CPU ops are host time: clipped to the window (an op running past a step's end counts up to it).
     lo = window.lo if window.lo is not None else -(1 << 62)
     hi = window.hi if window.hi is not None else 1 << 62
-    cpu = [(max(s, lo), min(e, hi), n) for s, e, n in p.cpu if s < hi and e > lo]
+    # An op wholly inside stays the same tuple: a list of references, not a copy of every op.
+    cpu = [
+        op if lo <= op[0] and op[1] <= hi else (max(op[0], lo), min(op[1], hi), op[2])
+        for op in p.cpu
+        if op[0] < hi and op[1] > lo
+    ]
+    per_cpu: dict[str, tuple[array[int], array[int]]] = {}
     for s, e, n in cpu:
-        per_phase[(n, "cpu_op")].append((s, e))
+        pair = per_cpu.get(n)
+        if pair is None:
+            pair = per_cpu[n] = (array("q"), array("q"))
+        pair[0].append(s)
+        pair[1].append(e)
     for s, e, n in p.annotations:
         if window.holds(s):
             per_phase[(n, "annotation")].append((s, e))
@@ -115,6 +125,11 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
         total = union_length_arrays((p.dev_start[i] for i in indexes), (p.dev_end[i] for i in indexes))
         phases.append(
             timed_phase(name, kind, total, len(indexes), busy=busy, wall=wall, compute=compute, on_device=True)
+        )
+    for name, (cpu_s, cpu_e) in per_cpu.items():
+        total = union_length_arrays(cpu_s, cpu_e)
+        phases.append(
+            timed_phase(name, "cpu_op", total, len(cpu_s), busy=busy, wall=wall, compute=compute, on_device=False)
         )
     for (name, kind), intervals in per_phase.items():
         total = union_length(intervals)
@@ -150,7 +165,7 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
         device_timeline=timeline,
         activity=act,
     )
-    b.step_figures = step_figures(p, window.steps, None)[:MAX_STEP_FIGURES]
+    b.step_figures = step_figures(p, window.steps[:MAX_STEP_FIGURES], None)
     return b
 
 

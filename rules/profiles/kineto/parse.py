@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import msgspec
 
@@ -38,6 +40,27 @@ _RUNTIME_CATS = frozenset({"cuda_runtime", "runtime", "cuda_driver"})
 _DEVICE_CATS = _KERNEL_CATS | _COPY_CATS | _MEMSET_CATS
 _STEP_CATS = frozenset({"user_annotation", "operator", "cpu_op"})
 _SKIP_WALL_CATS = frozenset({"trace"})
+# What the reduction does with an event, by its (lowercased) category.
+_SKIP, _DEVICE, _CPU, _MAYBE_STEP, _ANNOTATION, _RUNTIME, _RANGE, _WALL = 0, 1, 2, 4, 8, 16, 32, 64
+
+
+def _class_of(cat: str) -> tuple[str, int]:
+    if cat in _DEVICE_CATS:
+        return cat, _DEVICE
+    if cat in _SKIP_WALL_CATS:
+        return cat, _SKIP
+    cls = _MAYBE_STEP if cat in _STEP_CATS else 0
+    if cat in _CPU_CATS:
+        return cat, cls | _CPU
+    if cat == "gpu_user_annotation":
+        return cat, cls | _ANNOTATION
+    if cat in _RUNTIME_CATS:
+        return cat, cls | _RUNTIME
+    if cat == "cuda_profiler_range":
+        return cat, cls | _RANGE
+    return cat, cls | _WALL
+
+
 _JSON_START = re.compile(rb"\s*[\[{]")
 _STEP_RE = re.compile(r"ProfilerStep#(\d+)$")
 
@@ -124,22 +147,14 @@ def parse_trace(data: bytes, file: str | None = None) -> Parsed:
 class _Thread:
     """One host thread's CPU ops as they come: starts, ends and names in columns (8 + 8 + 8 bytes an op)."""
 
-    __slots__ = ("ends", "names", "ordered", "starts")
+    __slots__ = ("ends", "last_end", "last_start", "names", "ordered", "starts")
 
     def __init__(self) -> None:
         self.starts: array[int] = array("q")
         self.ends: array[int] = array("q")
         self.names: list[str] = []
         self.ordered = True  # by (start, -end) so far: Kineto writes a thread's ops in that order
-
-    def add(self, start: int, end: int, name: str) -> None:
-        if self.ordered and self.starts:
-            last_start, last_end = self.starts[-1], self.ends[-1]
-            if start < last_start or (start == last_start and end > last_end):
-                self.ordered = False
-        self.starts.append(start)
-        self.ends.append(end)
-        self.names.append(name)
+        self.last_start = self.last_end = -(1 << 63)
 
     def top_level(self) -> list[tuple[int, int, str]]:
         """The ops no earlier op contains, in (start, -end, name) order (as sorting all of them would give)."""
@@ -185,47 +200,40 @@ class Builder:
         self.out = Parsed()
         self.where = f" in {file}" if file else ""
         self.threads: dict[tuple[int | str, int | str], _Thread] = {}
+        # Launches as columns (correlation, time), resolved once at the end; string correlations (rare) apart.
+        self.launch_corr: array[int] = array("q")
+        self.launch_at: array[int] = array("q")
         self.launches: dict[int | str, int] = {}
-        self.device_corr: list[int | str | None] = []
+        self.device_corr: array[int] = array("q")
+        self.odd_corr: dict[int, int | str | None] = {}  # device event index → a correlation not an int64
         self.named: dict[tuple[str, str], tuple[str, Kind]] = {}
-        self.cats: dict[str, str] = {}
+        self.cats: dict[str, tuple[str, int]] = {}
         self.complete = 0
         self.steps: dict[tuple[str, int], Step] = {}
 
     def add(self, events: Iterable[_Event], first_index: int) -> None:
         """Reduce a batch of events whose first is ``$.traceEvents[first_index]``."""
-        out, where, cats, named = self.out, self.where, self.cats, self.named
+        out, cats, named = self.out, self.cats, self.named
         dev_name, dev_kind, dev_start, dev_end = out.dev_name, out.dev_kind, out.dev_start, out.dev_end
         other_start, other_end, device_corr = out.other_start, out.other_end, self.device_corr
         complete = 0
+        threads, launches, odd_corr = self.threads, self.launches, self.odd_corr
+        launch_corr, launch_at = self.launch_corr, self.launch_at
         for index, event in enumerate(events, first_index):
             if event.ph != "X":
                 continue
             ts, dur = event.ts, event.dur
-            if ts is None or dur is None:
-                raise ProfileError(
-                    f"event $.traceEvents[{index}]{where} ({event.name!r}) has ph 'X' but no ts or dur",
-                    format_expected=FORMAT,
-                )
-            if dur < 0:
-                raise ProfileError(
-                    f"event $.traceEvents[{index}]{where} ({event.name!r}) ends before it starts (dur {dur})",
-                    format_expected=FORMAT,
-                )
-            if not (abs(ts) < _MAX_US and dur < _MAX_US):  # also NaN and inf, which compare False
-                raise ProfileError(
-                    f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {ts} and dur {dur} µs, "
-                    f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
-                    format_expected=FORMAT,
-                )
+            if ts is None or dur is None or dur < 0 or not (abs(ts) < _MAX_US and dur < _MAX_US):
+                self._refuse(event, index)
             complete += 1
             # Timestamps are µs (floats with ns decimals in newer Kineto); keep integer ns from here on.
             start = ts * 1000 if type(ts) is int else round(ts * 1000)
             end = start + (dur * 1000 if type(dur) is int else round(dur * 1000))
-            cat = cats.get(event.cat)
-            if cat is None:
-                cat = cats[event.cat] = event.cat.lower()
-            if cat in _DEVICE_CATS:
+            found_cat = cats.get(event.cat)
+            if found_cat is None:
+                found_cat = cats[event.cat] = _class_of(event.cat.lower())
+            cat, cls = found_cat
+            if cls == _DEVICE:
                 key = (cat, event.name)
                 found_name = named.get(key)
                 if found_name is None:
@@ -234,32 +242,88 @@ class Builder:
                 dev_kind.append(found_name[1])
                 dev_start.append(start)
                 dev_end.append(end)
-                device_corr.append(event.args.correlation if event.args is not None else None)
+                corr = event.args.correlation if event.args is not None else None
+                if type(corr) is int and -_INT64 <= corr < _INT64:
+                    device_corr.append(corr)
+                else:
+                    odd_corr[len(device_corr)] = corr
+                    device_corr.append(0)
                 continue
-            if cat in _SKIP_WALL_CATS:
+            if cls == _SKIP:
                 continue
-            if cat in _STEP_CATS and event.name.startswith(STEP_PREFIX):
-                found = _STEP_RE.match(event.name)
+            name = event.name
+            if cls & _MAYBE_STEP and name.startswith(STEP_PREFIX):
+                found = _STEP_RE.match(name)
                 if found is not None:
-                    self.steps.setdefault((event.name, start), Step(event.name, int(found.group(1)), start, end))
+                    self.steps.setdefault((name, start), Step(name, int(found.group(1)), start, end))
                 other_start.append(start)
                 other_end.append(end)
                 continue
-            if cat in _CPU_CATS:
-                thread = self.threads.get((event.pid, event.tid))
+            if cls & _CPU:
+                thread = threads.get((event.pid, event.tid))
                 if thread is None:
-                    thread = self.threads[(event.pid, event.tid)] = _Thread()
-                thread.add(start, end, event.name)
-            elif cat == "gpu_user_annotation":
-                out.annotations.append((start, end, event.name))
+                    thread = threads[(event.pid, event.tid)] = _Thread()
+                if thread.ordered and (
+                    start < thread.last_start or (start == thread.last_start and end > thread.last_end)
+                ):
+                    thread.ordered = False
+                thread.last_start, thread.last_end = start, end
+                thread.starts.append(start)
+                thread.ends.append(end)
+                thread.names.append(name)
+            elif cls == _ANNOTATION:
+                out.annotations.append((start, end, name))
             else:
-                if cat in _RUNTIME_CATS and event.args is not None and event.args.correlation is not None:
-                    self.launches[event.args.correlation] = start
-                elif cat == "cuda_profiler_range":
+                if cls == _RUNTIME and event.args is not None and event.args.correlation is not None:
+                    corr = event.args.correlation
+                    if type(corr) is int and -_INT64 <= corr < _INT64:
+                        launch_corr.append(corr)
+                        launch_at.append(start)
+                    else:
+                        launches[corr] = start
+                elif cls == _RANGE:
                     out.profiler_ranges += 1
                 other_start.append(start)
                 other_end.append(end)
         self.complete += complete
+
+    def _refuse(self, event: _Event, index: int) -> NoReturn:
+        where = self.where
+        if event.ts is None or event.dur is None:
+            raise ProfileError(
+                f"event $.traceEvents[{index}]{where} ({event.name!r}) has ph 'X' but no ts or dur",
+                format_expected=FORMAT,
+            )
+        if event.dur < 0:
+            raise ProfileError(
+                f"event $.traceEvents[{index}]{where} ({event.name!r}) ends before it starts (dur {event.dur})",
+                format_expected=FORMAT,
+            )
+        raise ProfileError(  # also NaN and inf, which compare False
+            f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {event.ts} and dur {event.dur} µs, "
+            f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
+            format_expected=FORMAT,
+        )
+
+    def _resolve_launches(self) -> array[int]:
+        """Each device event's launch time: the last runtime call with its correlation, else its own start."""
+        corr, at = self.launch_corr, self.launch_at
+        order = sorted(range(len(corr)), key=corr.__getitem__)  # stable: of equal correlations, the last is last
+        keys = array("q", (corr[i] for i in order))
+        times = array("q", (at[i] for i in order))
+        del order
+        self.launch_corr = self.launch_at = array("q")
+        odd, launches = self.odd_corr, self.launches
+        out = array("q")
+        for index, (c, start) in enumerate(zip(self.device_corr, self.out.dev_start, strict=True)):
+            if odd and index in odd:
+                other = odd[index]
+                out.append(start if other is None else launches.get(other, start))
+                continue
+            found = bisect_right(keys, c) - 1
+            out.append(times[found] if found >= 0 and keys[found] == c else start)
+        self.device_corr = array("q")
+        return out
 
     def finish(self, info: _Distributed | None) -> Parsed:
         """The columns, once every event was added; `info` is the trace's ``distributedInfo``."""
@@ -270,16 +334,7 @@ class Builder:
             raise ProfileError(
                 "a JSON trace without complete ('X') events: nothing was recorded", format_expected=FORMAT
             )
-        launches = self.launches
-        out.dev_launch = array(
-            "q",
-            (
-                launches.get(corr, start) if corr is not None else start
-                for corr, start in zip(self.device_corr, out.dev_start, strict=True)
-            ),
-        )
-        self.device_corr = []
-        self.launches = {}
+        out.dev_launch = self._resolve_launches()
         top: list[tuple[int, int]] = []
         for thread in self.threads.values():
             for op in thread.top_level():
@@ -333,6 +388,7 @@ def _device_name(cat: str, name: str) -> tuple[str, Kind]:
     return "memset", "other"
 
 
+_INT64 = 1 << 63
 _MAX_US = 2**62 // 1000
 """Timestamps and durations in µs below this stay below 2⁶² ns: the year 2116 on an epoch clock."""
 
