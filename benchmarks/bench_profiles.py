@@ -207,12 +207,50 @@ def make_inputs(where: Path, rows: int, torch_mb: int) -> dict[str, Path]:
     return inputs
 
 
-def run_case(code: str, path: Path, preload: bool = True) -> tuple[float, int, int]:
+def run_case(code: str, path: Path, preload: bool = True, timeout: float | None = None) -> tuple[float, int, int]:
     """Seconds, RSS before the clock starts, and peak RSS of one case in a fresh interpreter."""
     script = RUNNER.format(root=str(ROOT), path=str(path), code=code, preload=preload)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=timeout)
     elapsed, before, peak = done.stdout.split()
     return float(elapsed), int(before), int(peak)
+
+
+STREAM_CODE = """
+from worthit.rules.profiles.kineto import chunks_of, read_stream
+with open(PATH, 'rb') as handle:
+    b = read_stream(chunks_of(handle))
+"""
+HTA_TIMEOUT_S = 900
+
+
+def make_kineto_trace(path: Path, megabytes: float) -> Path:
+    """A generated trace of one rank (tests/kineto_traces.py: copies, GEMMs, NCCL, nested CPU ops, flows, steps)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.kineto_traces import Shape, write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as out:
+        write(out, Shape(), megabytes=megabytes)
+    return path
+
+
+def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple[float, int, int, int]]:
+    """The streaming reader on a `big_mb` trace, and it and HTA's load on a `peer_mb` one (HTA cannot finish the big
+    one in the same run: it holds the whole trace in pandas frames). Name → (seconds, peak RSS, file bytes, 0)."""
+    big = make_kineto_trace(where / "big" / "rank-0.json", big_mb)
+    small = make_kineto_trace(where / "peer" / "rank-0.json", peer_mb)
+    out: dict[str, tuple[float, int, int, int]] = {}
+    elapsed, _, peak = run_case(STREAM_CODE, big, False)
+    out["worthit streaming"] = (elapsed, peak, big.stat().st_size, 0)
+    elapsed, _, peak = run_case(STREAM_CODE, small, False)
+    out["worthit streaming, peer's size"] = (elapsed, peak, small.stat().st_size, 0)
+    try:
+        elapsed, _, peak = run_case(HTA_SCRIPT, small, False, timeout=HTA_TIMEOUT_S)
+        out["HolisticTraceAnalysis load"] = (elapsed, peak, small.stat().st_size, 0)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        print(f"HolisticTraceAnalysis on {peer_mb} MB: did not finish ({type(exc).__name__})", file=sys.stderr)
+    big.unlink()
+    return out
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ Cases (each baseline is measured here, now, on this machine, so the ratios survi
 - profiles: a 1,000,000-row rocprofv3 kernel trace against the pandas script a performance engineer would write
   (read_csv, groupby, a numpy interval union), and a 100 MB PyTorch trace against HolisticTraceAnalysis loading it
   (time and peak memory; both peers come with the `bench` extra);
+- streaming: a generated 1 GB PyTorch trace read in one pass (MB/s, peak RSS), HolisticTraceAnalysis' load of a
+  25 MB one beside it (the largest it finishes in minutes here), and worthit on that one too;
 - Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit;
 - the image (bench_image.py, when podman is installed): its size against its base image's, and `podman run` to a
   ready `/readyz` against `worthit serve` started the same way on the host.
@@ -229,6 +231,35 @@ def bench_profile_readers(quick: bool, workdir: Path) -> list[Row]:
     return rows
 
 
+def bench_streaming(quick: bool, workdir: Path) -> list[Row]:
+    """The streaming Kineto reader on a 1 GB generated trace (peak RSS and MB/s against the issue's figures), beside
+    HolisticTraceAnalysis' load of the largest size it finishes here (and the streaming reader on that size)."""
+    big_mb, peer_mb = (100, 5) if quick else (1000, 25)
+    measured = bench_profiles.run_streaming(workdir / "streaming", big_mb, peer_mb)
+    rows = []
+    elapsed, peak, size, _ = measured["worthit streaming"]
+    small, small_peak, small_size, _ = measured["worthit streaming, peer's size"]
+    rate = size / 1e6 / elapsed
+    peer = measured.get("HolisticTraceAnalysis load")
+    peer_text = (
+        f"HolisticTraceAnalysis load of {peer[2] / 1e6:.0f} MB: {peer[0]:.1f} s ({peer[2] / 1e6 / peer[0]:.2f} MB/s), "
+        f"peak {peer[1] / 1e6:.0f} MB; worthit on it {small:.2f} s, peak {small_peak / 1e6:.0f} MB"
+        if peer
+        else "HolisticTraceAnalysis did not finish (bench extra missing?)"
+    )
+    rows.append(
+        Row(
+            f"profiles: pytorch trace, streaming ({size / 1e9:.2f} GB generated)",
+            f"{elapsed:.1f} s ({rate:.0f} MB/s), peak RSS {peak / 1e6:.0f} MB",
+            peer_text,
+            (small / peer[0]) if peer else None,
+            ">= 50 MB/s, peak <= 500 MB",
+            None if quick else rate >= 50 and peak <= 500e6,
+        )
+    )
+    return rows
+
+
 def bench_slack_latency(quick: bool, workdir: Path) -> list[Row]:
     server = start_server(
         f"sqlite:///{workdir / 'slack.db'}",
@@ -356,6 +387,7 @@ def main() -> None:
             if postgres:
                 asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         rows += bench_profile_readers(args.quick, workdir)
+        rows += bench_streaming(args.quick, workdir)
         rows += bench_slack_latency(args.quick, workdir)
         rows += bench_container_image()
     table = render(rows, header) + where_the_time_goes(rates, cpu)
