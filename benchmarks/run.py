@@ -238,7 +238,7 @@ def bench_streaming(quick: bool, workdir: Path) -> list[Row]:
     measured = bench_profiles.run_streaming(workdir / "streaming", big_mb, peer_mb)
     rows = []
     elapsed, peak, size, _ = measured["worthit streaming"]
-    small, small_peak, small_size, _ = measured["worthit streaming, peer's size"]
+    small, small_peak, _, _ = measured["worthit streaming, peer's size"]
     rate = size / 1e6 / elapsed
     peer = measured.get("HolisticTraceAnalysis load")
     peer_text = (
