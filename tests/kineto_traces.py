@@ -62,7 +62,8 @@ def _x(cat: str, name: str, pid: int | str, tid: int | str, start: int, dur: int
 
 def _flow(ph: str, corr: int, pid: int, tid: int, at: int) -> str:
     bp = ', "bp": "e"' if ph == "f" else ""
-    return f'{{"ph": "{ph}", "id": {corr}, "pid": {pid}, "tid": {tid}, "ts": {_us(at)}, "cat": "ac2g", "name": "ac2g"{bp}}}'
+    where = f'"pid": {pid}, "tid": {tid}, "ts": {_us(at)}'
+    return f'{{"ph": "{ph}", "id": {corr}, {where}, "cat": "ac2g", "name": "ac2g"{bp}}}'
 
 
 def step_ns(shape: Shape, scale: float | None = None) -> tuple[int, int, int]:

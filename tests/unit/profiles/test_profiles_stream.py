@@ -49,7 +49,8 @@ def test_real_traces_stream_to_the_same_columns(fixture_bytes: Callable[[str], b
 def test_generated_trace_plain_and_gzip() -> None:
     data = generated()
     whole = parse_trace(data)
-    assert whole.rank == 0 and len(whole.steps) == 5
+    assert whole.rank == 0
+    assert len(whole.steps) == 5
     assert parse_stream(pieces(data, 1000), batch=3000) == whole
     assert parse_stream(pieces(gzip.compress(data), 333), batch=3000) == whole
     # Two gzip members, as `cat a.gz b.gz` makes, inflate as one stream.
@@ -110,7 +111,7 @@ def test_an_empty_event_list_is_refused_as_the_whole_reader_refuses_it() -> None
 def test_errors_name_the_event_and_the_line() -> None:
     data = generated(Shape(steps=2, layers=2))
     lines = data.split(b"\n")
-    broken = b"\n".join(lines[:30] + [lines[30].replace(b'"ph": "X",', b'"ph": "X",,', 1)] + lines[31:])
+    broken = b"\n".join([*lines[:30], lines[30].replace(b'"ph": "X",', b'"ph": "X",,', 1), *lines[31:]])
     with pytest.raises(ProfileError) as whole:
         parse_trace(broken)
     assert whole.value.line == 31
