@@ -19,6 +19,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -251,6 +252,36 @@ def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple
         print(f"HolisticTraceAnalysis on {peer_mb} MB: did not finish ({type(exc).__name__})", file=sys.stderr)
     big.unlink()
     return out
+
+
+def run_ranks(where: Path, ranks: int, jobs: int) -> tuple[float, float, int]:
+    """A generated run of `ranks` ranks (rank 7 the straggler): seconds for `worthit profile --summary --jobs` over
+    all of them, seconds to combine the summaries, and the summaries' total bytes."""
+    sys.path.insert(0, str(ROOT))
+    from tests.kineto_traces import Shape, write
+
+    traces = where / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for rank in range(ranks):
+        path = traces / f"rank-{rank:03d}.json"
+        with path.open("w") as out:
+            shape = Shape(rank=rank, world_size=ranks, steps=5, layers=16, lead_scale=1.25)
+            write(out, Shape(**{**shape.__dict__, "compute_scale": 1.25 if rank == 7 else 1.0}))
+        paths.append(str(path))
+    worthit = [sys.executable, "-m", "worthit.service.cli"]
+    started = time.perf_counter()
+    subprocess.run(
+        [*worthit, "profile", "--summary", "--jobs", str(jobs), "-o", str(where / "run"), *paths],
+        check=True,
+        capture_output=True,
+    )
+    mapped = time.perf_counter() - started
+    summaries = sorted(str(p) for p in (where / "run").glob("*.summary.json"))
+    started = time.perf_counter()
+    subprocess.run([*worthit, "profile", "--json", *summaries], check=True, capture_output=True)
+    combined = time.perf_counter() - started
+    return mapped, combined, sum(Path(p).stat().st_size for p in summaries)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ Cases (each baseline is measured here, now, on this machine, so the ratios survi
   (time and peak memory; both peers come with the `bench` extra);
 - streaming: a generated 1 GB PyTorch trace read in one pass (MB/s, peak RSS), HolisticTraceAnalysis' load of a
   25 MB one beside it (the largest it finishes in minutes here), and worthit on that one too;
+- ranks: a generated 512-rank run mapped to per-rank summaries with `--jobs 2` (time per rank) and combined;
 - Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit;
 - the image (bench_image.py, when podman is installed): its size against its base image's, and `podman run` to a
   ready `/readyz` against `worthit serve` started the same way on the host.
@@ -260,6 +261,22 @@ def bench_streaming(quick: bool, workdir: Path) -> list[Row]:
     return rows
 
 
+def bench_ranks(quick: bool, workdir: Path) -> list[Row]:
+    """A generated 512-rank run mapped to summaries with --jobs 2 (time per rank) and combined (the combine time)."""
+    ranks = 64 if quick else 512
+    mapped, combined, size = bench_profiles.run_ranks(workdir / "ranks", ranks, 2)
+    return [
+        Row(
+            f"profiles: {ranks}-rank run, worthit profile --summary --jobs 2, then combined",
+            f"{mapped / ranks * 1000:.0f} ms per rank ({mapped:.1f} s), combine {combined:.1f} s",
+            f"summaries {size / ranks / 1e3:.0f} KB a rank",
+            None,
+            "-",
+            None,
+        )
+    ]
+
+
 def bench_slack_latency(quick: bool, workdir: Path) -> list[Row]:
     server = start_server(
         f"sqlite:///{workdir / 'slack.db'}",
@@ -388,6 +405,7 @@ def main() -> None:
                 asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         rows += bench_profile_readers(args.quick, workdir)
         rows += bench_streaming(args.quick, workdir)
+        rows += bench_ranks(args.quick, workdir)
         rows += bench_slack_latency(args.quick, workdir)
         rows += bench_container_image()
     table = render(rows, header) + where_the_time_goes(rates, cpu)
