@@ -95,6 +95,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.summary:
             return _profile_summaries(args)
+        if args.upload:
+            return _profile_upload(args)
         breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
     except ProfileError as exc:
         print(f"worthit: {exc}", file=sys.stderr)
@@ -124,6 +126,15 @@ def _profile_summaries(args: argparse.Namespace) -> int:
     else:
         more = f" and {len(written) - 1} more in {written[0].parent}" if len(written) > 1 else ""
         print(f"wrote {written[0]}{more}", file=sys.stderr)
+    return EXIT_PASS
+
+
+def _profile_upload(args: argparse.Namespace) -> int:
+    """``--upload URL``: rank summaries stored on a worthit server as one run (token: WORTHIT_TOKEN)."""
+    from worthit.service.profiles.ranks import upload_summaries
+
+    location = upload_summaries(args.files, args.upload, os.environ.get("WORTHIT_TOKEN") or None, args.name)
+    print(location)
     return EXIT_PASS
 
 
@@ -495,6 +506,13 @@ def parser() -> argparse.ArgumentParser:
     profile.add_argument(
         "--jobs", type=int, default=1, metavar="N", help="PyTorch traces of several ranks: read N at a time (processes)"
     )
+    profile.add_argument(
+        "--upload",
+        metavar="URL",
+        help="rank summaries: store them as one run on the worthit server at URL (token: WORTHIT_TOKEN); "
+        "prints the stored profile's address",
+    )
+    profile.add_argument("--name", help="with --upload: the stored profile's label")
     profile.set_defaults(func=cmd_profile)
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")

@@ -119,6 +119,7 @@ def write_summaries(
     if len(set(targets)) != len(targets):
         raise ProfileError("two traces have the same name: their summaries would overwrite each other")
     for target, summary in zip(targets, map_summaries(paths, steps, jobs, show), strict=True):
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(encode_summary(summary))
     return targets
 
@@ -129,4 +130,36 @@ def _stem(name: str) -> str:
     return name
 
 
-__all__ = ["format_of", "load_run", "map_summaries", "read_summaries", "summary_of", "write_summaries"]
+def upload_summaries(paths: Sequence[str], url: str, token: str | None, name: str | None = None) -> str:
+    """POST the summaries (checked here first: format and version) to ``URL/v1/profiles/summaries``; the stored
+    profile's address (its `Location`). ProfileError with the server's answer when it refuses them."""
+    import httpx
+    import msgspec
+
+    summaries = read_summaries(paths)
+    endpoint = url.rstrip("/") + "/v1/profiles/summaries"
+    headers = {"content-type": "application/json"}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    response = httpx.post(
+        endpoint,
+        content=msgspec.json.encode(summaries),
+        headers=headers,
+        params={"name": name} if name else None,
+        timeout=120,
+    )
+    if response.status_code != 201:
+        raise ProfileError(f"{endpoint} refused the summaries ({response.status_code}: {response.text[:300]})")
+    location: str = response.headers.get("location", "")
+    return url.rstrip("/") + location
+
+
+__all__ = [
+    "format_of",
+    "load_run",
+    "map_summaries",
+    "read_summaries",
+    "summary_of",
+    "upload_summaries",
+    "write_summaries",
+]
