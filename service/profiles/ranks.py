@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.detect import detect
-from worthit.rules.profiles.kineto import FORMAT, chunks_of, parse_steps, read_stream
-from worthit.rules.profiles.kineto.stream import parse_stream
+from worthit.rules.profiles.kineto import FORMAT, chunks_of, parse_steps
+from worthit.rules.profiles.kineto.breakdown import window_breakdown
+from worthit.rules.profiles.kineto.parse import Builder
+from worthit.rules.profiles.kineto.steps import window
+from worthit.rules.profiles.kineto.stream import parse_stream, reduce_batch
 from worthit.rules.profiles.kineto.summary import (
     SUMMARY_FORMAT,
     RankSummary,
@@ -95,12 +101,22 @@ def load_run(
         file = Path(paths[0])
         size = file.stat().st_size
         progress = Progress(f"reading {file.name}", size, "bytes", show and size >= SHOW_FROM_BYTES)
-        with file.open("rb") as handle:
-            chosen = parse_steps(steps) if steps is not None else None
-            breakdown = read_stream(chunks_of(handle), chosen, file.name, progress=progress.advance)
+        chosen = parse_steps(steps) if steps is not None else None
+        with file.open("rb") as handle, ExitStack() as stack:
+            submit = None
+            if jobs > 1:  # batches of the one trace decoded and reduced in `jobs` processes, merged here in order
+                pool = stack.enter_context(ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")))
+                submit = partial(_reduce_in, pool)
+            parsed = parse_stream(
+                chunks_of(handle), file.name, progress=progress.advance, submit=submit, depth=2 * jobs
+            )
         progress.close()
-        return breakdown
+        return window_breakdown(parsed, window(parsed, chosen, file.name))
     return combine_summaries(map_summaries(paths, steps, jobs, show))
+
+
+def _reduce_in(pool: ProcessPoolExecutor, events: bytes) -> Future[Builder | None]:
+    return pool.submit(reduce_batch, events)
 
 
 def write_summaries(

@@ -209,6 +209,7 @@ class Builder:
         self.named: dict[tuple[str, str], tuple[str, Kind]] = {}
         self.cats: dict[str, tuple[str, int]] = {}
         self.complete = 0
+        self.events = 0  # events in the batch (set by `stream.reduce_batch`)
         self.steps: dict[tuple[str, int], Step] = {}
 
     def add(self, events: Iterable[_Event], first_index: int) -> None:
@@ -286,6 +287,42 @@ class Builder:
                 other_start.append(start)
                 other_end.append(end)
         self.complete += complete
+
+    def merge(self, other: Builder) -> None:
+        """Append what `other` reduced of the events that follow this one's: as if this one had added them."""
+        mine, theirs = self.out, other.out
+        offset = len(mine.dev_start)
+        mine.dev_name += theirs.dev_name
+        mine.dev_kind += theirs.dev_kind
+        mine.dev_start += theirs.dev_start
+        mine.dev_end += theirs.dev_end
+        mine.annotations += theirs.annotations
+        mine.other_start += theirs.other_start
+        mine.other_end += theirs.other_end
+        mine.profiler_ranges += theirs.profiler_ranges
+        self.device_corr += other.device_corr
+        for index, corr in other.odd_corr.items():
+            self.odd_corr[index + offset] = corr
+        self.launch_corr += other.launch_corr
+        self.launch_at += other.launch_at
+        self.launches.update(other.launches)  # a later launch of a correlation wins, as when added in order
+        for key, thread in other.threads.items():
+            here = self.threads.get(key)
+            if here is None:
+                self.threads[key] = thread
+                continue
+            first_start, first_end = thread.starts[0], thread.ends[0]
+            if not thread.ordered or (
+                first_start < here.last_start or (first_start == here.last_start and first_end > here.last_end)
+            ):
+                here.ordered = False
+            here.starts += thread.starts
+            here.ends += thread.ends
+            here.names += thread.names
+            here.last_start, here.last_end = thread.last_start, thread.last_end
+        self.complete += other.complete
+        for key, step in other.steps.items():
+            self.steps.setdefault(key, step)
 
     def _refuse(self, event: _Event, index: int) -> NoReturn:
         where = self.where

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from typing import BinaryIO, NoReturn
 
 import msgspec
@@ -28,6 +30,7 @@ from worthit.rules.profiles.kineto.parse import (
     FORMAT,
     Builder,
     Parsed,
+    _Distributed,
     _Event,
     _plain,
     _Trace,
@@ -98,13 +101,43 @@ def inflated(chunks: Iterable[bytes], progress: Progress | None = None) -> Itera
         raise ProfileError("the gzip stream is truncated (it ends before its last block)", format_expected=FORMAT)
 
 
+#: Hands a batch of event bytes to `reduce_batch` elsewhere (a process pool) and returns a handle whose
+#: ``result()`` is what it returned: the service's parallel reader; the rules themselves start no process.
+Submit = Callable[[bytes], "Future[Builder | None]"]
+
+
 def parse_stream(
-    chunks: Iterable[bytes], file: str | None = None, *, progress: Progress | None = None, batch: int = BATCH_BYTES
+    chunks: Iterable[bytes],
+    file: str | None = None,
+    *,
+    progress: Progress | None = None,
+    batch: int = BATCH_BYTES,
+    submit: Submit | None = None,
+    depth: int = 4,
 ) -> Parsed:
     """A PyTorch profiler trace given as chunks of bytes (plain or gzip), read in one pass → the columns
-    `parse.parse_trace` gives for the same bytes; ProfileError (naming `file`) when it cannot be read."""
+    `parse.parse_trace` gives for the same bytes; ProfileError (naming `file`) when it cannot be read.
+
+    With `submit`, batches are reduced elsewhere (`reduce_batch`, up to `depth` at once) and merged here in order;
+    a batch whose cut turns out wrong (it does not decode) sends the rest of the file through this process."""
     reader = _Reader(inflated(chunks, progress), file, batch)
+    reader.submit, reader.depth = submit, depth
     return reader.read()
+
+
+def reduce_batch(events: bytes) -> Builder | None:
+    """The events of one batch (whole events, comma-separated) reduced on their own; None when they do not decode
+    or cannot be read (the caller reads them again in order, for the error that names the event and the line)."""
+    batch = _decoded(events)
+    if batch is None:
+        return None
+    builder = Builder()
+    try:
+        builder.add(batch, 0)
+    except ProfileError:
+        return None
+    builder.events = len(batch)
+    return builder
 
 
 class _Reader:
@@ -118,6 +151,8 @@ class _Reader:
         self.offset = 0  # bytes of the document before `buf`
         self.lines = 0  # newlines before `buf`
         self.events = 0  # events decoded so far
+        self.submit: Submit | None = None
+        self.depth = 4
 
     def _more(self) -> bool:
         chunk = next(self.chunks, None)
@@ -134,11 +169,15 @@ class _Reader:
 
     def read(self) -> Parsed:
         head = self._head()
+        inflight: deque[tuple[bytes, int, int, Future[Builder | None]]] = deque()
         while True:
             while not self.eof and len(self.buf) < self.batch:
                 self._more()
             if self.eof:
                 break
+            if self.submit is not None:
+                self._submit(inflight)
+                continue
             cut, batch = self._cut()
             if cut is None:  # one event larger than a batch: read on
                 self._more()
@@ -148,6 +187,45 @@ class _Reader:
             else:
                 self._add(batch)
             self._drop(self._next_event(cut))
+        while inflight and self.submit is not None:
+            self._settle(inflight)
+        return self._finish(head)
+
+    def _submit(self, inflight: deque[tuple[bytes, int, int, Future[Builder | None]]]) -> None:
+        """Cut at the last boundary without decoding, hand the batch over; settle the oldest when enough wait."""
+        assert self.submit is not None  # noqa: S101 - only called with one
+        buf = self.buf
+        ends = [m.start() + 1 for m in _BOUNDARY.finditer(buf, max(0, len(buf) - _TAIL_BYTES))]
+        if not ends:
+            self._more()
+            return
+        cut = ends[-1]
+        following = self._next_event(cut)
+        inflight.append((buf[:following], self.offset, self.lines, self.submit(buf[:cut])))
+        self._drop(following)
+        while len(inflight) >= self.depth and self.submit is not None:
+            self._settle(inflight)
+
+    def _settle(self, inflight: deque[tuple[bytes, int, int, Future[Builder | None]]]) -> None:
+        """Merge the oldest batch's result; when it did not decode, take every waiting batch back into `buf`."""
+        _, offset, lines, future = inflight[0]
+        part = future.result()
+        if part is not None:
+            inflight.popleft()
+            self.builder.merge(part)
+            self.events += part.events
+            return
+        self.buf = b"".join(s for s, _, _, _ in inflight) + self.buf
+        self.offset, self.lines = offset, lines
+        for _, _, _, waiting in inflight:
+            waiting.cancel()
+        inflight.clear()
+        self.submit = None  # the rest in order, here
+
+    def _finish(self, head: bytes) -> Parsed:
+        return self.builder.finish(self._outer_info(head))
+
+    def _outer_info(self, head: bytes) -> _Distributed | None:
         end = self._close()
         if end is None:
             self._malformed("the traceEvents array is not closed", len(self.buf))
@@ -155,7 +233,7 @@ class _Reader:
         if events.strip(_WHITESPACE):
             self._decode_batch(events)
         outer = self._outer(head + self.buf[end:], len(head), end)
-        return self.builder.finish(outer.distributedInfo if isinstance(outer, _Trace) else None)
+        return outer.distributedInfo if isinstance(outer, _Trace) else None
 
     def _head(self) -> bytes:
         """Read up to the first event; the bytes before it (``{…"traceEvents": [`` or ``[``)."""
@@ -281,4 +359,4 @@ def _byte_of(exc: Exception, shift: int) -> int | None:
     return int(found.group(1)) + shift if found is not None else None
 
 
-__all__ = ["BATCH_BYTES", "chunks_of", "inflated", "parse_stream"]
+__all__ = ["BATCH_BYTES", "Submit", "chunks_of", "inflated", "parse_stream", "reduce_batch"]

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from tests.kineto_traces import Shape, write
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import parse_trace
-from worthit.rules.profiles.kineto.stream import parse_stream
+from worthit.rules.profiles.kineto.stream import parse_stream, reduce_batch
 
 REAL = [
     "trace_filter_sampled_rank-0.json.gz",
@@ -132,3 +133,33 @@ def test_errors_name_the_event_and_the_line() -> None:
         parse_stream([gzip.compress(data)[:-20]])
     with pytest.raises(ProfileError, match="not a Chrome trace"):
         parse_stream([b'{"schemaVersion": 1}'])
+
+
+def test_batches_reduced_elsewhere_merge_to_the_same_columns(fixture_bytes: Callable[[str], bytes]) -> None:
+    data = fixture_bytes("real/pytorch/nccl_parser_config_nccl_data.json.gz")
+    whole = parse_trace(data)
+    with ProcessPoolExecutor(2) as pool:
+        assert (
+            parse_stream(pieces(data, 1 << 16), batch=1 << 16, submit=lambda b: pool.submit(reduce_batch, b)) == whole
+        )
+    # Cuts inside strings (names full of "}, {") fail to decode and send the rest through the reader itself.
+    events = [
+        {
+            "ph": "X",
+            "cat": ("kernel", "cpu_op")[i % 2],
+            "name": "}, {" * (i % 40),
+            "tid": i % 3,
+            "ts": i,
+            "dur": 2,
+            "args": {"correlation": i},
+        }
+        for i in range(2000)
+    ]
+    tricky = json.dumps({"traceEvents": events}).encode()
+    with ThreadPoolExecutor(2) as threads:
+        for batch in (500, 4000, 20000):
+            merged = parse_stream(pieces(tricky, 3000), batch=batch, submit=lambda b: threads.submit(reduce_batch, b))
+            assert merged == parse_trace(tricky), batch
+        broken = tricky.replace(b'"ts": 1500,', b'"ts": "x",', 1)
+        with pytest.raises(ProfileError, match=r"\$\.traceEvents\[1500\]\.ts"):
+            parse_stream([broken], batch=5000, submit=lambda b: threads.submit(reduce_batch, b))
