@@ -221,6 +221,10 @@ from worthit.rules.profiles.kineto import chunks_of, read_stream
 with open(PATH, 'rb') as handle:
     b = read_stream(chunks_of(handle))
 """
+STREAM_JOBS_CODE = """
+from worthit.service.profiles.ranks import load_run
+b = load_run([PATH], None, None, jobs=2, show=False)
+"""
 HTA_TIMEOUT_S = 900
 
 
@@ -243,6 +247,8 @@ def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple
     out: dict[str, tuple[float, int, int, int]] = {}
     elapsed, _, peak = run_case(STREAM_CODE, big, False)
     out["worthit streaming"] = (elapsed, peak, big.stat().st_size, 0)
+    elapsed, _, peak = run_case(STREAM_JOBS_CODE, big, False)
+    out["worthit streaming, --jobs 2"] = (elapsed, peak, big.stat().st_size, 0)
     elapsed, _, peak = run_case(STREAM_CODE, small, False)
     out["worthit streaming, peer's size"] = (elapsed, peak, small.stat().st_size, 0)
     try:
