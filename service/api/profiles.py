@@ -8,7 +8,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.di import NamedDependency
 from litestar.exceptions import ClientException
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
@@ -78,7 +78,7 @@ class ProfileController(Controller):
     )
     async def upload_summaries(
         self,
-        data: list[RankSummary],
+        data: JSONBody[list[RankSummary]],
         profiles: NamedDependency[ProfileService],
         name: Annotated[
             str | None,
