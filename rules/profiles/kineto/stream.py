@@ -9,7 +9,11 @@ brackets (`_scan`) finds the cut. The document around the array (``distributedIn
 decoded last, with the array left empty. Memory: one batch of bytes and its events, plus what `parse.Builder`
 keeps (columns of the device events and CPU ops, not the document).
 
-Pure: the caller opens the file and passes its chunks (`chunks_of` reads a binary stream).
+With `submit` (the service's process pool), batches are cut at the last boundary without decoding, decoded and
+reduced elsewhere (`reduce_batch`) and merged here in order (`Builder.merge`); the first batch that does not decode
+(a cut inside a string) and everything after it is read here instead, so the figures never depend on the cut.
+
+Pure: the caller opens the file and passes its chunks (`chunks_of` reads a binary stream); no process is started here.
 """
 
 from __future__ import annotations
