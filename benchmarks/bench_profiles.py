@@ -19,6 +19,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,12 +208,91 @@ def make_inputs(where: Path, rows: int, torch_mb: int) -> dict[str, Path]:
     return inputs
 
 
-def run_case(code: str, path: Path, preload: bool = True) -> tuple[float, int, int]:
+def run_case(code: str, path: Path, preload: bool = True, timeout: float | None = None) -> tuple[float, int, int]:
     """Seconds, RSS before the clock starts, and peak RSS of one case in a fresh interpreter."""
     script = RUNNER.format(root=str(ROOT), path=str(path), code=code, preload=preload)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=timeout)
     elapsed, before, peak = done.stdout.split()
     return float(elapsed), int(before), int(peak)
+
+
+STREAM_CODE = """
+from worthit.rules.profiles.kineto import chunks_of, read_stream
+with open(PATH, 'rb') as handle:
+    b = read_stream(chunks_of(handle))
+"""
+STREAM_JOBS_CODE = """
+from worthit.service.profiles.ranks import load_run
+b = load_run([PATH], None, None, jobs=2, show=False)
+"""
+HTA_TIMEOUT_S = 900
+
+
+def make_kineto_trace(path: Path, megabytes: float) -> Path:
+    """A generated trace of one rank (tests/kineto_traces.py: copies, GEMMs, NCCL, nested CPU ops, flows, steps)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.kineto_traces import Shape, write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as out:
+        write(out, Shape(), megabytes=megabytes)
+    return path
+
+
+def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple[float, int, int, int]]:
+    """The streaming reader on a `big_mb` trace (in one process, then over --jobs 2), and HTA's load of the largest
+    of `peer_mb`, 2/5 and 1/5 of it, 1 and 0.5 MB that it finishes (it holds the whole trace in pandas frames, and on
+    these traces its int16 index columns overflow past some 30,000 events), with the streaming reader on the same
+    file. Name → (seconds, peak RSS, file bytes, 0)."""
+    big = make_kineto_trace(where / "big" / "rank-0.json", big_mb)
+    out: dict[str, tuple[float, int, int, int]] = {}
+    elapsed, _, peak = run_case(STREAM_CODE, big, False)
+    out["worthit streaming"] = (elapsed, peak, big.stat().st_size, 0)
+    elapsed, _, peak = run_case(STREAM_JOBS_CODE, big, False)
+    out["worthit streaming, --jobs 2"] = (elapsed, peak, big.stat().st_size, 0)
+    big.unlink()
+    for size in dict.fromkeys((peer_mb, peer_mb * 0.4, peer_mb * 0.2, 1.0, 0.5)):
+        small = make_kineto_trace(where / f"peer-{size:g}" / "rank-0.json", size)
+        try:
+            elapsed, _, peak = run_case(HTA_SCRIPT, small, False, timeout=HTA_TIMEOUT_S)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            print(f"HolisticTraceAnalysis on {size:g} MB: did not finish ({type(exc).__name__})", file=sys.stderr)
+            continue
+        out["HolisticTraceAnalysis load"] = (elapsed, peak, small.stat().st_size, 0)
+        elapsed, _, peak = run_case(STREAM_CODE, small, False)
+        out["worthit streaming, peer's size"] = (elapsed, peak, small.stat().st_size, 0)
+        break
+    return out
+
+
+def run_ranks(where: Path, ranks: int, jobs: int) -> tuple[float, float, int]:
+    """A generated run of `ranks` ranks (rank 7 the straggler): seconds for `worthit profile --summary --jobs` over
+    all of them, seconds to combine the summaries, and the summaries' total bytes."""
+    sys.path.insert(0, str(ROOT))
+    from tests.kineto_traces import Shape, write
+
+    traces = where / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for rank in range(ranks):
+        path = traces / f"rank-{rank:03d}.json"
+        with path.open("w") as out:
+            shape = Shape(rank=rank, world_size=ranks, steps=5, layers=16, lead_scale=1.25)
+            write(out, Shape(**{**shape.__dict__, "compute_scale": 1.25 if rank == 7 else 1.0}))
+        paths.append(str(path))
+    worthit = [sys.executable, "-m", "worthit.service.cli"]
+    started = time.perf_counter()
+    subprocess.run(
+        [*worthit, "profile", "--summary", "--jobs", str(jobs), "-o", str(where / "run"), *paths],
+        check=True,
+        capture_output=True,
+    )
+    mapped = time.perf_counter() - started
+    summaries = sorted(str(p) for p in (where / "run").glob("*.summary.json"))
+    started = time.perf_counter()
+    subprocess.run([*worthit, "profile", "--json", *summaries], check=True, capture_output=True)
+    combined = time.perf_counter() - started
+    return mapped, combined, sum(Path(p).stat().st_size for p in summaries)
 
 
 def main() -> None:

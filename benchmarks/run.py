@@ -13,6 +13,10 @@ Cases (each baseline is measured here, now, on this machine, so the ratios survi
 - profiles: a 1,000,000-row rocprofv3 kernel trace against the pandas script a performance engineer would write
   (read_csv, groupby, a numpy interval union), and a 100 MB PyTorch trace against HolisticTraceAnalysis loading it
   (time and peak memory; both peers come with the `bench` extra);
+- streaming: a generated 1 GB PyTorch trace read in one pass (MB/s, peak RSS), in one process and over --jobs 2,
+  HolisticTraceAnalysis' load of the largest of 25, 10, 5, 1 and 0.5 MB of the same shape that it finishes beside
+  it, and worthit on that one too;
+- ranks: a generated 512-rank run mapped to per-rank summaries with `--jobs 2` (time per rank) and combined;
 - Slack: p99 of signed slash commands from 32 concurrent clients against the 3-second limit;
 - start-up (bench_startup.py): `worthit --version` and `worthit review proposal.json`, whole processes, median of 9,
   against `python -c pass` on the same interpreter;
@@ -231,6 +235,62 @@ def bench_profile_readers(quick: bool, workdir: Path) -> list[Row]:
     return rows
 
 
+def bench_streaming(quick: bool, workdir: Path) -> list[Row]:
+    """The streaming Kineto reader on a 1 GB generated trace (peak RSS and MB/s against the issue's figures), beside
+    HolisticTraceAnalysis' load of the largest size it finishes here (and the streaming reader on that size)."""
+    big_mb, peer_mb = (100, 5) if quick else (1000, 25)
+    measured = bench_profiles.run_streaming(workdir / "streaming", big_mb, peer_mb)
+    rows = []
+    elapsed, peak, size, _ = measured["worthit streaming"]
+    small, small_peak, _, _ = measured.get("worthit streaming, peer's size", (0.0, 0, 0, 0))
+    rate = size / 1e6 / elapsed
+    peer = measured.get("HolisticTraceAnalysis load")
+    peer_text = (
+        f"HolisticTraceAnalysis load of {peer[2] / 1e6:.0f} MB: {peer[0]:.1f} s ({peer[2] / 1e6 / peer[0]:.2f} MB/s), "
+        f"peak {peer[1] / 1e6:.0f} MB; worthit on it {small:.2f} s, peak {small_peak / 1e6:.0f} MB"
+        if peer
+        else "HolisticTraceAnalysis finished none of the sizes tried (bench extra missing?)"
+    )
+    rows.append(
+        Row(
+            f"profiles: pytorch trace, streaming ({size / 1e9:.2f} GB generated)",
+            f"{elapsed:.1f} s ({rate:.0f} MB/s), peak RSS {peak / 1e6:.0f} MB",
+            peer_text,
+            (small / peer[0]) if peer else None,
+            ">= 50 MB/s, peak <= 500 MB",
+            None if quick else rate >= 50 and peak <= 500e6,
+        )
+    )
+    jobs_elapsed, jobs_peak, _, _ = measured["worthit streaming, --jobs 2"]
+    rows.append(
+        Row(
+            f"profiles: pytorch trace, streaming over --jobs 2 ({size / 1e9:.2f} GB generated)",
+            f"{jobs_elapsed:.1f} s ({size / 1e6 / jobs_elapsed:.0f} MB/s), main peak RSS {jobs_peak / 1e6:.0f} MB",
+            f"one process {elapsed:.1f} s",
+            jobs_elapsed / elapsed,
+            ">= 50 MB/s",
+            None if quick else size / 1e6 / jobs_elapsed >= 50,
+        )
+    )
+    return rows
+
+
+def bench_ranks(quick: bool, workdir: Path) -> list[Row]:
+    """A generated 512-rank run mapped to summaries with --jobs 2 (time per rank) and combined (the combine time)."""
+    ranks = 64 if quick else 512
+    mapped, combined, size = bench_profiles.run_ranks(workdir / "ranks", ranks, 2)
+    return [
+        Row(
+            f"profiles: {ranks}-rank run, worthit profile --summary --jobs 2, then combined",
+            f"{mapped / ranks * 1000:.0f} ms per rank ({mapped:.1f} s), combine {combined:.1f} s",
+            f"summaries {size / ranks / 1e3:.0f} KB a rank",
+            None,
+            "-",
+            None,
+        )
+    ]
+
+
 def bench_slack_latency(quick: bool, workdir: Path) -> list[Row]:
     server = start_server(
         f"sqlite:///{workdir / 'slack.db'}",
@@ -374,6 +434,8 @@ def main() -> None:
             if postgres:
                 asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         rows += bench_profile_readers(args.quick, workdir)
+        rows += bench_streaming(args.quick, workdir)
+        rows += bench_ranks(args.quick, workdir)
         rows += bench_slack_latency(args.quick, workdir)
         rows += bench_container_image()
     table = render(rows, header) + where_the_time_goes(rates, cpu)

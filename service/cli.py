@@ -106,7 +106,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.profiles.report import render_table
 
     try:
-        breakdown = load_profile(args.files, args.format, args.steps)
+        if args.summary:
+            return _profile_summaries(args)
+        if args.upload:
+            return _profile_upload(args)
+        breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
     except ProfileError as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -114,6 +118,38 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
+    return EXIT_PASS
+
+
+def _profile_at_size(args: argparse.Namespace) -> Breakdown | None:
+    """PyTorch traces streamed, their ranks mapped over `--jobs` processes; rank summaries combined (None: other
+    formats, read as bytes)."""
+    from worthit.service.profiles.ranks import load_run
+
+    return load_run(args.files, args.format, args.steps, jobs=args.jobs, show=not args.json)
+
+
+def _profile_summaries(args: argparse.Namespace) -> int:
+    """``--summary``: each trace's rank summary written to -o (a file for one trace, a folder for several)."""
+    import json
+
+    from worthit.service.profiles.ranks import write_summaries
+
+    written = write_summaries(args.files, args.output, args.steps, jobs=args.jobs, show=not args.json)
+    if args.json:
+        print(json.dumps([str(path) for path in written]))
+    else:
+        more = f" and {len(written) - 1} more in {written[0].parent}" if len(written) > 1 else ""
+        print(f"wrote {written[0]}{more}", file=sys.stderr)
+    return EXIT_PASS
+
+
+def _profile_upload(args: argparse.Namespace) -> int:
+    """``--upload URL``: rank summaries stored on a worthit server as one run (token: WORTHIT_TOKEN)."""
+    from worthit.service.profiles.ranks import upload_summaries
+
+    location = upload_summaries(args.files, args.upload, os.environ.get("WORTHIT_TOKEN") or None, args.name)
+    print(location)
     return EXIT_PASS
 
 
@@ -616,6 +652,23 @@ def parser() -> argparse.ArgumentParser:
         help="PyTorch traces: ProfilerStep#N numbers FIRST:LAST, N, FIRST:, :LAST or all (default: all but "
         "the last, incomplete step)",
     )
+    profile.add_argument(
+        "--summary",
+        action="store_true",
+        help="PyTorch traces: write each rank's summary (worthit-rank-summary v1) to -o instead; "
+        "`worthit profile *.summary.json` combines them",
+    )
+    profile.add_argument("-o", "--output", help="with --summary: the file (one trace) or folder (several)")
+    profile.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="PyTorch traces of several ranks: read N at a time (processes)"
+    )
+    profile.add_argument(
+        "--upload",
+        metavar="URL",
+        help="rank summaries: store them as one run on the worthit server at URL (token: WORTHIT_TOKEN); "
+        "prints the stored profile's address",
+    )
+    profile.add_argument("--name", help="with --upload: the stored profile's label")
     profile.set_defaults(func=cmd_profile)
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")

@@ -17,7 +17,7 @@ from worthit.rules.profiles._text import MAX_PREAMBLE_LINES, check_bytes, head_t
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
-from worthit.rules.profiles.kineto import StepRange
+from worthit.rules.profiles.kineto import StepRange, summary
 from worthit.rules.profiles.model import Breakdown
 
 Reader = Callable[[bytes], Breakdown]
@@ -34,12 +34,14 @@ READERS: dict[str, Reader] = {
     nsys_stats.API_SUM: nsys_stats.read_api_sum,
     nsys_trace.FORMAT: nsys_trace.read,
     kineto.FORMAT: kineto.read,
+    summary.SUMMARY_FORMAT: lambda data: summary.combine_summaries([summary.decode_summary(data)]),
 }
 FORMATS: tuple[str, ...] = tuple(READERS)
 
 _EXPECTED = (
     "a rocprofv3 kernel/memory-copy/API trace or *_stats.csv, a rocprofv3 --summary table, an nsys stats CSV "
-    "(cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_api_sum, cuda_gpu_trace) or a PyTorch profiler trace JSON"
+    "(cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_api_sum, cuda_gpu_trace), a PyTorch profiler trace JSON or a "
+    "worthit rank summary"
 )
 
 
@@ -49,6 +51,8 @@ def detect(data: bytes) -> str:
         # Inflating only a prefix is enough to sniff and keeps detection cheap on big uploads.
         data = _gunzip_head(data)
     check_bytes(data, None)
+    if summary.looks_like_summary(data):
+        return summary.SUMMARY_FORMAT
     if kineto.looks_like(data):
         return kineto.FORMAT
     if rocprof_summary.looks_like(data):
@@ -77,6 +81,8 @@ def read_any(data: bytes, format: str | None = None, steps: StepRange | None = N
     fmt = format or detect(data)
     if fmt == kineto.FORMAT:
         return kineto.read(data, steps)
+    if fmt == summary.SUMMARY_FORMAT:
+        return summary.combine_summaries([summary.decode_summary(gunzip(data) if is_gzip(data) else data)], steps)
     _no_steps(fmt, steps)
     if is_gzip(data):
         data = gunzip(data, fmt)
@@ -117,6 +123,15 @@ def combine(
             raise ProfileError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if all(fmt == kineto.FORMAT for fmt in detected):
         return kineto.read_run(list(zip(labels, files, strict=True)), steps)
+    if all(fmt == summary.SUMMARY_FORMAT for fmt in detected):
+        read = [summary.decode_summary(gunzip(d) if is_gzip(d) else d, n) for d, n in zip(files, labels, strict=True)]
+        return summary.combine_summaries(read, steps)
+    if summary.SUMMARY_FORMAT in detected:
+        raise ProfileError(
+            "expected either rank summaries or profiler files, got both: make a summary of each trace "
+            "(worthit profile --summary) and combine the summaries",
+            format_expected=summary.SUMMARY_FORMAT,
+        )
     collector = Collector()
     fmts: list[str] = []
     ranges: list[tuple[str, int, int]] = []

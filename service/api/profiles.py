@@ -8,11 +8,12 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.di import NamedDependency
 from litestar.exceptions import ClientException
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
 from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
+from worthit.rules.profiles.kineto.summary import RankSummary
 from worthit.service.http.caching import IfNoneMatch, tagged
 from worthit.service.http.problems import problem_responses
 from worthit.service.profiles.schemas import ProfileDoc
@@ -51,9 +52,9 @@ class ProfileController(Controller):
         ] = None,
     ) -> Response[ProfileDoc]:
         """Upload profiler output: one file as the raw body (any content type but multipart), or several files of
-        one run (a kernel trace, its memory-copy trace, its API stats; the PyTorch traces of a distributed run's ranks)
-        as `multipart/form-data`. Answers 201 with the breakdown; a proposal can then name `profile_id` and
-        `target` instead of `p`."""
+        one run (a kernel trace, its memory-copy trace, its API stats; the PyTorch traces of a distributed run's ranks,
+        or their rank summaries — see `POST /v1/profiles/summaries` for the format) as `multipart/form-data`. Answers
+        201 with the breakdown; a proposal can then name `profile_id` and `target` instead of `p`."""
         media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         files: list[bytes] = []
         names: list[str] = []
@@ -68,6 +69,29 @@ class ProfileController(Controller):
         if not files or not any(files):
             raise ClientException("Expected profiler output in the request body, got an empty body")
         doc = await profiles.create(files, format=format, name=name, steps=steps, names=names or None)
+        return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
+
+    @post(
+        "/summaries",
+        opt={"scope": "write"},
+        status_code=201,
+        responses=problem_responses(413, 422),
+    )
+    async def upload_summaries(
+        self,
+        data: JSONBody[list[RankSummary]],
+        profiles: NamedDependency[ProfileService],
+        name: Annotated[
+            str | None,
+            QueryParameter(max_length=200, pattern=TEXT_PATTERN, description="A label, e.g. the run's name."),
+        ] = None,
+    ) -> Response[ProfileDoc]:
+        """Store a distributed run from its ranks' summaries (format `worthit-rank-summary`, version 1: made where each
+        trace lives by `worthit profile --summary TRACE -o SUMMARY`), as a JSON array of them. The figures are those
+        of reading the raw traces together: per rank and per step, the straggler and the wait inside collectives. A
+        summary of another version is refused (422) naming the versions read. `POST /v1/profiles` takes the same
+        summaries as files (one as the body, several as multipart)."""
+        doc = await profiles.create_from_summaries(data, name=name)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
     @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))

@@ -65,3 +65,45 @@ def ticking(label: str, show: bool, stream: TextIO | None = None) -> Iterator[No
 def timed(label: str, size: int, work: Callable[[], T]) -> T:
     with ticking(label, size >= SHOW_FROM_BYTES):
         return work()
+
+
+class Progress:
+    """Long work measured as it goes (bytes read, ranks done): a bar with the rate and the time left, on a terminal.
+
+    Silent when `show` is False (``--json``) or `stream` is not a terminal; redrawn at most five times a second.
+    """
+
+    def __init__(self, label: str, total: int, unit: str, show: bool = True, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.label, self.total, self.unit = label, total, unit
+        self.show = show and self.stream.isatty()
+        self.done = 0
+        self.started = time.monotonic()
+        self._drawn = 0.0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.show and (now - self._drawn >= 0.2 or self.done >= self.total):
+            self._drawn = now
+            self.stream.write("\r" + self.line(now))
+            self.stream.flush()
+
+    def line(self, now: float) -> str:
+        """``label [####....] done/total unit, rate unit/s, time left``."""
+        elapsed = max(now - self.started, 1e-9)
+        scale, shown = (1e6, "MB") if self.unit == "bytes" else (1, self.unit)
+        rate = self.done / elapsed
+        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        width = 30
+        filled = width * min(self.done, self.total) // self.total if self.total else width
+        eta = f"{left:4.0f} s left" if left != float("inf") else "  ? s left"
+        return (
+            f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done / scale:,.0f}/{self.total / scale:,.0f} "
+            f"{shown}, {rate / scale:,.1f} {shown}/s, {eta}"
+        )
+
+    def close(self) -> None:
+        if self.show:
+            self.stream.write(f"\r{self.line(time.monotonic())}, done in {time.monotonic() - self.started:.1f} s\n")
+            self.stream.flush()

@@ -13,9 +13,11 @@ import msgspec
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
-from worthit.rules.profiles import ProfileError
+from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
+from worthit.rules.profiles.fold import fold_breakdown
+from worthit.rules.profiles.kineto.summary import RankSummary, combine_summaries
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
@@ -92,6 +94,25 @@ class ProfileService:
             breakdown=breakdown,
         )
 
+        await self._store.add(
+            id=doc.id,
+            created_at=doc.created_at,
+            name=name,
+            format=breakdown.format,
+            size_bytes=doc.size_bytes,
+            document=msgspec.json.encode(doc).decode(),
+        )
+        return doc
+
+    async def create_from_summaries(self, summaries: list[RankSummary], *, name: str | None) -> ProfileDoc:
+        """Combine ranks' summaries (small: no worker thread needed beyond the combination itself) and store."""
+        breakdown = fold_breakdown(await asyncio.to_thread(combine_summaries, summaries))
+        return await self._store_doc(breakdown, name, sum(len(s.step_figures) for s in summaries))
+
+    async def _store_doc(self, breakdown: Breakdown, name: str | None, size_bytes: int) -> ProfileDoc:
+        doc = ProfileDoc(
+            id=new_id(), created_at=datetime.now(UTC), name=name, size_bytes=size_bytes, breakdown=breakdown
+        )
         await self._store.add(
             id=doc.id,
             created_at=doc.created_at,

@@ -1,7 +1,8 @@
 """PyTorch profiler (Kineto) Chrome trace JSON: ``{"traceEvents": [{"ph": "X", "ts": µs, "dur": µs, …}]}``.
 
 One entry point for callers, as HolisticTraceAnalysis' thin ``TraceAnalysis`` over its parser and analyzers:
-`parse` turns bytes into flat columns (`Parsed`) and knows nothing of what is measured; `steps` holds the one
+`parse` turns bytes into flat columns (`Parsed`) and knows nothing of what is measured, `stream` does the same in
+one pass over chunks of a file too large to hold (`read_stream`); `steps` holds the one
 step-range grammar (`parse_steps`) and the window of work a range selects; `breakdown` measures a window (phases,
 device activity, input wait, per-step figures); `distributed` reads the ranks of one run together (`read_run`,
 the straggler, `barrier_of`). Each analysis reads a `Parsed`, never the bytes.
@@ -9,12 +10,15 @@ the straggler, `barrier_of`). Each analysis reads a `Parsed`, never the bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 
 from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, activity_of, window_breakdown
 from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
 from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, looks_like, parse_trace
 from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, Window, parse_steps, window
+from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream
 from worthit.rules.profiles.model import Breakdown, share
 
 
@@ -25,6 +29,16 @@ def read(data: bytes, steps: StepRange | None = None) -> Breakdown:
     """
     parsed = parse_trace(data)
     return window_breakdown(parsed, window(parsed, steps, None))
+
+
+def read_stream(
+    chunks: Iterable[bytes], steps: StepRange | None = None, file: str | None = None, progress: Progress | None = None
+) -> Breakdown:
+    """`read` of a trace given as chunks of bytes (plain or gzip; `chunks_of(handle)` reads an open file), in one
+    pass that never holds the document: the same breakdown for the same bytes, in memory bounded by the device
+    events' columns rather than the file's size. `progress(n)` is told of each chunk's size as it is read."""
+    parsed = parse_stream(chunks, file, progress=progress)
+    return window_breakdown(parsed, window(parsed, steps, file))
 
 
 def read_steps(data: bytes) -> list[Breakdown]:
@@ -52,9 +66,11 @@ __all__ = [
     "activity_of",
     "barrier_of",
     "check_same_run",
+    "chunks_of",
     "looks_like",
     "parse_steps",
     "read",
     "read_run",
     "read_steps",
+    "read_stream",
 ]

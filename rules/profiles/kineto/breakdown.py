@@ -8,6 +8,7 @@ device time of their own). A trace without device intervals says it holds no dev
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 import msgspec
 
 from worthit.rules.profiles.errors import ProfileError
-from worthit.rules.profiles.intervals import union_length
+from worthit.rules.profiles.intervals import union_length, union_length_arrays
 from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, Step
 from worthit.rules.profiles.kineto.steps import Window
 from worthit.rules.profiles.model import Activity, Breakdown, Kind, StepFigures, largest_first, timed_phase
@@ -33,66 +34,103 @@ def empty_activity() -> Activity:
 
 def activity_of(work: Iterable[tuple[Kind, int, int]]) -> Activity:
     """The split of one device timeline given as (kind, start, end) intervals of device work."""
-    every: list[tuple[int, int]] = []
-    compute: list[tuple[int, int]] = []
-    comm: list[tuple[int, int]] = []
-    copies: list[tuple[int, int]] = []
+    # Columns, not lists of pairs: a million kernels cost 16 MB here, not 200.
+    columns: dict[str, tuple[array[int], array[int]]] = {
+        k: (array("q"), array("q")) for k in ("every", "kernel", "comm", "copy")
+    }
+    every_s, every_e = columns["every"]
     for kind, start, end in work:
-        every.append((start, end))
-        if kind == "kernel":
-            compute.append((start, end))
-        elif kind == "comm":
-            comm.append((start, end))
-        elif kind == "copy":
-            copies.append((start, end))
-    if not every:
+        every_s.append(start)
+        every_e.append(end)
+        pair = columns.get(kind)
+        if pair is not None:
+            pair[0].append(start)
+            pair[1].append(end)
+    if not every_s:
         return empty_activity()
-    busy = union_length(every)
-    compute_ns, comm_ns = union_length(compute), union_length(comm)
-    overlap = compute_ns + comm_ns - union_length(compute + comm) if compute and comm else 0
-    span = max(e for _, e in every) - min(s for s, _ in every)
+    (compute_s, compute_e), (comm_s, comm_e), (copy_s, copy_e) = columns["kernel"], columns["comm"], columns["copy"]
+    busy = union_length_arrays(every_s, every_e)
+    compute_ns, comm_ns = union_length_arrays(compute_s, compute_e), union_length_arrays(comm_s, comm_e)
+    overlap = (
+        compute_ns + comm_ns - union_length_arrays(compute_s + comm_s, compute_e + comm_e)
+        if compute_s and comm_s
+        else 0
+    )
+    span = max(every_e) - min(every_s)
     return Activity(
         span_ns=span,
         busy_ns=busy,
         compute_ns=compute_ns,
         comm_ns=comm_ns,
         overlap_ns=overlap,
-        copy_ns=union_length(copies),
+        copy_ns=union_length_arrays(copy_s, copy_e),
         idle_ns=span - busy,
-        kernels=len(compute) + len(comm),
+        kernels=len(compute_s) + len(comm_s),
     )
 
 
-def _selected(p: Parsed, window: Window) -> list[int]:
-    return [i for i, launch in enumerate(p.dev_launch) if window.holds(launch)]
+def _selected(p: Parsed, window: Window) -> array[int]:
+    if window.lo is None and window.hi is None:
+        return array("q", range(len(p.dev_launch)))
+    return array("q", (i for i, launch in enumerate(p.dev_launch) if window.holds(launch)))
 
 
 def window_breakdown(p: Parsed, window: Window) -> Breakdown:
     """The breakdown of the work `window` selects of `p`, with the figures of each of its steps."""
     chosen = _selected(p, window)
-    per_phase: dict[tuple[str, Kind], list[tuple[int, int]]] = defaultdict(list)
+    # Per phase the indexes of its events (8 bytes each), their intervals read from the columns when measured.
+    per_device: dict[tuple[str, Kind], array[int]] = defaultdict(lambda: array("q"))
     for i in chosen:
-        per_phase[(p.dev_name[i], p.dev_kind[i])].append((p.dev_start[i], p.dev_end[i]))
+        per_device[(p.dev_name[i], p.dev_kind[i])].append(i)
+    per_phase: dict[tuple[str, Kind], list[tuple[int, int]]] = defaultdict(list)
     # CPU ops are host time: clipped to the window (an op running past a step's end counts up to it).
     lo = window.lo if window.lo is not None else -(1 << 62)
     hi = window.hi if window.hi is not None else 1 << 62
-    cpu = [(max(s, lo), min(e, hi), n) for s, e, n in p.cpu if s < hi and e > lo]
+    # An op wholly inside stays the same tuple: a list of references, not a copy of every op.
+    cpu = [
+        op if lo <= op[0] and op[1] <= hi else (max(op[0], lo), min(op[1], hi), op[2])
+        for op in p.cpu
+        if op[0] < hi and op[1] > lo
+    ]
+    per_cpu: dict[str, tuple[array[int], array[int]]] = {}
     for s, e, n in cpu:
-        per_phase[(n, "cpu_op")].append((s, e))
+        pair = per_cpu.get(n)
+        if pair is None:
+            pair = per_cpu[n] = (array("q"), array("q"))
+        pair[0].append(s)
+        pair[1].append(e)
     for s, e, n in p.annotations:
         if window.holds(s):
             per_phase[(n, "annotation")].append((s, e))
     act = activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen) if chosen else None
     if act is not None:
         act = msgspec.structs.replace(act, input_ns=_input_wait(p, chosen, cpu))
-    starts = [p.dev_start[i] for i in chosen] + [s for s, _, _ in cpu] + [s for s, _ in p.other if window.holds(s)]
-    ends = [p.dev_end[i] for i in chosen] + [e for _, e, _ in cpu] + [e for s, e in p.other if window.holds(s)]
+    starts = [s for s, _, _ in cpu]
+    ends = [e for _, e, _ in cpu]
+    if chosen:
+        starts.append(min(p.dev_start[i] for i in chosen))
+        ends.append(max(p.dev_end[i] for i in chosen))
+    holds = window.holds
+    first = min((s for s in p.other_start if holds(s)), default=None)
+    if first is not None:
+        starts.append(first)
+        ends.append(max(e for s, e in zip(p.other_start, p.other_end, strict=True) if holds(s)))
     if not starts:
         raise ProfileError(f"no events in steps {window.label}", format_expected=FORMAT)
     wall = max(ends) - min(starts)
     busy = act.busy_ns if act is not None else None
     compute = act.compute_ns if act is not None else None
     phases = []
+    for (name, kind), indexes in per_device.items():
+        total = union_length_arrays((p.dev_start[i] for i in indexes), (p.dev_end[i] for i in indexes))
+        phases.append(
+            timed_phase(name, kind, total, len(indexes), busy=busy, wall=wall, compute=compute, on_device=True)
+        )
+    for name, (cpu_s, cpu_e) in per_cpu.items():
+        total = union_length_arrays(cpu_s, cpu_e)
+        phases.append(
+            timed_phase(name, "cpu_op", total, len(cpu_s), busy=busy, wall=wall, compute=compute, on_device=False)
+        )
     for (name, kind), intervals in per_phase.items():
         total = union_length(intervals)
         on_device = kind in DEVICE_KINDS
@@ -127,11 +165,11 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
         device_timeline=timeline,
         activity=act,
     )
-    b.step_figures = step_figures(p, window.steps, None)[:MAX_STEP_FIGURES]
+    b.step_figures = step_figures(p, window.steps[:MAX_STEP_FIGURES], None)
     return b
 
 
-def _input_wait(p: Parsed, chosen: list[int], cpu: list[tuple[int, int, str]]) -> int:
+def _input_wait(p: Parsed, chosen: array[int], cpu: list[tuple[int, int, str]]) -> int:
     """Time inside the host's DataLoader ops during which no device work ran: the GPU waiting on data."""
     loading = [(s, e) for s, e, name in cpu if is_input_op(name)]
     return _idle_within(loading, [(p.dev_start[i], p.dev_end[i]) for i in chosen]) if loading else 0
@@ -161,8 +199,8 @@ def step_figures(p: Parsed, steps: list[Step], rank: int | None) -> list[StepFig
     """Per step: the device work it launched (phases, activity), its host duration and its input wait."""
     if not steps:
         return []
-    order = sorted(range(len(p.dev_launch)), key=p.dev_launch.__getitem__)
-    launches = [p.dev_launch[i] for i in order]
+    order = array("q", sorted(range(len(p.dev_launch)), key=p.dev_launch.__getitem__))
+    launches = array("q", (p.dev_launch[i] for i in order))
     loading = [(s, e, n) for s, e, n in p.cpu if is_input_op(n)]
     # The device is idle only when no work runs at all, whichever step launched it: every interval by start.
     by_start = sorted(zip(p.dev_start, p.dev_end, strict=True)) if loading else []
@@ -173,9 +211,9 @@ def step_figures(p: Parsed, steps: list[Step], rank: int | None) -> list[StepFig
         chosen = order[bisect_left(launches, step.start) : bisect_left(launches, step.end)]
         inside = [(max(s, step.start), min(e, step.end)) for s, e, n in loading if s < step.end and e > step.start]
         running = by_start[bisect_left(starts, step.start - longest) : bisect_left(starts, step.end)] if inside else []
-        per_phase: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        per_phase: dict[str, array[int]] = defaultdict(lambda: array("q"))
         for i in chosen:
-            per_phase[p.dev_name[i]].append((p.dev_start[i], p.dev_end[i]))
+            per_phase[p.dev_name[i]].append(i)
         out.append(
             StepFigures(
                 name=step.name,
@@ -186,7 +224,10 @@ def step_figures(p: Parsed, steps: list[Step], rank: int | None) -> list[StepFig
                     activity_of((p.dev_kind[i], p.dev_start[i], p.dev_end[i]) for i in chosen),
                     input_ns=_idle_within(inside, running),
                 ),
-                phases={name: union_length(iv) for name, iv in per_phase.items()},
+                phases={
+                    name: union_length_arrays((p.dev_start[i] for i in iv), (p.dev_end[i] for i in iv))
+                    for name, iv in per_phase.items()
+                },
             )
         )
     return out

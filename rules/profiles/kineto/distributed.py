@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import msgspec
 
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.breakdown import (
@@ -19,7 +22,7 @@ from worthit.rules.profiles.kineto.breakdown import (
     step_figures,
     window_breakdown,
 )
-from worthit.rules.profiles.kineto.parse import FORMAT, parse_trace, span
+from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, parse_trace, span
 from worthit.rules.profiles.kineto.steps import StepRange, window
 from worthit.rules.profiles.model import (
     Activity,
@@ -33,6 +36,37 @@ from worthit.rules.profiles.model import (
 )
 
 
+@dataclass(slots=True)
+class RankPart:
+    """What the combined run needs of one rank, however it was read (a raw trace, or its summary): its file,
+    rank, world size and span, its breakdown over the selected steps, and every selected step's figures."""
+
+    file: str
+    rank: int | None
+    world_size: int | None
+    start_ns: int
+    end_ns: int
+    breakdown: Breakdown
+    steps: list[StepFigures]
+    note: str | None
+
+
+def rank_part(p: Parsed, file: str, steps: StepRange | None = None) -> RankPart:
+    """One rank's part of a run, from its parsed trace (figures of all its selected steps, rank left unset)."""
+    w = window(p, steps, file)
+    start, end = span(p)
+    return RankPart(
+        file=file,
+        rank=p.rank,
+        world_size=p.world_size,
+        start_ns=start,
+        end_ns=end,
+        breakdown=window_breakdown(p, w),
+        steps=step_figures(p, w.steps, None),
+        note=w.note,
+    )
+
+
 def read_run(files: Sequence[tuple[str, bytes]], steps: StepRange | None = None) -> Breakdown:
     """Several traces of one distributed run, read as one: per rank and per step, the straggler, the waits.
 
@@ -42,24 +76,29 @@ def read_run(files: Sequence[tuple[str, bytes]], steps: StepRange | None = None)
     """
     if len(files) < 2:
         raise ProfileError("a distributed run needs two or more traces", format_expected=FORMAT)
-    parsed = [parse_trace(data, name) for name, data in files]
+    return run_of([rank_part(parse_trace(data, name), name, steps) for name, data in files])
+
+
+def run_of(parts: Sequence[RankPart]) -> Breakdown:
+    """The ranks' parts (`rank_part`, or summaries read back) combined into the run's breakdown."""
+    if len(parts) < 2:
+        raise ProfileError("a distributed run needs two or more ranks", format_expected=FORMAT)
     ranks: list[int] = []
-    for index, ((name, _), p) in enumerate(zip(files, parsed, strict=True)):
-        rank = p.rank if p.rank is not None else index
+    for index, part in enumerate(parts):
+        rank = part.rank if part.rank is not None else index
         if rank in ranks:
-            other = files[ranks.index(rank)][0]
+            other = parts[ranks.index(rank)].file
             raise ProfileError(
-                f"{name} and {other} are both rank {rank}: expected one trace per rank of one run",
+                f"{part.file} and {other} are both rank {rank}: expected one trace per rank of one run",
                 format_expected=FORMAT,
             )
         ranks.append(rank)
-    check_same_run([(name, *span(p)) for (name, _), p in zip(files, parsed, strict=True)])
-    windows = [window(p, steps, name) for (name, _), p in zip(files, parsed, strict=True)]
-    per_rank = [window_breakdown(p, w) for p, w in zip(parsed, windows, strict=True)]
-    order = sorted(range(len(files)), key=lambda i: ranks[i])
+    check_same_run([(part.file, part.start_ns, part.end_ns) for part in parts])
+    per_rank = [part.breakdown for part in parts]
+    order = sorted(range(len(parts)), key=lambda i: ranks[i])
     rank_steps: dict[int, list[StepFigures]] = {}
     for i in order:
-        figures = step_figures(parsed[i], windows[i].steps, ranks[i])
+        figures = [msgspec.structs.replace(s, rank=ranks[i]) for s in parts[i].steps]
         if not figures:  # no steps: the whole window is one step, so the barrier is still measured
             b = per_rank[i]
             act = b.activity or empty_activity()
@@ -67,12 +106,12 @@ def read_run(files: Sequence[tuple[str, bytes]], steps: StepRange | None = None)
                 StepFigures(name="run", number=0, rank=ranks[i], wall_ns=b.wall_ns or 0, activity=act, phases={})
             ]
         rank_steps[ranks[i]] = figures
-    barrier, waits = barrier_of(rank_steps, parsed[order[0]].world_size)
+    barrier, waits = barrier_of(rank_steps, parts[order[0]].world_size)
     combined = _sum_ranks([per_rank[i] for i in order])
     combined.ranks = [
         RankFigures(
             rank=ranks[i],
-            file=files[i][0],
+            file=parts[i].file,
             wall_ns=per_rank[i].wall_ns or 0,
             activity=per_rank[i].activity,
             phases=[p for p in per_rank[i].phases if p.kind in DEVICE_KINDS],
@@ -80,13 +119,19 @@ def read_run(files: Sequence[tuple[str, bytes]], steps: StepRange | None = None)
         )
         for i in order
     ]
-    combined.step_figures = [s for i in order for s in rank_steps[ranks[i]] if s.name != "run"][:MAX_STEP_FIGURES]
+    figures_out: list[StepFigures] = []
+    for i in order:
+        figures_out += [s for s in rank_steps[ranks[i]] if s.name != "run"][: MAX_STEP_FIGURES - len(figures_out)]
+        if len(figures_out) >= MAX_STEP_FIGURES:
+            break
+    combined.step_figures = figures_out
     combined.barrier = barrier
-    combined.steps = len(windows[order[0]].steps) or None
-    combined.scope = windows[order[0]].label
-    notes = [n for w in windows[:1] if w.note for n in [w.note]]
+    first = per_rank[order[0]]
+    combined.steps = first.steps
+    combined.scope = first.scope
+    notes = [n for n in [parts[0].note] if n]
     notes.append(
-        f"{len(files)} ranks read as one run: phase totals are device time summed over ranks, shares of wall are "
+        f"{len(parts)} ranks read as one run: phase totals are device time summed over ranks, shares of wall are "
         "of ranks × wall."
     )
     notes.append(
@@ -196,4 +241,4 @@ def _sum_ranks(parts: list[Breakdown]) -> Breakdown:
     )
 
 
-__all__ = ["barrier_of", "check_same_run", "read_run"]
+__all__ = ["RankPart", "barrier_of", "check_same_run", "rank_part", "read_run", "run_of"]

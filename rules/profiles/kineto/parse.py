@@ -15,8 +15,11 @@ CPU-only run) parses, with empty device columns and the count of profiler ranges
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import msgspec
 
@@ -35,17 +38,39 @@ _COPY_CATS = frozenset({"gpu_memcpy", "memcpy"})
 _MEMSET_CATS = frozenset({"gpu_memset", "memset"})
 _CPU_CATS = frozenset({"cpu_op", "operator"})
 _RUNTIME_CATS = frozenset({"cuda_runtime", "runtime", "cuda_driver"})
+_DEVICE_CATS = _KERNEL_CATS | _COPY_CATS | _MEMSET_CATS
 _STEP_CATS = frozenset({"user_annotation", "operator", "cpu_op"})
 _SKIP_WALL_CATS = frozenset({"trace"})
+# What the reduction does with an event, by its (lowercased) category.
+_SKIP, _DEVICE, _CPU, _MAYBE_STEP, _ANNOTATION, _RUNTIME, _RANGE, _WALL = 0, 1, 2, 4, 8, 16, 32, 64
+
+
+def _class_of(cat: str) -> tuple[str, int]:
+    if cat in _DEVICE_CATS:
+        return cat, _DEVICE
+    if cat in _SKIP_WALL_CATS:
+        return cat, _SKIP
+    cls = _MAYBE_STEP if cat in _STEP_CATS else 0
+    if cat in _CPU_CATS:
+        return cat, cls | _CPU
+    if cat == "gpu_user_annotation":
+        return cat, cls | _ANNOTATION
+    if cat in _RUNTIME_CATS:
+        return cat, cls | _RUNTIME
+    if cat == "cuda_profiler_range":
+        return cat, cls | _RANGE
+    return cat, cls | _WALL
+
+
 _JSON_START = re.compile(rb"\s*[\[{]")
 _STEP_RE = re.compile(r"ProfilerStep#(\d+)$")
 
 
-class _Args(msgspec.Struct):
+class _Args(msgspec.Struct, gc=False):
     correlation: int | str | None = None
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     """The fields we use of one trace event; msgspec skips the rest (flow ids, shapes) without building them."""
 
     ph: str = ""
@@ -84,16 +109,22 @@ class Step:
 
 @dataclass(slots=True)
 class Parsed:
-    """One trace reduced to flat columns: device work (with launch times), top-level CPU ops, steps."""
+    """One trace reduced to flat columns: device work (with launch times), top-level CPU ops, steps.
+
+    Times are 8-byte `array('q')` columns and names references to one shared string each: 40 bytes per device
+    event, 16 per wall-only event, whatever the file's size (`parse_stream` reads files larger than memory).
+    """
 
     dev_name: list[str] = field(default_factory=list)
     dev_kind: list[Kind] = field(default_factory=list)
-    dev_start: list[int] = field(default_factory=list)
-    dev_end: list[int] = field(default_factory=list)
-    dev_launch: list[int] = field(default_factory=list)
+    dev_start: array[int] = field(default_factory=lambda: array("q"))
+    dev_end: array[int] = field(default_factory=lambda: array("q"))
+    dev_launch: array[int] = field(default_factory=lambda: array("q"))
     cpu: list[tuple[int, int, str]] = field(default_factory=list)  # top-level ops: start, end, name
     annotations: list[tuple[int, int, str]] = field(default_factory=list)
-    other: list[tuple[int, int]] = field(default_factory=list)  # runtime calls, user annotations: wall only
+    # Runtime calls, user annotations: wall only.
+    other_start: array[int] = field(default_factory=lambda: array("q"))
+    other_end: array[int] = field(default_factory=lambda: array("q"))
     steps: list[Step] = field(default_factory=list)
     threads_overlap_ns: int = 0
     profiler_ranges: int = 0
@@ -109,19 +140,193 @@ def looks_like(data: bytes) -> bool:
 def parse_trace(data: bytes, file: str | None = None) -> Parsed:
     """A PyTorch profiler trace (plain or gzipped) as columns; ProfileError (naming `file`, when given) otherwise."""
     trace = _decode(data)
-    out = Parsed()
-    if trace.distributedInfo is not None:
-        out.rank, out.world_size = trace.distributedInfo.rank, trace.distributedInfo.world_size
-    by_thread: dict[tuple[int | str, int | str], list[tuple[int, int, str]]] = defaultdict(list)
-    launches: dict[int | str, int] = {}
-    device_corr: list[int | str | None] = []
-    named: dict[tuple[str, str], tuple[str, Kind]] = {}
-    complete = 0
-    steps: dict[tuple[str, int], Step] = {}
-    where = f" in {file}" if file else ""
-    for index, event in enumerate(trace.traceEvents):
-        if event.ph != "X":
-            continue
+    builder = Builder(file)
+    builder.add(trace.traceEvents, 0)
+    return builder.finish(trace.distributedInfo)
+
+
+class _Thread:
+    """One host thread's CPU ops as they come: starts, ends and names in columns (8 + 8 + 8 bytes an op)."""
+
+    __slots__ = ("ends", "last_end", "last_start", "names", "ordered", "starts")
+
+    def __init__(self) -> None:
+        self.starts: array[int] = array("q")
+        self.ends: array[int] = array("q")
+        self.names: list[str] = []
+        self.ordered = True  # by (start, -end) so far: Kineto writes a thread's ops in that order
+        self.last_start = self.last_end = -(1 << 63)
+
+    def top_level(self) -> list[tuple[int, int, str]]:
+        """The ops no earlier op contains, in (start, -end, name) order (as sorting all of them would give)."""
+        starts, ends, names = self.starts, self.ends, self.names
+        if self.ordered:
+            order: Iterable[int] = _ties_by_name(starts, ends, names)
+        else:
+            order = sorted(range(len(starts)), key=lambda i: (starts[i], -ends[i], names[i]))
+        out: list[tuple[int, int, str]] = []
+        current_end: int | None = None
+        for i in order:
+            start = starts[i]
+            if current_end is None or start >= current_end:
+                # A child that outlives its parent by a rounding nanosecond is still a child.
+                current_end = ends[i]
+                out.append((start, current_end, names[i]))
+        return out
+
+
+def _ties_by_name(starts: array[int], ends: array[int], names: list[str]) -> Iterator[int]:
+    """Indexes of ops already in (start, -end) order, runs of equal (start, end) reordered by name."""
+    n = len(starts)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and starts[j] == starts[i] and ends[j] == ends[i]:
+            j += 1
+        if j - i == 1:
+            yield i
+        else:
+            yield from sorted(range(i, j), key=names.__getitem__)
+        i = j
+
+
+class Builder:
+    """Events in, batch by batch (`add`), columns out (`finish`): the one reduction both readers share.
+
+    What it keeps grows with the device events (their columns), the CPU ops (in columns until the top-level ones
+    are picked) and the launches (correlation → time); every other event is reduced as it comes.
+    """
+
+    def __init__(self, file: str | None = None) -> None:
+        self.out = Parsed()
+        self.where = f" in {file}" if file else ""
+        self.threads: dict[tuple[int | str, int | str], _Thread] = {}
+        # Launches as columns (correlation, time), resolved once at the end; string correlations (rare) apart.
+        self.launch_corr: array[int] = array("q")
+        self.launch_at: array[int] = array("q")
+        self.launches: dict[int | str, int] = {}
+        self.device_corr: array[int] = array("q")
+        self.odd_corr: dict[int, int | str | None] = {}  # device event index → a correlation not an int64
+        self.named: dict[tuple[str, str], tuple[str, Kind]] = {}
+        self.cats: dict[str, tuple[str, int]] = {}
+        self.complete = 0
+        self.events = 0  # events in the batch (set by `stream.reduce_batch`)
+        self.steps: dict[tuple[str, int], Step] = {}
+
+    def add(self, events: Iterable[_Event], first_index: int) -> None:
+        """Reduce a batch of events whose first is ``$.traceEvents[first_index]``."""
+        out, cats, named = self.out, self.cats, self.named
+        dev_name, dev_kind, dev_start, dev_end = out.dev_name, out.dev_kind, out.dev_start, out.dev_end
+        other_start, other_end, device_corr = out.other_start, out.other_end, self.device_corr
+        complete = 0
+        threads, launches, odd_corr = self.threads, self.launches, self.odd_corr
+        launch_corr, launch_at = self.launch_corr, self.launch_at
+        for index, event in enumerate(events, first_index):
+            if event.ph != "X":
+                continue
+            ts, dur = event.ts, event.dur
+            if ts is None or dur is None or dur < 0 or not (abs(ts) < _MAX_US and dur < _MAX_US):
+                self._refuse(event, index)
+            complete += 1
+            # Timestamps are µs (floats with ns decimals in newer Kineto); keep integer ns from here on.
+            start = ts * 1000 if type(ts) is int else round(ts * 1000)
+            end = start + (dur * 1000 if type(dur) is int else round(dur * 1000))
+            found_cat = cats.get(event.cat)
+            if found_cat is None:
+                found_cat = cats[event.cat] = _class_of(event.cat.lower())
+            cat, cls = found_cat
+            if cls == _DEVICE:
+                key = (cat, event.name)
+                found_name = named.get(key)
+                if found_name is None:
+                    found_name = named[key] = _device_name(cat, event.name)
+                dev_name.append(found_name[0])
+                dev_kind.append(found_name[1])
+                dev_start.append(start)
+                dev_end.append(end)
+                corr = event.args.correlation if event.args is not None else None
+                if type(corr) is int and -_INT64 <= corr < _INT64:
+                    device_corr.append(corr)
+                else:
+                    odd_corr[len(device_corr)] = corr
+                    device_corr.append(0)
+                continue
+            if cls == _SKIP:
+                continue
+            name = event.name
+            if cls & _MAYBE_STEP and name.startswith(STEP_PREFIX):
+                found = _STEP_RE.match(name)
+                if found is not None:
+                    self.steps.setdefault((name, start), Step(name, int(found.group(1)), start, end))
+                other_start.append(start)
+                other_end.append(end)
+                continue
+            if cls & _CPU:
+                thread = threads.get((event.pid, event.tid))
+                if thread is None:
+                    thread = threads[(event.pid, event.tid)] = _Thread()
+                if thread.ordered and (
+                    start < thread.last_start or (start == thread.last_start and end > thread.last_end)
+                ):
+                    thread.ordered = False
+                thread.last_start, thread.last_end = start, end
+                thread.starts.append(start)
+                thread.ends.append(end)
+                thread.names.append(name)
+            elif cls == _ANNOTATION:
+                out.annotations.append((start, end, name))
+            else:
+                if cls == _RUNTIME and event.args is not None and event.args.correlation is not None:
+                    corr = event.args.correlation
+                    if type(corr) is int and -_INT64 <= corr < _INT64:
+                        launch_corr.append(corr)
+                        launch_at.append(start)
+                    else:
+                        launches[corr] = start
+                elif cls == _RANGE:
+                    out.profiler_ranges += 1
+                other_start.append(start)
+                other_end.append(end)
+        self.complete += complete
+
+    def merge(self, other: Builder) -> None:
+        """Append what `other` reduced of the events that follow this one's: as if this one had added them."""
+        mine, theirs = self.out, other.out
+        offset = len(mine.dev_start)
+        mine.dev_name += theirs.dev_name
+        mine.dev_kind += theirs.dev_kind
+        mine.dev_start += theirs.dev_start
+        mine.dev_end += theirs.dev_end
+        mine.annotations += theirs.annotations
+        mine.other_start += theirs.other_start
+        mine.other_end += theirs.other_end
+        mine.profiler_ranges += theirs.profiler_ranges
+        self.device_corr += other.device_corr
+        for index, corr in other.odd_corr.items():
+            self.odd_corr[index + offset] = corr
+        self.launch_corr += other.launch_corr
+        self.launch_at += other.launch_at
+        self.launches.update(other.launches)  # a later launch of a correlation wins, as when added in order
+        for key, thread in other.threads.items():
+            here = self.threads.get(key)
+            if here is None:
+                self.threads[key] = thread
+                continue
+            first_start, first_end = thread.starts[0], thread.ends[0]
+            if not thread.ordered or (
+                first_start < here.last_start or (first_start == here.last_start and first_end > here.last_end)
+            ):
+                here.ordered = False
+            here.starts += thread.starts
+            here.ends += thread.ends
+            here.names += thread.names
+            here.last_start, here.last_end = thread.last_start, thread.last_end
+        self.complete += other.complete
+        for key, step in other.steps.items():
+            self.steps.setdefault(key, step)
+
+    def _refuse(self, event: _Event, index: int) -> NoReturn:
+        where = self.where
         if event.ts is None or event.dur is None:
             raise ProfileError(
                 f"event $.traceEvents[{index}]{where} ({event.name!r}) has ph 'X' but no ts or dur",
@@ -132,76 +337,65 @@ def parse_trace(data: bytes, file: str | None = None) -> Parsed:
                 f"event $.traceEvents[{index}]{where} ({event.name!r}) ends before it starts (dur {event.dur})",
                 format_expected=FORMAT,
             )
-        if not (abs(event.ts) < _MAX_US and event.dur < _MAX_US):  # also NaN and inf, which compare False
+        raise ProfileError(  # also NaN and inf, which compare False
+            f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {event.ts} and dur {event.dur} µs, "
+            f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
+            format_expected=FORMAT,
+        )
+
+    def _resolve_launches(self) -> array[int]:
+        """Each device event's launch time: the last runtime call with its correlation, else its own start."""
+        corr, at = self.launch_corr, self.launch_at
+        order = sorted(range(len(corr)), key=corr.__getitem__)  # stable: of equal correlations, the last is last
+        keys = array("q", (corr[i] for i in order))
+        times = array("q", (at[i] for i in order))
+        del order
+        self.launch_corr = self.launch_at = array("q")
+        odd, launches = self.odd_corr, self.launches
+        out = array("q")
+        for index, (c, start) in enumerate(zip(self.device_corr, self.out.dev_start, strict=True)):
+            if odd and index in odd:
+                other = odd[index]
+                out.append(start if other is None else launches.get(other, start))
+                continue
+            found = bisect_right(keys, c) - 1
+            out.append(times[found] if found >= 0 and keys[found] == c else start)
+        self.device_corr = array("q")
+        return out
+
+    def finish(self, info: _Distributed | None) -> Parsed:
+        """The columns, once every event was added; `info` is the trace's ``distributedInfo``."""
+        out = self.out
+        if info is not None:
+            out.rank, out.world_size = info.rank, info.world_size
+        if self.complete == 0:
             raise ProfileError(
-                f"event $.traceEvents[{index}]{where} ({event.name!r}) has ts {event.ts} and dur {event.dur} µs, "
-                f"outside what a profiler clock records (under {_MAX_US:.0e} µs)",
-                format_expected=FORMAT,
+                "a JSON trace without complete ('X') events: nothing was recorded", format_expected=FORMAT
             )
-        complete += 1
-        # Timestamps are µs (floats with ns decimals in newer Kineto); keep integer ns from here on.
-        start = _ns(event.ts)
-        end = start + _ns(event.dur)
-        cat = event.cat.lower()
-        if cat in _KERNEL_CATS or cat in _COPY_CATS or cat in _MEMSET_CATS:
-            key = (cat, event.name)
-            found_name = named.get(key)
-            if found_name is None:
-                found_name = named[key] = _device_name(cat, event.name)
-            out.dev_name.append(found_name[0])
-            out.dev_kind.append(found_name[1])
-            out.dev_start.append(start)
-            out.dev_end.append(end)
-            device_corr.append(event.args.correlation if event.args is not None else None)
-            continue
-        if cat in _SKIP_WALL_CATS:
-            continue
-        if cat in _STEP_CATS and event.name.startswith(STEP_PREFIX):
-            found = _STEP_RE.match(event.name)
-            if found is not None:
-                steps.setdefault((event.name, start), Step(event.name, int(found.group(1)), start, end))
-            out.other.append((start, end))
-            continue
-        if cat in _CPU_CATS:
-            by_thread[(event.pid, event.tid)].append((start, -end, event.name))
-        elif cat == "gpu_user_annotation":
-            out.annotations.append((start, end, event.name))
-        else:
-            if cat in _RUNTIME_CATS and event.args is not None and event.args.correlation is not None:
-                launches[event.args.correlation] = start
-            elif cat == "cuda_profiler_range":
-                out.profiler_ranges += 1
-            out.other.append((start, end))
-    if complete == 0:
-        raise ProfileError("a JSON trace without complete ('X') events: nothing was recorded", format_expected=FORMAT)
-    out.dev_launch = [
-        launches.get(corr, start) if corr is not None else start
-        for corr, start in zip(device_corr, out.dev_start, strict=True)
-    ]
-    top: list[tuple[int, int]] = []
-    for ops in by_thread.values():
-        ops.sort()
-        current_end: int | None = None
-        for start, neg_end, name in ops:
-            if current_end is None or start >= current_end:
-                # A child that outlives its parent by a rounding nanosecond is still a child.
-                out.cpu.append((start, -neg_end, name))
-                top.append((start, -neg_end))
-                current_end = -neg_end
-    out.cpu.sort()
-    out.threads_overlap_ns = sum(e - s for s, e in top) - union_length(top)
-    # One step per number: a step recorded on the host once; gpu_user_annotation copies are phases, not steps.
-    by_number: dict[int, Step] = {}
-    for step in sorted(steps.values(), key=lambda s: s.start):
-        by_number.setdefault(step.number, step)
-    out.steps = sorted(by_number.values(), key=lambda s: s.start)
-    return out
+        out.dev_launch = self._resolve_launches()
+        top: list[tuple[int, int]] = []
+        for thread in self.threads.values():
+            for op in thread.top_level():
+                out.cpu.append(op)
+                top.append((op[0], op[1]))
+        self.threads = {}
+        out.cpu.sort()
+        out.threads_overlap_ns = sum(e - s for s, e in top) - union_length(top)
+        # One step per number: a step recorded on the host once; gpu_user_annotation copies are phases, not steps.
+        by_number: dict[int, Step] = {}
+        for step in sorted(self.steps.values(), key=lambda s: s.start):
+            by_number.setdefault(step.number, step)
+        out.steps = sorted(by_number.values(), key=lambda s: s.start)
+        return out
 
 
 def span(p: Parsed) -> tuple[int, int]:
     """First start and last end of everything recorded (the profiler's own span left out)."""
-    starts = [s for s, _, _ in p.cpu] + [s for s, _ in p.other]
-    ends = [e for _, e, _ in p.cpu] + [e for _, e in p.other]
+    starts = [s for s, _, _ in p.cpu]
+    ends = [e for _, e, _ in p.cpu]
+    if p.other_start:
+        starts.append(min(p.other_start))
+        ends.append(max(p.other_end))
     if p.dev_start:
         starts.append(min(p.dev_start))
         ends.append(max(p.dev_end))
@@ -235,12 +429,9 @@ def _device_name(cat: str, name: str) -> tuple[str, Kind]:
     return "memset", "other"
 
 
+_INT64 = 1 << 63
 _MAX_US = 2**62 // 1000
 """Timestamps and durations in µs below this stay below 2⁶² ns: the year 2116 on an epoch clock."""
-
-
-def _ns(us: int | float) -> int:
-    return us * 1000 if isinstance(us, int) else round(us * 1000)
 
 
 def _plain(exc: Exception) -> str:
@@ -260,4 +451,4 @@ def _line_of(exc: Exception, data: bytes) -> int | None:
     return data.count(b"\n", 0, int(digits)) + 1
 
 
-__all__ = ["FORMAT", "STEP_PREFIX", "Parsed", "Step", "looks_like", "parse_trace", "span"]
+__all__ = ["FORMAT", "STEP_PREFIX", "Builder", "Parsed", "Step", "looks_like", "parse_trace", "span"]
