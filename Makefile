@@ -33,7 +33,7 @@ test-fast: $(STAMP)
 unit: test-fast
 
 bench: $(STAMP)
-	@# The peers the profile readers are measured against (pandas, HolisticTraceAnalysis): bench-time only.
+	@# The peers the profile readers and the engine are measured against (pandas, HTA, zen-engine): bench-time only.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	@command -v wrk >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq wrk >/dev/null 2>&1 || \
 		{ apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }; } || \
