@@ -1,6 +1,6 @@
 """`make bench`: every speed figure beside a baseline measured in the same run, as a ratio; writes RESULTS.md.
 
-    python benchmarks/run.py [--quick] [--seconds 8] [--workers 1,2] [--no-postgres]
+    python benchmarks/run.py [--quick] [--seconds 8] [--workers 1,2] [--no-postgres] [--engine-only]
 
 Cases (each baseline is measured here, now, on this machine, so the ratios survive a slower or busier machine):
 - engine: proposals evaluated per second through every rule (decode, evaluate, encode), against a msgspec decode and
@@ -337,6 +337,9 @@ def main() -> None:
         "--workers", default="1,2", help="server worker counts, comma-separated (default 1,2: 2 is the image's)"
     )
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--engine-only", action="store_true", help="the engine's two cases alone, printed (RESULTS.md is left as it is)"
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "RESULTS.md")
     args = parser.parse_args()
     seconds = args.seconds or (3.0 if args.quick else 8.0)
@@ -353,6 +356,9 @@ def main() -> None:
         print(f"engine: {rows[-1].figure} ({rows[-1].baseline})", flush=True)
         rows += bench_engine_vs_zen(4.0 if args.quick else 10.0)
         print(f"{rows[-1].case}: {rows[-1].figure} ({rows[-1].baseline}); HTTP, profiles and Slack follow", flush=True)
+        if args.engine_only:
+            print(render(rows, header))
+            return
         databases = {"SQLite": f"sqlite:///{workdir / 'bench.db'}"}
         postgres = not args.no_postgres and postgres_answers()
         if postgres:
