@@ -291,8 +291,8 @@ def test_the_profile_path_reads_the_collectives_own_wait() -> None:
 
     from tests.unit.profiles.conftest import fixtures_dir
     from worthit.rules.profiles import combine
-    from worthit.rules.profiles.proposal import proposal_from_profile
     from worthit.rules.profiles.kineto import parse_steps
+    from worthit.rules.profiles.proposal import proposal_from_profile
 
     real = fixtures_dir() / "real" / "pytorch"
     ranks = [Path(real / f"trace_filter_sampled_rank-{i}.json.gz") for i in (0, 1)]
