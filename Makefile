@@ -40,8 +40,8 @@ test-fast: $(STAMP)
 unit: test-fast
 
 bench: $(STAMP)
-	@# The peers the profile readers are measured against (pandas, HolisticTraceAnalysis): bench-time only.
-	@echo "Installing the bench extra (pandas, numpy, HolisticTraceAnalysis: the peers measured against)..."
+	@# The peers the profile readers are measured against and the engine (pandas, HTA, zen-engine): bench-time only.
+	@echo "Installing the bench extra (pandas, numpy, HolisticTraceAnalysis, zen-engine: the peers measured against)..."
 	@PYTHONWARNINGS="ignore:Editable installation" \
 		$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[server,profiles,dev,bench]'
 	@command -v wrk >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq wrk >/dev/null 2>&1 || \

@@ -1,10 +1,13 @@
 """`make bench`: every speed figure beside a baseline measured in the same run, as a ratio; writes RESULTS.md.
 
-    python benchmarks/run.py [--quick] [--seconds 8] [--workers 1,2] [--no-postgres]
+    python benchmarks/run.py [--quick] [--seconds 8] [--workers 1,2] [--no-postgres] [--engine-only]
 
 Cases (each baseline is measured here, now, on this machine, so the ratios survive a slower or busier machine):
 - engine: proposals evaluated per second through every rule (decode, evaluate, encode), against a msgspec decode and
   encode of the same payload alone, the floor for any per-request work;
+- engine against GoRules Zen (bench_zen.py): the same proposals through worthit and through a Zen decision graph of
+  one expression node (the Amdahl figures) and one decision table (saving and rate to a verdict), in alternating
+  slices of one run, in CPU time, medians; the target is 5x Zen;
 - HTTP: `POST /v1/evaluate` and `POST /v1/decisions` on SQLite, then `POST /v1/decisions` on PostgreSQL, each
   against a bare `GET /healthz` on the same server and worker count, driven by wrk (another process) at 32
   connections: req/s, p50, p99; with 1 worker, then with 2 (the image's setting on this 2-core machine);
@@ -46,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec
 
-from benchmarks import bench_image, bench_inprocess, bench_profiles, bench_slack, bench_startup
+from benchmarks import bench_image, bench_inprocess, bench_profiles, bench_slack, bench_startup, bench_zen
 from benchmarks.proposals import PROPOSALS
 from tests.harness import POSTGRES_URL, admin, postgres_answers, start_server
 from worthit.rules.engine import evaluate
@@ -89,6 +92,25 @@ def bench_engine(seconds: float) -> list[Row]:
             full / floor,
             ">= 40,000/s per core",
             full >= 40_000,
+        )
+    ]
+
+
+def bench_engine_vs_zen(seconds: float) -> list[Row]:
+    try:
+        import zen  # noqa: F401 - the bench extra
+    except ImportError:
+        print("zen-engine not installed (the bench extra): the engine-against-Zen case skipped", file=sys.stderr)
+        return []
+    versus = bench_zen.measure(PROPOSALS, seconds)
+    return [
+        Row(
+            f"engine against GoRules Zen: proposals per CPU-second, {len(PROPOSALS)} proposals",
+            f"{versus.worthit:,.0f}/s",
+            f"Zen 2.x, 1 expression node + 1 decision table: {versus.zen:,.0f}/s (medians of {versus.slices} slices)",
+            versus.ratio,
+            ">= 5x Zen",
+            versus.ratio >= 5,
         )
     ]
 
@@ -392,6 +414,9 @@ def main() -> None:
         "--workers", default="1,2", help="server worker counts, comma-separated (default 1,2: 2 is the image's)"
     )
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--engine-only", action="store_true", help="the engine's two cases alone, printed (RESULTS.md is left as it is)"
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "RESULTS.md")
     args = parser.parse_args()
     seconds = args.seconds or (3.0 if args.quick else 8.0)
@@ -405,7 +430,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         rows += bench_engine(2.0 if args.quick else 5.0)
-        print(f"engine: {rows[-1].figure} ({rows[-1].baseline}); HTTP, profiles and Slack follow", flush=True)
+        print(f"engine: {rows[-1].figure} ({rows[-1].baseline})", flush=True)
+        rows += bench_engine_vs_zen(4.0 if args.quick else 10.0)
+        print(f"{rows[-1].case}: {rows[-1].figure} ({rows[-1].baseline}); HTTP, profiles and Slack follow", flush=True)
+        if args.engine_only:
+            print(render(rows, header))
+            return
         rows += bench_cli_startup()
         databases = {"SQLite": f"sqlite:///{workdir / 'bench.db'}"}
         postgres = not args.no_postgres and postgres_answers()

@@ -213,7 +213,9 @@ class Context:
     k: float
     probe: Probe | None = None
     """The pure verdict function at another point, `probe(proposal, p, k)`, handed in by the engine for the checks
-    that search for a break-even value (estimate); None where a check must not recurse (inside a probe)."""
+    that search for a break-even value (estimate); None where a check must not recurse (inside a probe). A check
+    that does not call it answers as it would with None: the engine then takes the findings for the pure verdict
+    function's at this point (a range's midpoint is not evaluated twice)."""
     calibration: Calibration | None = None
     """The team's calibration when the policy applies one: `proposal.k` is then the calibrated k."""
     proposed: Proposal | None = None

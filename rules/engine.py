@@ -147,7 +147,21 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
     by the finding whose figure carries the value (the first that supports it). Within a stage, the registry's
     order breaks ties. Findings that argue the same verdict after the decider record it in `overridden_by`.
     """
-    order = {stage: i for i, stage in enumerate(STAGES)}
+    verdict, deciding = _decider(findings)
+    if verdict == "fund":  # every supporting finding agrees; only competing objections are superseded
+        return verdict, deciding
+    for finding in findings:
+        if finding is not deciding and finding.overridden_by is None and _argued(finding) == verdict:
+            finding.overridden_by = deciding.rule
+    return verdict, deciding
+
+
+_ORDER = {stage: i for i, stage in enumerate(STAGES)}
+
+
+def _decider(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
+    """`decide` without marking the findings it overrides: the verdict and its finding, the findings untouched."""
+    order = _ORDER
     best: tuple[int, int, int, Verdict, Finding] | None = None
     for index, finding in enumerate(findings):
         verdict = _argued(finding)
@@ -158,13 +172,7 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
             best = (*key, verdict, finding)
     if best is None:
         raise InvalidInput("No rule argued for a verdict; the `amdahl` check must always fire")
-    verdict, deciding = best[3], best[4]
-    if verdict == "fund":  # every supporting finding agrees; only competing objections are superseded
-        return verdict, deciding
-    for finding in findings:
-        if finding is not deciding and finding.overridden_by is None and _argued(finding) == verdict:
-            finding.overridden_by = deciding.rule
-    return verdict, deciding
+    return best[3], best[4]
 
 
 def registry() -> tuple[ModuleType, ...]:
@@ -191,7 +199,13 @@ def evaluate(
     proposal = ctx.proposal
     findings = _run(ctx, checks)
     if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
-        ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx)
+        known: dict[tuple[float, float], Verdict] = {}
+        probe = ctx.probe
+        if ctx.calibration is None and isinstance(probe, _Probe) and not probe.asked:
+            # No check asked the probe, so each answered as it does without one: these findings are the pure
+            # verdict function's at the point, and the ranges need not run every check again to learn it.
+            known[(ctx.p, ctx.k)] = _decider(findings)[0]
+        ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx, known)
     else:
         ranges, holds, uncertainty = None, None, None
     if uncertainty is not None:
@@ -221,12 +235,31 @@ def _context(
         proposal = msgspec.structs.replace(proposal, k=scaled_k(proposal.k, calibration.ratio))
     p, k = _point(proposal.p, "p"), _point(proposal.k, "k")
 
-    def probe(other: Proposal, p_at: float, k_at: float) -> Verdict:
-        return verdict_at(other, policy, p_at, k_at, checks)
-
     return context(
-        proposal, policy, p, k, probe, calibration=calibration if proposed is not None else None, proposed=proposed
+        proposal,
+        policy,
+        p,
+        k,
+        _Probe(policy, checks),
+        calibration=calibration if proposed is not None else None,
+        proposed=proposed,
     )
+
+
+class _Probe:
+    """The pure verdict function at another point, as the checks of one evaluation are handed it; it remembers
+    whether any check asked it (a check that does not must answer as it would with no probe: `Context.probe`)."""
+
+    __slots__ = ("asked", "checks", "policy")
+
+    def __init__(self, policy: Policy, checks: Sequence[ModuleType]) -> None:
+        self.policy = policy
+        self.checks = checks
+        self.asked = False
+
+    def __call__(self, other: Proposal, p: float, k: float) -> Verdict:
+        self.asked = True
+        return verdict_at(other, self.policy, p, k, self.checks)
 
 
 def check_alone(
@@ -262,20 +295,27 @@ def _ends(value: float | Range | str | None) -> tuple[float, float]:
 
 
 def _ranges(
-    proposal: Proposal, policy: Policy, checks: Sequence[ModuleType], ctx: Context
+    proposal: Proposal,
+    policy: Policy,
+    checks: Sequence[ModuleType],
+    ctx: Context,
+    known: dict[tuple[float, float], Verdict],
 ) -> tuple[dict[str, Interval], bool, Finding | None]:
     """Every figure's exact extremes over the box of (p, k), the verdict over the box, and where it changes.
 
     Each figure of PRODUCT §2 is monotonic in p and in k separately, so its extremes over the box lie on its four
     corners (for `remaining_ms = baseline·p/k` low p with high k and high p with low k; for the others the
     diagonal). Where the verdict differs between corners, the decision is conditional on the break-even value
-    of the uncertain input, found by bisection on the pure verdict function.
+    of the uncertain input, found by bisection on the pure verdict function. `known` holds the verdicts at points
+    already evaluated (the point itself, when its findings are the pure verdict function's); each point is
+    evaluated once (a point `p` or `k` makes two corners of four).
     """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
     # Each corner's figures as the decision states them: k derived end to end (added work), several targets or a
     # collective's transfer (Context.acted), the return counting upkeep.
-    figures = [context(proposal, policy, p, k).amdahl for p, k in corners]
+    at_corner = {corner: context(proposal, policy, *corner).amdahl for corner in corners}
+    figures = [at_corner[corner] for corner in corners]
     ranges: dict[str, Interval] = {}
     for name in RANGED:
         values = [getattr(f, name) for f in figures]
@@ -283,14 +323,29 @@ def _ranges(
         ranges[name] = (
             Interval(low=min(finite), high=max(finite)) if len(finite) == len(values) else Interval(low=None, high=None)
         )
-    verdicts = {corner: verdict_at(proposal, policy, *corner, checks) for corner in corners}
-    point = verdict_at(proposal, policy, ctx.p, ctx.k, checks)
+    verdicts = {corner: _known_verdict(known, proposal, policy, *corner, checks) for corner in corners}
+    point = _known_verdict(known, proposal, policy, ctx.p, ctx.k, checks)
     if "remeasure" in verdicts.values() or point == "remeasure":
         return ranges, all(v == point for v in verdicts.values()), None
     passing = {corner for corner, verdict in verdicts.items() if verdict in PASSING}
     if not passing or len(passing) == len(verdicts):
         return ranges, all(v == point for v in verdicts.values()), None
-    return ranges, False, _uncertainty(proposal, policy, checks, ctx, verdicts)
+    return ranges, False, _uncertainty(proposal, policy, checks, ctx, verdicts, known)
+
+
+def _known_verdict(
+    known: dict[tuple[float, float], Verdict],
+    proposal: Proposal,
+    policy: Policy,
+    p: float,
+    k: float,
+    checks: Sequence[ModuleType],
+) -> Verdict:
+    """`verdict_at` for one proposal, each point evaluated once."""
+    verdict = known.get((p, k))
+    if verdict is None:
+        verdict = known[(p, k)] = verdict_at(proposal, policy, p, k, checks)
+    return verdict
 
 
 def _uncertainty(
@@ -299,6 +354,7 @@ def _uncertainty(
     checks: Sequence[ModuleType],
     ctx: Context,
     verdicts: dict[tuple[float, float], Verdict],
+    known: dict[tuple[float, float], Verdict],
 ) -> Finding:
     """The condition a straddling range puts on the decision: the break-even k (or p) and the failing end."""
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
@@ -310,7 +366,7 @@ def _uncertainty(
         p_fixed = ctx.p
 
         def passes(value: float) -> bool:
-            return verdict_at(proposal, policy, p_fixed, value, checks) in PASSING
+            return _known_verdict(known, proposal, policy, p_fixed, value, checks) in PASSING
 
         ok_end = k_high if passes(k_high) else None
         low_end = k_low
@@ -319,7 +375,7 @@ def _uncertainty(
         k_fixed = ctx.given_k
 
         def passes(value: float) -> bool:
-            return verdict_at(proposal, policy, value, k_fixed, checks) in PASSING
+            return _known_verdict(known, proposal, policy, value, k_fixed, checks) in PASSING
 
         ok_end = p_high if passes(p_high) else None
         low_end = p_low
