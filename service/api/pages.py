@@ -122,7 +122,8 @@ def proposal_rows(decision: Decision) -> list[tuple[str, str]]:
     if proposal.baseline_ms is not None:
         rows.append(("baseline", ms(proposal.baseline_ms)))
     if proposal.cost_weeks is not None:
-        rows.append(("cost", weeks(proposal.cost_weeks)))
+        # What was asked is the build estimate; "cost" is the decision's figure (build plus upkeep), said once above.
+        rows.append(("build estimate", weeks(proposal.cost_weeks)))
     if proposal.p_end_to_end is not None:
         rows.append(("p end to end", pct(proposal.p_end_to_end)))
     scope = proposal.scope
