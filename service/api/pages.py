@@ -362,7 +362,7 @@ class SignInController(Controller):
         if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
             # Another site posting a token of its own would sign this browser in as someone else.
             return _page("sign_in.html", sign_in_context(back, "refused", link_days=days), 403)
-        principal = await state.authenticator.principal(token) if 0 < len(token) <= 200 else None
+        principal = (await state.authenticator.principal(token))[0] if 0 < len(token) <= 200 else None
         if principal is None or "read" not in principal.scopes:
             if failures is not None:
                 failures.hit(address)

@@ -15,9 +15,10 @@ from worthit.rules.profiles import FORMATS
 from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.rules.profiles.kineto.summary import RankSummary
 from worthit.service.http.caching import IfNoneMatch, tagged
-from worthit.service.http.problems import problem_responses
+from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.profiles.schemas import ProfileDoc
 from worthit.service.profiles.service import ProfileService
+from worthit.service.validation import decode_strict
 
 
 class ProfileController(Controller):
@@ -75,10 +76,11 @@ class ProfileController(Controller):
         "/summaries",
         opt={"scope": "write"},
         status_code=201,
-        responses=problem_responses(413, 422),
+        responses=problem_responses(*BODY_PROBLEMS),
     )
     async def upload_summaries(
         self,
+        request: Request[Any, Any, Any],
         data: JSONBody[list[RankSummary]],
         profiles: NamedDependency[ProfileService],
         name: Annotated[
@@ -91,7 +93,10 @@ class ProfileController(Controller):
         of reading the raw traces together: per rank and per step, the straggler and the wait inside collectives. A
         summary of another version is refused (422) naming the versions read. `POST /v1/profiles` takes the same
         summaries as files (one as the body, several as multipart)."""
-        doc = await profiles.create_from_summaries(data, name=name)
+        # `data` documents the body; it is decoded again strictly, like every JSON body of the API (Litestar's own
+        # conversion would take `"straggler": 0` for a boolean).
+        summaries = decode_strict(await request.body(), list[RankSummary])
+        doc = await profiles.create_from_summaries(summaries, name=name)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
     @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))

@@ -113,7 +113,8 @@ def summary_markdown(
         aside = f" — answered by `{line.set_aside_by}`" if line.set_aside_by else ""
         lines.append(f"- `{line.rule}` ({line.effect}{aside}): {_md(line.message)}")
     if decision_url:
-        lines += ["", f"[Open the decision]({_md(decision_url)})"]
+        # Our own link to our own page (not text from the description, which _md neutralises): written as a link.
+        lines += ["", f"[Open the decision]({decision_url})"]
     fails = ", ".join(gate.fail_on) or "nothing"
     warns = ", ".join(gate.warn_on) or "nothing"
     lines += [

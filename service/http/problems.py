@@ -181,11 +181,13 @@ def body_limit(request: Request[Any, Any, Any]) -> str:
     """A 413's detail: the route's limit in bytes and the setting that sets it."""
     limit = request.route_handler.resolve_request_max_body_size()
     settings = request.app.state.get("settings")
-    setting = (
-        "WORTHIT_MAX_PROFILE_BYTES"
-        if settings is not None and limit == settings.max_profile_bytes != settings.max_body_bytes
-        else "WORTHIT_MAX_BODY_BYTES"
-    )
+    setting = "WORTHIT_MAX_BODY_BYTES"
+    if settings is not None and limit != settings.max_body_bytes:
+        # The routes with a limit of their own: profile uploads, and Slack's, read before their signature.
+        if request.url.path.startswith("/slack/") and limit == settings.max_slack_body_bytes:
+            setting = "WORTHIT_MAX_SLACK_BODY_BYTES"
+        elif limit == settings.max_profile_bytes:
+            setting = "WORTHIT_MAX_PROFILE_BYTES"
     return f"Expected a request body of at most {limit} bytes ({setting}), got more"
 
 

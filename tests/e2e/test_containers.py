@@ -337,6 +337,7 @@ def test_a_release_with_a_new_migration_rolls_through_the_replicas_without_a_fai
     release = podman.Compose(
         project=stack.project,
         files=[COMPOSE_FILE, _override(tmp_path / "next.yaml", next_image, postgres_image)],
+        env=stack.env,  # the same stack, the same database password
     )
     balancer = Balancer(rotation=list(urls))
     writer = Writer(balancer, token)

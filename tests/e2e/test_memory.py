@@ -439,14 +439,15 @@ def test_gzip_inside_gzip_inflates_from_one_allowance(sqlite_url: str, server_fa
 def test_deadline_ends_the_parse_and_its_turn(
     sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
 ) -> None:
-    """A 31 MB trace whose parse (~3 s) outlives a 1.5 s deadline, sent three times: each gets 503, its worker is
-    killed (logged: before, the thread parsed on unseen), never two parses at once, none left running afterwards."""
+    """A 31 MB trace whose parse (about a second since the streaming Builder, 3 s before) outlives a 0.6 s deadline,
+    sent three times: each gets 503, its worker is killed (logged: before, the thread parsed on unseen), never two
+    parses at once, none left running afterwards."""
     from benchmarks.bench_profiles import make_torch_trace
 
     trace_path = tmp_path / "trace.json"
     make_torch_trace(trace_path, 31)
     trace = trace_path.read_bytes()
-    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "1.5"})
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.6"})
     with TreeMemory(server) as memory:
         for _ in range(3):
             assert upload(server, trace).status_code == 503
