@@ -86,23 +86,7 @@ class ProfileService:
                 if not work.cancelled() and isinstance(work.exception(), Abandoned):
                     log.warning("stopped parsing a profile: its request was abandoned")
                 raise
-        doc = ProfileDoc(
-            id=new_id(),
-            created_at=datetime.now(UTC),
-            name=name,
-            size_bytes=sum(len(data) for data in files),
-            breakdown=breakdown,
-        )
-
-        await self._store.add(
-            id=doc.id,
-            created_at=doc.created_at,
-            name=name,
-            format=breakdown.format,
-            size_bytes=doc.size_bytes,
-            document=msgspec.json.encode(doc).decode(),
-        )
-        return doc
+        return await self._store_doc(breakdown, name, sum(len(data) for data in files))
 
     async def create_from_summaries(self, summaries: list[RankSummary], *, name: str | None) -> ProfileDoc:
         """Combine ranks' summaries (small: no worker thread needed beyond the combination itself) and store."""
