@@ -42,7 +42,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Large bodies that may wait for a slot; beyond them 503 at once."""
     max_inflated_bytes: Annotated[int, Meta(ge=1024)] = 64 * 1024**2
     """What a profile's gzip layers may inflate to, all layers of all files of one upload together."""
-    max_parse_memory_bytes: Annotated[int, Meta(ge=32 * 1024**2)] = 256 * 1024**2
+    max_parse_memory_bytes: Annotated[int, Meta(ge=32 * 1024**2)] = 200 * 1024**2
     """The resident memory of the worker process that parses one upload; past it the worker is killed and the upload
     answered 413. The server (~150 MB with an upload in hand) plus this stay within the pod's 512 MiB."""
     max_profile_events: Annotated[int, Meta(ge=1)] = 2_000_000

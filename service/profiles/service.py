@@ -34,7 +34,7 @@ class ParseLimits:
     """What one upload's parse may use (the settings of the same names): see README's settings table."""
 
     max_inflated_bytes: int = MAX_INFLATED_BYTES
-    max_parse_memory_bytes: int = 256 * 1024**2
+    max_parse_memory_bytes: int = 200 * 1024**2
     max_profile_events: int = MAX_EVENTS
     max_profile_names: int = MAX_NAMES
 
