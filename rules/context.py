@@ -273,8 +273,9 @@ class Context:
             return self.proposal.baseline_ms
         return self.breakdown_ms
 
-    @property
+    @lazy
     def target(self) -> str:
+        """The target as a sentence names it (read by most checks: labelled once)."""
         return label(self.proposal.target) if self.proposal.target else "the target"
 
     @lazy

@@ -135,6 +135,22 @@ def _compiled(checks: tuple[ModuleType, ...]) -> tuple[tuple[Check, Stage], ...]
     return tuple((module.check, module.STAGE) for module in checks)
 
 
+ALL_VERDICTS: frozenset[Verdict] = frozenset(RANK)
+
+
+def argues(module: ModuleType) -> frozenset[Verdict]:
+    """The verdicts a check may argue: its module's `ARGUES`, else any. A property test holds every check to it."""
+    declared: frozenset[Verdict] = getattr(module, "ARGUES", ALL_VERDICTS)
+    return declared
+
+
+@cache
+def _deciders(checks: tuple[ModuleType, ...]) -> tuple[tuple[Check, Stage], ...]:
+    """The checks that can move a verdict off `fund`: `fund` is the lowest rank and what `amdahl` always argues,
+    so a check that argues nothing else never changes which verdict wins (only which finding speaks for it)."""
+    return _compiled(tuple(module for module in checks if argues(module) - {"fund"}))
+
+
 def _argued(finding: Finding) -> Verdict | None:
     return finding.verdict or EFFECT_VERDICT.get(finding.effect)
 
@@ -280,8 +296,21 @@ def argued(finding: Finding) -> Verdict | None:
 
 
 def verdict_at(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> Verdict:
-    """The pure verdict function at one point (p, k): what bisection searches for break-even values."""
-    return decide(run_checks(proposal, policy, p, k, checks))[0]
+    """The pure verdict function at one point (p, k): what bisection searches for break-even values and a range's
+    corners are judged by. Only the verdict is asked, so the checks that can argue nothing but `fund` (the Amdahl
+    figures and their sentence, the most expensive to write) do not run: with no other finding the verdict is
+    `fund`, as `decide` would have found it (a test holds the two equal)."""
+    ctx = context(proposal, policy, p, k)
+    best: Verdict = "fund"
+    rank = RANK
+    for check, _ in _deciders(tuple(checks)):
+        finding = check(ctx)
+        if finding is None or finding.overridden_by is not None:
+            continue
+        verdict = _argued(finding)
+        if verdict is not None and rank[verdict] > rank[best]:
+            best = verdict
+    return best
 
 
 # --- ranges --------------------------------------------------------------------------------------------------------

@@ -16,11 +16,13 @@ from __future__ import annotations
 import math
 
 from worthit.rules.context import Context, Example
-from worthit.rules.model import AmdahlFigures, Figure, Finding
+from worthit.rules.model import AmdahlFigures, Figure, Finding, Verdict
 from worthit.rules.text import count, join, k_text, label, ms, ms_change, num, pct, times
 
 ID = "amdahl"
 STAGE = "worth"
+ARGUES: frozenset[Verdict] = frozenset({"fund"})
+"""It only ever supports funding: the verdict function at another point need not run it (rules.engine.verdict_at)."""
 
 EXAMPLES = (
     Example(

@@ -1,0 +1,75 @@
+"""The pure verdict function (`verdict_at`: a range's corners, bisection, every probe) runs only the checks that
+can move a verdict off `fund`; over random proposals and points it must give `decide`'s verdict over every check,
+and no check may argue a verdict outside the `ARGUES` it declares (which is what lets the engine skip it)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.strategies import proposals
+from worthit.rules import engine
+from worthit.rules.engine import argued, argues, decide, registry, run_checks, verdict_at
+from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Proposal
+from worthit.rules.policy import default_policy
+
+POLICY = default_policy()
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100)
+BY_ID = {module.ID: module for module in registry()}
+shares = st.sampled_from((1e-9, 1e-4, 0.004, 0.01, 0.2, 0.5, 0.999, 1.0)) | st.floats(min_value=1e-9, max_value=1.0)
+speedups = st.sampled_from((0.5, 1.0, 1.001, 2.0, 10.0, 1e6, math.inf)) | st.floats(min_value=0.05, max_value=1e6)
+
+
+def _holds(proposal: Proposal, p: float, k: float) -> None:
+    try:
+        findings = run_checks(proposal, POLICY, p, k, registry())
+    except InvalidInput:  # a point the boundary would refuse for this proposal (its other shares no longer fit)
+        with pytest.raises(InvalidInput):
+            verdict_at(proposal, POLICY, p, k, registry())
+        return
+    assert verdict_at(proposal, POLICY, p, k, registry()) == decide(findings)[0]
+    for finding in findings:
+        verdict = argued(finding)
+        if verdict is not None:
+            assert verdict in argues(BY_ID[finding.rule]), (finding.rule, verdict, finding.message)
+
+
+@SETTINGS
+@given(proposal=proposals(), p=shares, k=speedups)
+def test_the_verdict_function_is_decides_verdict_over_every_check(proposal: Proposal, p: float, k: float) -> None:
+    _holds(proposal, p, k)
+
+
+def test_only_checks_that_argue_fund_alone_are_skipped() -> None:
+    """The skipped set is what the modules declare, and amdahl (the figures every proposal gets) is in it."""
+    skipped = {module.ID for module in registry() if not argues(module) - {"fund"}}
+    assert skipped == {"amdahl", "vendor_product"}
+
+
+FOLLOW_UP = Proposal(target="attention_softmax", p=0.005, k=2.0, prior_k=10.0, baseline_ms=81.1)
+"""ceiling's own example: a follow-up with too little left, which ceiling declines."""
+
+
+def test_a_wrong_declaration_fails_the_property(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The property can fail both ways: a check declared to argue only fund that declines (the verdict function
+    then skips it and says fund), and a check that argues a verdict it does not declare. (The engine reads the
+    declarations once per registry: the cache is cleared around each change.)"""
+    _holds(FOLLOW_UP, 0.005, 2.0)
+    try:
+        monkeypatch.setattr(BY_ID["ceiling"], "ARGUES", frozenset({"fund"}), raising=False)
+        engine._deciders.cache_clear()
+        with pytest.raises(AssertionError):
+            _holds(FOLLOW_UP, 0.005, 2.0)
+        monkeypatch.undo()
+        monkeypatch.setattr(BY_ID["amdahl"], "ARGUES", frozenset(), raising=False)
+        engine._deciders.cache_clear()
+        with pytest.raises(AssertionError):
+            _holds(Proposal(target="x", p=0.21, k=10.0), 0.21, 10.0)
+    finally:
+        monkeypatch.undo()
+        engine._deciders.cache_clear()
+    _holds(FOLLOW_UP, 0.005, 2.0)
