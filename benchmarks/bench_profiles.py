@@ -4,7 +4,7 @@
 
 Generates, in a temporary directory, a rocprofv3 kernel_trace.csv (current header, ~150 bytes a row, four
 queues with overlapping kernels) and a PyTorch-profiler-shaped Chrome trace. Each case runs in its own
-subprocess so peak memory (ru_maxrss) is its own. The peers are what a performance engineer would run instead:
+subprocess so peak memory (its VmHWM) is its own. The peers are what a performance engineer would run instead:
 the ten-line pandas script (read_csv of the three columns, groupby, a numpy interval union per kernel and over
 all) on the same bytes in memory, and HolisticTraceAnalysis loading the trace. One line per case: seconds,
 peak RSS, and both as ratios to the peer measured in the same run. Needs the `bench` extra (pandas, HTA).
@@ -75,17 +75,24 @@ CASES: dict[str, tuple[str, str, bool]] = {
 }
 BASELINE = {"csv": "rocprofv3 kernel trace: pandas + numpy script", "json": "pytorch trace: HolisticTraceAnalysis load"}
 
+# The peak is the process's own high-water mark (VmHWM), not ru_maxrss: Linux carries ru_maxrss over from the parent
+# across fork and exec, so a benchmark process that had just generated a 1 GB trace (600 MB) set every case's floor.
 RUNNER = """
-import resource, sys, time
+import sys, time
 sys.path.insert(0, {root!r})
 PATH = {path!r}
+
+def high_water():
+    with open('/proc/self/status') as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith('VmHWM:'))
+
 data = open(PATH, 'rb').read() if {preload!r} else b''
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = high_water()
 t = time.perf_counter()
 exec(compile({code!r}, 'case', 'exec'))
 elapsed = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(elapsed, before * 1024, peak * 1024)
+peak = high_water()
+print(elapsed, before, peak)
 """
 
 
