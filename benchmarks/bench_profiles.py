@@ -4,7 +4,7 @@
 
 Generates, in a temporary directory, a rocprofv3 kernel_trace.csv (current header, ~150 bytes a row, four
 queues with overlapping kernels) and a PyTorch-profiler-shaped Chrome trace. Each case runs in its own
-subprocess so peak memory (ru_maxrss) is its own. The peers are what a performance engineer would run instead:
+subprocess so peak memory (its VmHWM) is its own. The peers are what a performance engineer would run instead:
 the ten-line pandas script (read_csv of the three columns, groupby, a numpy interval union per kernel and over
 all) on the same bytes in memory, and HolisticTraceAnalysis loading the trace. One line per case: seconds,
 peak RSS, and both as ratios to the peer measured in the same run. Needs the `bench` extra (pandas, HTA).
@@ -14,12 +14,12 @@ No assertions: this reports, it does not gate.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,17 +75,24 @@ CASES: dict[str, tuple[str, str, bool]] = {
 }
 BASELINE = {"csv": "rocprofv3 kernel trace: pandas + numpy script", "json": "pytorch trace: HolisticTraceAnalysis load"}
 
+# The peak is the process's own high-water mark (VmHWM), not ru_maxrss: Linux carries ru_maxrss over from the parent
+# across fork and exec, so a benchmark process that had just generated a 1 GB trace (600 MB) set every case's floor.
 RUNNER = """
-import resource, sys, time
+import sys, time
 sys.path.insert(0, {root!r})
 PATH = {path!r}
+
+def high_water():
+    with open('/proc/self/status') as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith('VmHWM:'))
+
 data = open(PATH, 'rb').read() if {preload!r} else b''
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = high_water()
 t = time.perf_counter()
 exec(compile({code!r}, 'case', 'exec'))
 elapsed = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(elapsed, before * 1024, peak * 1024)
+peak = high_water()
+print(elapsed, before, peak)
 """
 
 
@@ -105,98 +112,23 @@ def make_kernel_trace(path: Path, rows: int) -> None:
             )
 
 
-def make_torch_trace(path: Path, megabytes: int) -> None:
-    """A Kineto-shaped trace of about `megabytes` MB: steps of nested cpu_ops, runtime calls and kernels."""
-    rnd = random.Random(11)
+def make_torch_trace(path: Path, megabytes: float) -> Path:
+    """A trace of one training rank of about `megabytes` MB, shaped like the real Kineto files
+    (../shared/fixtures/real/pytorch/, tests/kineto_traces.py): five long ProfilerSteps (#5-#9, as after a profiler
+    schedule's wait and warmup steps) whose layers grow with the size, nested CPU ops on the main and autograd
+    threads, fwdbwd and launch flows, GEMM and elementwise kernels, a copy, a memset and an NCCL all-reduce each step.
+    Correlations leave the gaps real ones do and start where the four steps before the first left them."""
+    sys.path.insert(0, str(ROOT))
+    from tests.kineto_traces import Shape, layers_for, write
+
+    shape = Shape(steps=5, first_step=5, training=True, correlation_stride=5)
+    layers = layers_for(shape, megabytes)
+    # Correlations a step uses: a copy, four GEMM or elementwise launches a layer, a memset, the all-reduce.
+    ids_per_step = (4 * layers + 3) * shape.correlation_stride
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as out:
-        out.write('{"schemaVersion": 1, "deviceProperties": [], "traceEvents": [\n')
-        t = 1_694_039_968_955_744
-        step = 0
-        first = True
-        while out.tell() < megabytes * 1_000_000:
-            step += 1
-            events = [
-                {
-                    "ph": "X",
-                    "cat": "user_annotation",
-                    "name": f"ProfilerStep#{step}",
-                    "pid": 1,
-                    "tid": 1,
-                    "ts": t,
-                    "dur": 5000,
-                    "args": {"External id": step},
-                }
-            ]
-            cursor = t + 10
-            for index in range(40):
-                # Correlation ids are unique over the run, as Kineto writes them (they pair a launch with its kernel).
-                op = step * 40 + index
-                events.append(
-                    {
-                        "ph": "X",
-                        "cat": "cpu_op",
-                        "name": "aten::linear",
-                        "pid": 1,
-                        "tid": 1,
-                        "ts": cursor,
-                        "dur": 100,
-                        "args": {"External id": op, "Ev Idx": op},
-                    }
-                )
-                events.append(
-                    {
-                        "ph": "X",
-                        "cat": "cpu_op",
-                        "name": "aten::addmm",
-                        "pid": 1,
-                        "tid": 1,
-                        "ts": cursor + 10,
-                        "dur": 80,
-                        "args": {"External id": op, "Ev Idx": op},
-                    }
-                )
-                events.append(
-                    {
-                        "ph": "X",
-                        "cat": "cuda_runtime",
-                        "name": "cudaLaunchKernel",
-                        "pid": 1,
-                        "tid": 1,
-                        "ts": cursor + 20,
-                        "dur": 8,
-                        "args": {"correlation": op, "cbid": 211},
-                    }
-                )
-                events.append(
-                    {
-                        "ph": "X",
-                        "cat": "kernel",
-                        "name": "ampere_sgemm_32x32_sliced1x4_tn",
-                        "pid": 0,
-                        "tid": 7,
-                        "ts": cursor + 30,
-                        "dur": rnd.randint(20, 200),
-                        "args": {"device": 0, "stream": 7, "correlation": op, "grid": [1, 2, 3]},
-                    }
-                )
-                events.append(
-                    {
-                        "ph": "f",
-                        "id": op,
-                        "pid": 0,
-                        "tid": 7,
-                        "ts": cursor + 30,
-                        "cat": "ac2g",
-                        "name": "ac2g",
-                        "bp": "e",
-                    }
-                )
-                cursor += 120
-            for event in events:
-                out.write(("" if first else ",\n") + json.dumps(event))
-                first = False
-            t += 5100
-        out.write('\n], "traceName": "bench"}\n')
+        write(out, replace(shape, id_base=(shape.first_step - 1) * ids_per_step), megabytes=megabytes)
+    return path
 
 
 def make_inputs(where: Path, rows: int, torch_mb: int) -> dict[str, Path]:
@@ -228,23 +160,16 @@ b = load_run([PATH], None, None, jobs=2, show=False)
 HTA_TIMEOUT_S = 900
 
 
-def make_kineto_trace(path: Path, megabytes: float) -> Path:
-    """A generated trace of one rank (tests/kineto_traces.py: copies, GEMMs, NCCL, nested CPU ops, flows, steps)."""
-    sys.path.insert(0, str(ROOT))
-    from tests.kineto_traces import Shape, write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as out:
-        write(out, Shape(), megabytes=megabytes)
-    return path
-
-
 def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple[float, int, int, int]]:
     """The streaming reader on a `big_mb` trace (in one process, then over --jobs 2), and HTA's load of the largest
-    of `peer_mb`, 2/5 and 1/5 of it, 1 and 0.5 MB that it finishes (it holds the whole trace in pandas frames, and on
-    these traces its int16 index columns overflow past some 30,000 events), with the streaming reader on the same
-    file. Name → (seconds, peak RSS, file bytes, 0)."""
-    big = make_kineto_trace(where / "big" / "rank-0.json", big_mb)
+    of `peer_mb`, 2/5 and 1/5 of it, 1 and 0.5 MB that it finishes within HTA_TIMEOUT_S (it holds the whole trace in
+    pandas frames), with the streaming reader on the same file. Name → (seconds, peak RSS, file bytes, 0).
+
+    HTA failed on the traces generated before at 25 and 10 MB, not for their size: it seeds `index_correlation` with
+    the `correlation` column downcast to the smallest integer type that holds it, then writes row numbers into it,
+    and pandas 3 refuses the int16 it got from correlations numbered 1, 2, 3, ... (under 32,768) once the rows went
+    past 32,767. Real correlations start far from 1 and leave gaps (see make_torch_trace), so they are int32."""
+    big = make_torch_trace(where / "big" / "rank-0.json", big_mb)
     out: dict[str, tuple[float, int, int, int]] = {}
     elapsed, _, peak = run_case(STREAM_CODE, big, False)
     out["worthit streaming"] = (elapsed, peak, big.stat().st_size, 0)
@@ -252,7 +177,7 @@ def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple
     out["worthit streaming, --jobs 2"] = (elapsed, peak, big.stat().st_size, 0)
     big.unlink()
     for size in dict.fromkeys((peer_mb, peer_mb * 0.4, peer_mb * 0.2, 1.0, 0.5)):
-        small = make_kineto_trace(where / f"peer-{size:g}" / "rank-0.json", size)
+        small = make_torch_trace(where / f"peer-{size:g}" / "rank-0.json", size)
         try:
             elapsed, _, peak = run_case(HTA_SCRIPT, small, False, timeout=HTA_TIMEOUT_S)
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:

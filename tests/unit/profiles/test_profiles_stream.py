@@ -47,6 +47,24 @@ def test_real_traces_stream_to_the_same_columns(fixture_bytes: Callable[[str], b
         assert parse_stream(pieces(data, chunk), batch=batch) == whole, (batch, chunk)
 
 
+def test_a_sized_training_trace_keeps_its_few_steps_and_streams_to_the_same_columns() -> None:
+    """`write(..., megabytes=2)` of a training shape (the benchmarks' input) holds its five long steps, comes within
+    5% of 2 MB, numbers every CPU op once by Ev Idx, and streams to what the whole-document reader finds."""
+    out = io.StringIO()
+    shape = Shape(steps=5, first_step=5, training=True, id_base=50_000, correlation_stride=5)
+    layers = write(out, shape, megabytes=2)
+    data = out.getvalue().encode()
+    assert layers > 50
+    assert abs(len(data) - 2e6) < 1e5
+    events = json.loads(data)["traceEvents"]
+    indices = [e["args"]["Ev Idx"] for e in events if e.get("cat") in ("cpu_op", "user_annotation")]
+    assert sorted(indices) == list(range(len(indices)))
+    assert min(e["args"]["correlation"] for e in events if e.get("cat") == "kernel") > 50_000
+    whole = parse_trace(data)
+    assert len(whole.steps) == 5
+    assert parse_stream(pieces(data, 1 << 16), batch=4096) == whole
+
+
 def test_generated_trace_plain_and_gzip() -> None:
     data = generated()
     whole = parse_trace(data)
