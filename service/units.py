@@ -37,6 +37,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from worthit.rules.pointer import to_pointer
+
 __all__ = [
     "FIELDS",
     "Unreadable",
@@ -379,7 +381,7 @@ def forgive(
     """
     if isinstance(value, dict):
         return {
-            str(key): forgive(item, written, fields=fields, _path=(*_path, str(key)), _at=f"{_at}/{key}")
+            str(key): forgive(item, written, fields=fields, _path=(*_path, str(key)), _at=_at + to_pointer([str(key)]))
             for key, item in value.items()
         }
     if isinstance(value, list):
