@@ -201,7 +201,7 @@ DOMAIN_SERVICES = tuple(
         "units",
     )
 )
-OFFLINE = ("worthit.service.gate", "worthit.service.present.render", "worthit.service.units")
+OFFLINE = ("worthit.service.gate", "worthit.service.client", "worthit.service.present.render", "worthit.service.units")
 
 LAYERS = (
     Rule(
