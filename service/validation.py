@@ -14,6 +14,8 @@ import msgspec
 from worthit.rules.errors import InvalidInput
 from worthit.rules.pointer import from_pointer, to_pointer
 
+__all__ = ["OUT_OF_RANGE", "decode_json", "decode_strict", "path_to_pointer", "validation_problem"]
+
 
 class _OutOfRange:
     """A JSON number beyond a double's range, kept in place so that conversion reports where it is."""

@@ -259,6 +259,104 @@ def layer_violations(modules: Mapping[str, Path]) -> list[str]:
     ]
 
 
+# The modules whose names other packages use: their `__all__` says which names those are.
+EXPORTERS = ("worthit.rules", "worthit.service")
+
+
+def _package(name: str, path: Path) -> str:
+    """The package a module belongs to: a package's `__init__` is its own, any other module its parent's."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def cross_package_imports(modules: Mapping[str, Path]) -> dict[str, dict[str, set[str]]]:
+    """Module of rules/ or service/ → each name other packages take from it → the modules taking it (`""` for the
+    module itself, imported whole). A name is taken by `from m import name` or read as an attribute of an imported
+    module (``engine.evaluate``, when `engine` binds the name: a local of the same name as the module, like cli's
+    `migrate` parser, is not the module); a submodule imported by name is the submodule's own import."""
+    taken: dict[str, dict[str, set[str]]] = {}
+    bound_by: dict[str, set[str]] = {}
+
+    def binds(target: str) -> set[str]:
+        if target not in bound_by:
+            bound_by[target] = _top_level_names(ast.parse(modules[target].read_text(encoding="utf-8")).body)
+        return bound_by[target]
+
+    def take(importer: str, target: str, name: str) -> None:
+        if (
+            target != importer
+            and _within(target, EXPORTERS)
+            and _package(importer, modules[importer]) != _package(target, modules[target])
+        ):
+            taken.setdefault(target, {}).setdefault(name, set()).add(importer)
+
+    for importer, path in modules.items():
+        source = path.read_text(encoding="utf-8")
+        bound: set[str] = set()
+        for target, origin in imported(source, importer, package=path.name == "__init__.py"):
+            if target in modules:
+                take(importer, target, "")
+                bound.add(target)
+            elif origin in modules:
+                take(importer, origin, target.rpartition(".")[2])
+        aliases = _aliases(ast.parse(source), bound)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                target = aliases[node.value.id]
+                if f"{target}.{node.attr}" not in modules and node.attr in binds(target):
+                    take(importer, target, node.attr)
+    return taken
+
+
+def _top_level_names(body: list[ast.stmt]) -> set[str]:
+    """The names a module binds when it runs: definitions, assignments and imports at its top level (in `if` and
+    `try` blocks too, not under `if TYPE_CHECKING:`)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.If) and not _type_checking(node):
+            names |= _top_level_names(node.body) | _top_level_names(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, *(handler.body for handler in node.handlers), node.orelse, node.finalbody):
+                names |= _top_level_names(block)
+    return names
+
+
+def declared_all(source: str) -> list[str] | None:
+    """The names of a module's `__all__` (a literal list or tuple of strings at module level), or None without one."""
+    for node in ast.parse(source).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+            value = ast.literal_eval(node.value) if node.value is not None else None
+            if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+                return None
+            return list(value)
+    return None
+
+
+def export_problems(modules: Mapping[str, Path]) -> list[str]:
+    """`module has no __all__ (imported by …)` for a module other packages import that declares none, and `module's
+    __all__ lacks name (imported by …)` for each name they take from it that its `__all__` does not list."""
+    problems: list[str] = []
+    for target, names in sorted(cross_package_imports(modules).items()):
+        declared = declared_all(modules[target].read_text(encoding="utf-8"))
+        if declared is None:
+            by = sorted(set().union(*names.values()))
+            problems.append(f"{target} has no __all__ (imported by {', '.join(by)})")
+            continue
+        for name, by in sorted(names.items()):
+            if name and name not in declared:
+                problems.append(f"{target}'s __all__ lacks {name} (imported by {', '.join(sorted(by))})")
+    return problems
+
+
 # rules/ does no I/O: besides the layer rules above, no file, network or process access of any kind.
 FORBIDDEN = {
     "service",
@@ -307,11 +405,6 @@ def _root(module: str) -> str:
     return module.removeprefix("worthit.").split(".")[0]
 
 
-def _root(module: str) -> str:
-    """The first part of a module name inside the project's own `worthit` package, else of the name itself."""
-    return module.removeprefix("worthit.").split(".")[0]
-
-
 def io_problems(source: str) -> list[str]:
     """What a rules/ module must not do: import the service layer, a framework, a driver, or touch files or the
     network (imports anywhere in the module, calls of `open`/`exec`/`eval`/`__import__`, any `os.` attribute)."""
@@ -329,3 +422,7 @@ def io_problems(source: str) -> list[str]:
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
             problems.append(f"os.{node.attr} at line {node.lineno}")
     return problems
+
+
+if __name__ == "__main__":  # `python -m tests.layering`: what the export test would say, one line a problem
+    print("\n".join(export_problems(module_names())) or "every module imported across packages declares its names")

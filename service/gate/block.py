@@ -18,6 +18,8 @@ from worthit.service.gate.errors import TEMPLATE_HINT, BlockError
 from worthit.service.gate.fences import Block, normalise_newlines
 from worthit.service.validation import decode_strict
 
+__all__ = ["Parsed", "invalid_block", "locate", "parse_block", "read_proposal", "read_request", "validate"]
+
 
 @dataclass(frozen=True, slots=True)
 class Parsed:

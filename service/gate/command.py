@@ -20,6 +20,8 @@ from worthit.service.gate.report import Report, judge, message_markdown, summary
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, load_policy
 from worthit.service.present import render
 
+__all__ = ["run"]
+
 
 def run(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
     """`worthit gate`: find, evaluate and judge the worthit block; the exit status is the check's result."""

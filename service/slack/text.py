@@ -22,6 +22,21 @@ from worthit.rules.pointer import to_pointer
 from worthit.service import units
 from worthit.service.validation import validation_problem
 
+__all__ = [
+    "ALIASES",
+    "HELP_WORDS",
+    "KEYS",
+    "MAX_TEXT_CHARS",
+    "PUBLIC",
+    "USAGE",
+    "WORDS",
+    "Command",
+    "Help",
+    "Invalid",
+    "Parsed",
+    "parse",
+]
+
 USAGE = """\
 /worthit p=21% k=10 cost=3w baseline=100ms target=attention_softmax [fleet=20000] [asm] [public]
 
