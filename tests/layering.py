@@ -128,16 +128,19 @@ def private_imports(modules: Mapping[str, Path], package: str) -> list[str]:
                 bound.add(target)
         if not bound:
             continue
-        aliases = _aliases(ast.parse(source), bound)
-        for node in ast.walk(ast.parse(source)):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in aliases
-                and _private(node.attr)
-            ):
-                problems.append(f"{name} reads {aliases[node.value.id]}.{node.attr}")
+        read = _attributes_read(source, bound)
+        problems += [f"{name} reads {module}.{attr}" for module, attr in read if _private(attr)]
     return problems
+
+
+def _attributes_read(source: str, bound: set[str]) -> list[tuple[str, str]]:
+    """(module, attribute) for each attribute `source` reads of a module of `bound` it imported (``inner._x``)."""
+    aliases = _aliases(ast.parse(source), bound)
+    return [
+        (aliases[node.value.id], node.attr)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+    ]
 
 
 def _private(name: str) -> bool:
@@ -298,12 +301,9 @@ def cross_package_imports(modules: Mapping[str, Path]) -> dict[str, dict[str, se
                 bound.add(target)
             elif origin in modules:
                 take(importer, origin, target.rpartition(".")[2])
-        aliases = _aliases(ast.parse(source), bound)
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
-                target = aliases[node.value.id]
-                if f"{target}.{node.attr}" not in modules and node.attr in binds(target):
-                    take(importer, target, node.attr)
+        for target, attr in _attributes_read(source, bound):
+            if f"{target}.{attr}" not in modules and attr in binds(target):
+                take(importer, target, attr)
     return taken
 
 
