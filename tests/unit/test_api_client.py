@@ -3,6 +3,7 @@ what it retries, what it gives up with, what it sends."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -12,6 +13,13 @@ from worthit.service.client import ApiClient, problem
 from worthit.service.slackbot.api import ApiError, WorthitApi
 
 Handler = Callable[[httpx.Request], httpx.Response]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_httpx(caplog: pytest.LogCaptureFixture) -> None:
+    """httpx logs each request at INFO; a test before may have left the root logger at INFO with a handler on a
+    stream pytest has since closed ("Logging error"), so these requests log nothing."""
+    caplog.set_level(logging.WARNING, logger="httpx")
 
 
 def _answers(*outcomes: int | type[httpx.TransportError]) -> tuple[list[httpx.Request], Handler]:
