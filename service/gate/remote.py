@@ -64,7 +64,7 @@ def decide_remote(
         return Remote(_evaluation(endpoint, response, parsed))
     evaluation = _decode(endpoint, response)
     identifier = problem(response.content).get("id")
-    page = f"{_endpoint(url, '/decisions/')}{identifier}" if isinstance(identifier, str) and identifier else None
+    page = _endpoint(url, f"/decisions/{identifier}") if isinstance(identifier, str) and identifier else None
     return Remote(evaluation, page)
 
 
