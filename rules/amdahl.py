@@ -11,6 +11,19 @@ from typing import Literal
 
 from worthit.rules.model import AmdahlFigures
 
+__all__ = [
+    "ceiling",
+    "combined",
+    "expected_tokens",
+    "figures",
+    "headroom_captured",
+    "remaining_fraction",
+    "saving_fraction",
+    "speculative_k",
+    "speedup",
+    "with_added_ms",
+]
+
 
 def speedup(p: float, k: float) -> float:
     """Whole-scope speedup S = 1 / ((1 − p) + p / k); `inf` when nothing is left (p = 1, k = ∞)."""

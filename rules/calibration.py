@@ -20,6 +20,8 @@ import msgspec
 from worthit.rules.model import Infinite, Range
 from worthit.rules.policy import Policy
 
+__all__ = ["Calibration", "bounded", "calibration_of", "k_ratio", "scaled_k"]
+
 
 class Calibration(msgspec.Struct, frozen=True, kw_only=True):
     """The ratio the engine applies to a proposal's k, and what it rests on."""

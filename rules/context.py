@@ -32,6 +32,34 @@ from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.text import label, ms, num, pct, usd
 from worthit.rules.worth import Money, Worth, worth_of
 
+__all__ = [
+    "KIND_FIX",
+    "KIND_LABEL",
+    "NON_KERNEL",
+    "PASSING",
+    "REST_OF_TRAFFIC",
+    "SCOPE_NOUN",
+    "SMALLEST_P",
+    "Alternative",
+    "Check",
+    "Context",
+    "Example",
+    "MixPart",
+    "Probe",
+    "break_even",
+    "break_even_below",
+    "carried",
+    "condition",
+    "context",
+    "derived_k",
+    "effective_k",
+    "engineering",
+    "kinds_fix",
+    "kinds_label",
+    "lazy",
+    "opposition",
+]
+
 T = TypeVar("T")
 
 SCOPE_NOUN: dict[str, str] = {

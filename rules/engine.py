@@ -50,6 +50,7 @@ from worthit.rules.model import (
     StageAnswer,
     Verdict,
 )
+from worthit.rules.pointer import to_pointer
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled_evaluation
 from worthit.rules.text import STATEMENT_CHARS, num, pct, sentence, times, usd, weeks
@@ -99,7 +100,7 @@ QUESTIONS: dict[Stage, str] = {
 
 def _point(value: float | Range | str | None, name: str) -> float:
     if value is None:
-        raise InvalidInput(f"Expected `{name}` to be resolved before evaluation, got nothing", f"/{name}")
+        raise InvalidInput(f"Expected `{name}` to be resolved before evaluation, got nothing", to_pointer([name]))
     if isinstance(value, Range):
         return (value.low + value.high) / 2
     if isinstance(value, str):

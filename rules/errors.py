@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["InvalidInput", "PolicyError", "WorthitError"]
+
 
 class WorthitError(Exception):
     """Base of every error the engine raises on purpose."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["LABEL_PATTERN", "LABEL_RULE", "NAME_PATTERN", "NAME_RULE", "is_label", "is_name"]
+
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$(?!\n)"
 """What a user names to refer to it again (policies, tokens): it goes into URLs and command lines."""
 NAME_RULE = "lowercase letters, digits, `_`, `.` and `-`, at most 64, starting with a letter or a digit"

@@ -21,6 +21,8 @@ from worthit.rules.policy import Policy, default_policy
 from worthit.rules.precision import settled
 from worthit.rules.text import join, label, ms, sentence, times
 
+__all__ = ["KSpec", "Leftover", "Plan", "PlanCeiling", "PlanOption", "PlanRequest", "PlanStep", "plan", "plan_for"]
+
 KSpec = float | Infinite | Mapping[str, float | Infinite]
 
 

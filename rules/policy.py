@@ -15,6 +15,17 @@ from worthit.rules.errors import PolicyError
 from worthit.rules.model import Verdict
 from worthit.rules.names import NAME_PATTERN
 
+__all__ = [
+    "Gate",
+    "NonNegative",
+    "Policy",
+    "PolicyName",
+    "Share",
+    "default_policy",
+    "parse_policy",
+    "policy_from_mapping",
+]
+
 PolicyName = Annotated[str, Meta(pattern=NAME_PATTERN)]
 Share = Annotated[float, Meta(ge=0, le=1)]
 NonNegative = Annotated[float, Meta(ge=0)]

@@ -25,6 +25,8 @@ from worthit.rules.precision import settled
 from worthit.rules.text import join, label, ms, num, pct, sentence, times, weeks
 from worthit.rules.worth import cost_of, worth_of
 
+__all__ = ["FUNDABLE", "Picks", "Portfolio", "PortfolioEntry", "PortfolioRequest", "State", "portfolio"]
+
 FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
 
 

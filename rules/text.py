@@ -4,6 +4,28 @@ from __future__ import annotations
 
 import math
 
+__all__ = [
+    "LABEL_CHARS",
+    "STATEMENT_CHARS",
+    "a",
+    "count",
+    "gpu_equivalents",
+    "join",
+    "k_text",
+    "label",
+    "months",
+    "ms",
+    "ms_change",
+    "num",
+    "pct",
+    "saves",
+    "sentence",
+    "the_share",
+    "times",
+    "usd",
+    "weeks",
+]
+
 
 def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text

@@ -22,6 +22,25 @@ from worthit.rules import amdahl
 from worthit.rules.model import Proposal
 from worthit.rules.policy import Policy
 
+__all__ = [
+    "CARRIED_BY",
+    "CREDIBILITY_RULE",
+    "HOURS_PER_DAY",
+    "HOURS_PER_YEAR",
+    "MINUTES_PER_DAY",
+    "Basis",
+    "Cost",
+    "Fit",
+    "Money",
+    "Worth",
+    "cost_of",
+    "fit_of",
+    "money_of",
+    "recurring_gpus",
+    "strategic_credible",
+    "worth_of",
+]
+
 HOURS_PER_DAY = 24.0
 HOURS_PER_YEAR = 8760.0
 """Units, not thresholds: freed capacity is counted around the clock."""

@@ -14,6 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+__all__ = ["TtlCache"]
+
 K = TypeVar("K")
 V = TypeVar("V")
 

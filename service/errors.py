@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from worthit.rules.errors import WorthitError
 
+__all__ = ["Conflict", "Forbidden", "NotFound", "Unavailable", "Unstorable"]
+
 
 class Conflict(WorthitError):
     """The request conflicts with what is stored (e.g. an idempotency key reused with another body)."""

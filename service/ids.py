@@ -7,6 +7,8 @@ import os
 import time
 import uuid
 
+__all__ = ["new_id", "scoped_key"]
+
 
 def new_id() -> str:
     """A UUIDv7 string: 48 bits of Unix milliseconds, then random bits (RFC 9562)."""

@@ -8,6 +8,8 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import multiprocess as prometheus_multiprocess
 
+__all__ = ["LATENCY", "REQUESTS", "VERDICTS", "metrics_text"]
+
 REQUESTS = Counter("worthit_requests_total", "HTTP requests answered.", ["method", "route", "status"])
 LATENCY = Histogram(
     "worthit_request_duration_seconds",

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from worthit.rules.policy import Policy
 
+__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_USAGE", "CannotRun", "Exit", "load_policy"]
+
 
 class Exit(IntEnum):
     PASS = 0

@@ -12,6 +12,8 @@ from msgspec import Meta
 
 from worthit.rules.names import NAME_RULE, is_name
 
+__all__ = ["DEFAULT_DATABASE", "MIN_LINK_SECRET_CHARS", "Settings", "async_url", "is_loopback"]
+
 DEFAULT_DATABASE = "sqlite:///./worthit.db"
 MIN_LINK_SECRET_CHARS = 32
 

@@ -37,20 +37,31 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from worthit.rules.pointer import to_pointer
+
 __all__ = [
     "FIELDS",
+    "PLAN_FIELDS",
+    "PORTFOLIO_FIELDS",
+    "SHARE_FIELDS",
     "Unreadable",
     "amount",
     "days",
+    "fleet_parts",
     "forgive",
     "gigabytes",
     "gpus",
     "millis",
     "minutes",
     "per_day",
+    "per_second",
     "points",
+    "ranks",
+    "requests",
     "share",
     "speedup",
+    "target_parts",
+    "traffic_parts",
     "weeks",
     "whole",
 ]
@@ -379,7 +390,7 @@ def forgive(
     """
     if isinstance(value, dict):
         return {
-            str(key): forgive(item, written, fields=fields, _path=(*_path, str(key)), _at=f"{_at}/{key}")
+            str(key): forgive(item, written, fields=fields, _path=(*_path, str(key)), _at=_at + to_pointer([str(key)]))
             for key, item in value.items()
         }
     if isinstance(value, list):

@@ -12,6 +12,9 @@ from typing import Any
 import msgspec
 
 from worthit.rules.errors import InvalidInput
+from worthit.rules.pointer import from_pointer, to_pointer
+
+__all__ = ["OUT_OF_RANGE", "decode_json", "decode_strict", "path_to_pointer", "validation_problem"]
 
 
 class _OutOfRange:
@@ -71,14 +74,13 @@ _PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 def path_to_pointer(path: str) -> str:
     """`$.flags.barrier.ranks` → `/flags/barrier/ranks`; `$.breakdown[2].ms` → `/breakdown/2/ms`."""
-    parts = [name or index for name, index in _PATH_PART.findall(path[1:])]
-    return "".join(f"/{part.replace('~', '~0').replace('/', '~1')}" for part in parts)
+    return to_pointer(name or index for name, index in _PATH_PART.findall(path[1:]))
 
 
 def _lookup(document: Any, pointer: str) -> Any:
-    for part in pointer.split("/")[1:]:
+    for part in from_pointer(pointer):
         if isinstance(document, dict):
-            document = document.get(part.replace("~1", "/").replace("~0", "~"), ...)
+            document = document.get(part, ...)
         elif isinstance(document, list) and part.isdigit() and int(part) < len(document):
             document = document[int(part)]
         else:
@@ -112,11 +114,11 @@ def validation_problem(message: str, document: Any = ...) -> tuple[str, str]:
         field = f"{parts[-2]}[{field}]"  # an item of a list: name the list
     unknown = re.match(r"Object contains unknown field `([^`]+)`", text)
     if unknown:
-        pointer = f"{pointer}/{unknown.group(1)}"
+        pointer += to_pointer([unknown.group(1)])
         return f"Unknown field `{unknown.group(1)}`; expected only the documented fields - at `{path}`", pointer
     missing = re.match(r"Object missing required field `([^`]+)`", text)
     if missing:
-        pointer = f"{pointer}/{missing.group(1)}"
+        pointer += to_pointer([missing.group(1)])
         return f"Expected `{missing.group(1)}`, got nothing - at `{path}`", pointer
     named_field = re.match(
         r"Expected `([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)` (?:large|small) enough|"

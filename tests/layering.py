@@ -128,16 +128,19 @@ def private_imports(modules: Mapping[str, Path], package: str) -> list[str]:
                 bound.add(target)
         if not bound:
             continue
-        aliases = _aliases(ast.parse(source), bound)
-        for node in ast.walk(ast.parse(source)):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in aliases
-                and _private(node.attr)
-            ):
-                problems.append(f"{name} reads {aliases[node.value.id]}.{node.attr}")
+        read = _attributes_read(source, bound)
+        problems += [f"{name} reads {module}.{attr}" for module, attr in read if _private(attr)]
     return problems
+
+
+def _attributes_read(source: str, bound: set[str]) -> list[tuple[str, str]]:
+    """(module, attribute) for each attribute `source` reads of a module of `bound` it imported (``inner._x``)."""
+    aliases = _aliases(ast.parse(source), bound)
+    return [
+        (aliases[node.value.id], node.attr)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+    ]
 
 
 def _private(name: str) -> bool:
@@ -201,7 +204,7 @@ DOMAIN_SERVICES = tuple(
         "units",
     )
 )
-OFFLINE = ("worthit.service.gate", "worthit.service.present.render", "worthit.service.units")
+OFFLINE = ("worthit.service.gate", "worthit.service.client", "worthit.service.present.render", "worthit.service.units")
 
 LAYERS = (
     Rule(
@@ -227,12 +230,13 @@ LAYERS = (
     ),
     # The readers could leave rules/ as a package of their own: bytes in, a Proposal out through one module.
     # WorthitError is the one root of every domain error (STYLE 11: rules/errors.py, a leaf importing nothing), so
-    # `except WorthitError` catches a ProfileError as it catches an InvalidInput.
+    # `except WorthitError` catches a ProfileError as it catches an InvalidInput. rules/lazy.py is no part of the
+    # engine either: a leaf (importlib alone) that the readers' package and the gate's share for their lazy names.
     Rule(
         "the profile readers' only link to the engine is the proposal they build (profiles/proposal.py)",
         ("worthit.rules.profiles",),
         ("worthit.rules",),
-        allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError"),
+        allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError", "worthit.rules.lazy"),
         exempt=("worthit.rules.profiles.proposal",),
     ),
     Rule(
@@ -256,6 +260,101 @@ def layer_violations(modules: Mapping[str, Path]) -> list[str]:
         *violations(modules, [LAYERS[0], LAYERS[1], LAYERS[3], LAYERS[4], LAYERS[5]]),
         *sql_violations(modules),
     ]
+
+
+# The modules whose names other packages use: their `__all__` says which names those are.
+EXPORTERS = ("worthit.rules", "worthit.service")
+
+
+def _package(name: str, path: Path) -> str:
+    """The package a module belongs to: a package's `__init__` is its own, any other module its parent's."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def cross_package_imports(modules: Mapping[str, Path]) -> dict[str, dict[str, set[str]]]:
+    """Module of rules/ or service/ → each name other packages take from it → the modules taking it (`""` for the
+    module itself, imported whole). A name is taken by `from m import name` or read as an attribute of an imported
+    module (``engine.evaluate``, when `engine` binds the name: a local of the same name as the module, like cli's
+    `migrate` parser, is not the module); a submodule imported by name is the submodule's own import."""
+    taken: dict[str, dict[str, set[str]]] = {}
+    bound_by: dict[str, set[str]] = {}
+
+    def binds(target: str) -> set[str]:
+        if target not in bound_by:
+            bound_by[target] = _top_level_names(ast.parse(modules[target].read_text(encoding="utf-8")).body)
+        return bound_by[target]
+
+    def take(importer: str, target: str, name: str) -> None:
+        if (
+            target != importer
+            and _within(target, EXPORTERS)
+            and _package(importer, modules[importer]) != _package(target, modules[target])
+        ):
+            taken.setdefault(target, {}).setdefault(name, set()).add(importer)
+
+    for importer, path in modules.items():
+        source = path.read_text(encoding="utf-8")
+        bound: set[str] = set()
+        for target, origin in imported(source, importer, package=path.name == "__init__.py"):
+            if target in modules:
+                take(importer, target, "")
+                bound.add(target)
+            elif origin in modules:
+                take(importer, origin, target.rpartition(".")[2])
+        for target, attr in _attributes_read(source, bound):
+            if f"{target}.{attr}" not in modules and attr in binds(target):
+                take(importer, target, attr)
+    return taken
+
+
+def _top_level_names(body: list[ast.stmt]) -> set[str]:
+    """The names a module binds when it runs: definitions, assignments and imports at its top level (in `if` and
+    `try` blocks too, not under `if TYPE_CHECKING:`)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.If) and not _type_checking(node):
+            names |= _top_level_names(node.body) | _top_level_names(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, *(handler.body for handler in node.handlers), node.orelse, node.finalbody):
+                names |= _top_level_names(block)
+    return names
+
+
+def declared_all(source: str) -> list[str] | None:
+    """The names of a module's `__all__` (a literal list or tuple of strings at module level), or None without one."""
+    for node in ast.parse(source).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+            value = ast.literal_eval(node.value) if node.value is not None else None
+            if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+                return None
+            return list(value)
+    return None
+
+
+def export_problems(modules: Mapping[str, Path]) -> list[str]:
+    """`module has no __all__ (imported by …)` for a module other packages import that declares none, and `module's
+    __all__ lacks name (imported by …)` for each name they take from it that its `__all__` does not list."""
+    problems: list[str] = []
+    for target, names in sorted(cross_package_imports(modules).items()):
+        declared = declared_all(modules[target].read_text(encoding="utf-8"))
+        if declared is None:
+            by = sorted(set().union(*names.values()))
+            problems.append(f"{target} has no __all__ (imported by {', '.join(by)})")
+            continue
+        for name, by in sorted(names.items()):
+            if name and name not in declared:
+                problems.append(f"{target}'s __all__ lacks {name} (imported by {', '.join(sorted(by))})")
+    return problems
 
 
 # rules/ does no I/O: besides the layer rules above, no file, network or process access of any kind.
@@ -306,11 +405,6 @@ def _root(module: str) -> str:
     return module.removeprefix("worthit.").split(".")[0]
 
 
-def _root(module: str) -> str:
-    """The first part of a module name inside the project's own `worthit` package, else of the name itself."""
-    return module.removeprefix("worthit.").split(".")[0]
-
-
 def io_problems(source: str) -> list[str]:
     """What a rules/ module must not do: import the service layer, a framework, a driver, or touch files or the
     network (imports anywhere in the module, calls of `open`/`exec`/`eval`/`__import__`, any `os.` attribute)."""
@@ -328,3 +422,7 @@ def io_problems(source: str) -> list[str]:
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
             problems.append(f"os.{node.attr} at line {node.lineno}")
     return problems
+
+
+if __name__ == "__main__":  # `python -m tests.layering`: what the export test would say, one line a problem
+    print("\n".join(export_problems(module_names())) or "every module imported across packages declares its names")

@@ -46,6 +46,8 @@ from worthit.rules.checks import (
     wrong_model,
 )
 
+__all__ = ["BY_ID", "CHECKS", "explanations"]
+
 CHECKS: tuple[ModuleType, ...] = (
     # 1. trust: when the arithmetic ran on the wrong scope or on inputs that disagree, nothing else can be trusted
     measurement_scope,

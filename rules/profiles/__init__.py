@@ -12,9 +12,10 @@ Entry points: `read_any(data, format=None)`, `detect(data)`, `combine(files)`, `
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from worthit.rules.lazy import lazy_names
 
 if TYPE_CHECKING:
     from worthit.rules.profiles.detect import FORMATS, READERS, combine, detect, read_any
@@ -64,13 +65,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 class _Package(ModuleType):

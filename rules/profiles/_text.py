@@ -14,6 +14,21 @@ from typing import Any
 from worthit.rules.profiles.budget import held_events
 from worthit.rules.profiles.errors import ProfileError
 
+__all__ = [
+    "MAX_PREAMBLE_LINES",
+    "CsvRows",
+    "check_bytes",
+    "find_column",
+    "head_text",
+    "is_blank",
+    "norm",
+    "off_the_clock",
+    "row_error",
+    "text_stream",
+    "to_count",
+    "to_int",
+]
+
 #: How many lines of preamble (``nsys stats`` progress lines, banners, blank lines) may precede a header.
 MAX_PREAMBLE_LINES = 64
 #: Rows a reader reads between two reports to the parse's budget (`budget.held_events`).

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from worthit.rules.profiles.errors import ProfileTooLarge
 
+__all__ = ["MAX_EVENTS", "MAX_NAMES", "Budget", "counting", "held_events", "held_names", "json_objects"]
+
 #: Defaults the service overrides from its settings (WORTHIT_MAX_PROFILE_EVENTS, WORTHIT_MAX_PROFILE_NAMES).
 MAX_EVENTS = 2_000_000
 MAX_NAMES = 100_000

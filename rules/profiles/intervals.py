@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from operator import sub
 
+__all__ = ["clip", "union_length", "union_length_arrays", "union_length_sorted"]
+
 
 def union_length_sorted(starts: Sequence[int], ends: Sequence[int]) -> int:
     """Covered length of intervals given as separately *sorted* starts and ends of equal length."""

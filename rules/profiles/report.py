@@ -5,6 +5,8 @@ from __future__ import annotations
 from worthit.rules.profiles.model import Activity, Breakdown, StepFigures, largest_first
 from worthit.rules.profiles.naming import short_name
 
+__all__ = ["render_table"]
+
 _NUMERIC = (("kind", 6), ("total ms", 12), ("calls", 9), ("% device", 9), ("% wall", 9))
 _MIN_NAME = 16
 

@@ -24,6 +24,19 @@ from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 
+__all__ = [
+    "CURSOR_PATTERN",
+    "ClientSource",
+    "DecisionController",
+    "DecisionRequest",
+    "DetailKey",
+    "DetailValue",
+    "IdempotencyKey",
+    "PolicyParam",
+    "parse_time",
+    "service",
+]
+
 ClientSource = Literal["api", "slack", "gate"]
 """The surfaces a client with a write token may say it speaks for (a Slack bot, the PR gate); `cli` is not one."""
 DetailKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,39}$")]

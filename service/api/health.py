@@ -14,6 +14,8 @@ from worthit.service.db.writer import WriteFailure
 from worthit.service.errors import Unavailable
 from worthit.service.http.problems import problem_responses
 
+__all__ = ["READY_TIMEOUT_SECONDS", "healthz", "readyz"]
+
 # A probe must answer before its caller gives up, even when the database is slow to answer or to refuse.
 READY_TIMEOUT_SECONDS = 2.0
 

@@ -20,6 +20,8 @@ from worthit.service.http.page_access import signed_path
 from worthit.service.http.problems import problem_responses
 from worthit.service.settings import Settings
 
+__all__ = ["PageLink", "decision_link"]
+
 
 class PageLink(msgspec.Struct, kw_only=True):
     """A link that opens one decision's page without a token, until `expires_at`."""

@@ -18,6 +18,8 @@ from worthit.service.http.problems import BODY_PROBLEMS, Problem, ProblemError, 
 from worthit.service.outcomes.schemas import Calibration, Outcome, OutcomeReport, WorkloadHistory
 from worthit.service.outcomes.service import OutcomeService, ScopeMismatch
 
+__all__ = ["NameQuery", "OutcomeController", "scope_mismatch_problem"]
+
 NameQuery = Annotated[str | None, QueryParameter(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
 
 

@@ -41,6 +41,26 @@ from worthit.service.present import render
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
 from worthit.service.tokens.model import digest
 
+__all__ = [
+    "PAGE_HEADERS",
+    "PAGE_SIZE",
+    "SIGN_IN_REASONS",
+    "TEMPLATES",
+    "VERDICT_NAMES",
+    "FilterText",
+    "PageController",
+    "SignInController",
+    "decision_context",
+    "explanation_page",
+    "figure_rows",
+    "heading",
+    "history_context",
+    "outcome_rows",
+    "proposal_rows",
+    "sign_in_context",
+    "template_config",
+]
+
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 VERDICT_NAMES: tuple[str, ...] = get_args(Verdict)
 PAGE_SIZE = 50

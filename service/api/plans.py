@@ -13,6 +13,8 @@ from worthit.service.decisions.service import DecisionService
 from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 
+__all__ = ["PlanController"]
+
 
 class PlanController(Controller):
     path = "/v1"

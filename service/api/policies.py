@@ -20,6 +20,8 @@ from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.policies.schemas import PolicySummary
 from worthit.service.policies.service import PolicyService
 
+__all__ = ["NewPolicyName", "PolicyController", "PolicyName"]
+
 PolicyName = Annotated[str, QueryParameter(pattern=NAME_PATTERN)]
 NewPolicyName = Annotated[
     str, PathParameter(pattern=NAME_PATTERN, description="Lowercase letters, digits, `_`, `.` and `-`; 64 at most.")

@@ -20,6 +20,8 @@ from worthit.service.profiles.schemas import ProfileDoc
 from worthit.service.profiles.service import ProfileService
 from worthit.service.validation import decode_strict
 
+__all__ = ["ProfileController"]
+
 
 class ProfileController(Controller):
     path = "/v1/profiles"

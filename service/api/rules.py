@@ -9,6 +9,8 @@ from worthit.service.api.schemas import RuleDoc
 from worthit.service.http.caching import REVALIDATE
 from worthit.service.http.problems import problem_responses
 
+__all__ = ["list_rules", "rule_docs"]
+
 
 def rule_docs() -> list[RuleDoc]:
     return [RuleDoc(id=rule, explanation=explanation) for rule, explanation in explanations()]

@@ -32,6 +32,8 @@ from worthit.service.settings import Settings
 from worthit.service.slack.blocks import SlackMessage, decision_message, invalid_message, usage_message
 from worthit.service.slack.text import Command, Help, parse
 
+__all__ = ["FORM", "SOURCE_FIELDS", "SlashCommandOperation", "replay_key", "signed", "slack_command"]
+
 FORM = "application/x-www-form-urlencoded"
 SOURCE_FIELDS = ("user_id", "team_id", "channel_id")
 _FORM_FIELDS = (

@@ -13,6 +13,8 @@ from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import Batched, GroupCommitWriter
 
+__all__ = ["DecisionFilter", "DecisionStore", "Existing", "NewDecision", "decisions"]
+
 decisions = Base.metadata.tables["decisions"]
 
 

@@ -10,6 +10,8 @@ from sqlalchemy.pool import NullPool
 
 from worthit.service.settings import Settings
 
+__all__ = ["SQLITE_PRAGMAS", "create_engine"]
+
 # WAL persists in the file; the rest must be set on every connection. FULL syncs the WAL on every commit, so a
 # commit that returned survives a killed process and a power cut alike; group commit pays it once per batch.
 SQLITE_PRAGMAS = (

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import worthit.migrations as migrations
 
+__all__ = ["alembic_config", "current_revision", "downgrade", "head_revision", "schema_serves", "upgrade"]
+
 
 def alembic_config() -> Config:
     config = Config()

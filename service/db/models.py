@@ -7,6 +7,17 @@ from datetime import datetime
 from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+__all__ = [
+    "NAMING_CONVENTION",
+    "Base",
+    "DecisionRow",
+    "IdempotencyRow",
+    "OutcomeRow",
+    "PolicyRow",
+    "ProfileRow",
+    "TokenRow",
+]
+
 # One naming convention from the first migration on: downgrades and batch ALTERs on SQLite need names.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

@@ -12,6 +12,8 @@ from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
+__all__ = ["NewOutcome", "OutcomeStore", "RatioRow", "Replay", "Stored", "decisions", "idempotency_keys", "outcomes"]
+
 outcomes = Base.metadata.tables["outcomes"]
 idempotency_keys = Base.metadata.tables["idempotency_keys"]
 decisions = Base.metadata.tables["decisions"]

@@ -13,6 +13,8 @@ from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
+__all__ = ["LOCK_SPACE", "PolicyStore", "policies"]
+
 policies = Base.metadata.tables["policies"]
 LOCK_SPACE = 0x7770  # advisory locks of policy versions: the first key of the two-key form, "wp"
 

@@ -11,6 +11,8 @@ from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
+__all__ = ["ProfileStore", "profiles"]
+
 profiles = Base.metadata.tables["profiles"]
 
 

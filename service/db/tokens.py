@@ -14,6 +14,8 @@ from worthit.service.db.models import Base
 from worthit.service.ids import new_id
 from worthit.service.tokens.model import GRANTS, Principal, Scope, digest, new_token
 
+__all__ = ["TokenStore", "tokens"]
+
 tokens = Base.metadata.tables["tokens"]
 
 

@@ -30,6 +30,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from worthit.service.db.engine import SQLITE_PRAGMAS
 
+__all__ = [
+    "LOCK_WAIT_SECONDS",
+    "Batched",
+    "GroupCommitWriter",
+    "WriteFailure",
+    "WriteOp",
+    "WriterClosed",
+    "sqlite_writer_engine",
+]
+
 T = TypeVar("T")
 I = TypeVar("I")  # noqa: E741 - an item, as in the typing docs
 

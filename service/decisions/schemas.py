@@ -9,6 +9,8 @@ import msgspec
 
 from worthit.rules.model import Evaluation, Proposal
 
+__all__ = ["Change", "Decision", "DecisionPage", "Reevaluation", "Source"]
+
 Source = Literal["api", "slack", "cli", "gate"]
 
 

@@ -19,6 +19,8 @@ from worthit.service.ids import new_id, scoped_key
 from worthit.service.metrics import VERDICTS
 from worthit.service.policies.service import PolicyService
 
+__all__ = ["READ_BATCH", "Calibrate", "DecisionService", "Resolve", "request_hash"]
+
 _encoder = msgspec.json.Encoder()
 READ_BATCH = 8
 """Stored decisions read per query when many are read (a page, a list): 8 of the largest (~280 KB) are ~2 MB."""

@@ -25,8 +25,9 @@ to a validated proposal), `remote` (evaluation on a server), `report` (the verdi
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from worthit.rules.lazy import lazy_names
 
 if TYPE_CHECKING:
     from worthit.service.gate.block import Parsed, invalid_block, parse_block, read_proposal, read_request
@@ -100,10 +101,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)

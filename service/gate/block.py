@@ -11,11 +11,14 @@ import yaml
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
+from worthit.rules.pointer import from_pointer
 from worthit.service import units
 from worthit.service.gate import safe_yaml
 from worthit.service.gate.errors import TEMPLATE_HINT, BlockError
 from worthit.service.gate.fences import Block, normalise_newlines
 from worthit.service.validation import decode_strict
+
+__all__ = ["Parsed", "invalid_block", "locate", "parse_block", "read_proposal", "read_request", "validate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,7 @@ def invalid_block(block: Block, tree: yaml.Node, detail: str, pointer: str, writ
     message, at, path = detail.partition(" - at `")
     if pointer in written:
         message += f" (written `{written[pointer]}`)"
-    parts = tuple(pointer.strip("/").split("/"))
+    parts = tuple(from_pointer(pointer))
     if parts in units.SHARE_FIELDS and isinstance(node, yaml.ScalarNode):
         try:
             number = float(node.value)
@@ -185,7 +188,7 @@ def locate(tree: yaml.Node, pointer: str) -> tuple[int, yaml.Node | None]:
     """The block's 0-based line of the field at a JSON pointer (its key's line, else the nearest parent's found),
     and the field's node (`None` when the field is absent)."""
     line, node = int(tree.start_mark.line), tree
-    for part in (part for part in pointer.split("/") if part):
+    for part in from_pointer(pointer):
         if isinstance(node, yaml.MappingNode):
             found = next(
                 (pair for pair in node.value if isinstance(pair[0], yaml.ScalarNode) and pair[0].value == part), None

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
+from worthit.rules.pointer import from_pointer
 from worthit.service.gate.block import invalid_block, parse_block
 from worthit.service.gate.errors import MISSING_CHOICES, TEMPLATE_HINT, BlockError, UsageError
 from worthit.service.gate.event import body_from_event, body_from_file, pull_request_detail
@@ -18,6 +19,8 @@ from worthit.service.gate.remote import decide_remote
 from worthit.service.gate.report import Report, judge, message_markdown, summary_markdown
 from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, load_policy
 from worthit.service.present import render
+
+__all__ = ["run"]
 
 
 def run(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
@@ -97,7 +100,7 @@ def _gate(
     except BlockError as exc:
         return _malformed(report, exc)
     except InvalidInput as exc:  # decoded, but the engine cannot evaluate it offline (e.g. a profile_id)
-        return _malformed(report, BlockError(exc.detail, block.line, exc.pointer.strip("/").replace("/", ".")))
+        return _malformed(report, BlockError(exc.detail, block.line, ".".join(from_pointer(exc.pointer))))
 
     outcome = judge(evaluation.verdict, policy.gate)
     measured = parsed.proposal.scope.measured

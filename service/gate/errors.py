@@ -6,6 +6,8 @@ from typing import Literal
 
 from worthit.service.offline import CannotRun
 
+__all__ = ["LANGUAGE", "MISSING_CHOICES", "TEMPLATE_HINT", "BlockError", "Level", "UsageError"]
+
 LANGUAGE = "worthit"
 MISSING_CHOICES = ("skip", "fail")
 TEMPLATE_HINT = "see .github/pull_request_template.md"

@@ -6,6 +6,8 @@ import argparse
 
 from worthit.service.gate.errors import MISSING_CHOICES
 
+__all__ = ["configure"]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """The `worthit gate` options. Each falls back to an environment variable, so CI passes inputs as env."""

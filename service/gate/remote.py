@@ -8,7 +8,6 @@ a read-scoped one (403 there) it evaluates without storing (`POST /v1/evaluate`)
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from worthit.rules.model import Evaluation
+from worthit.service.client import ApiClient, problem
 from worthit.service.gate.block import Parsed, invalid_block
 from worthit.service.gate.errors import UsageError
 
@@ -35,9 +35,8 @@ def evaluate_remote(
     url: str, parsed: Parsed, *, token: str | None, policy: str | None, attempts: int = 2
 ) -> Evaluation:
     """`POST {url}/v1/evaluate` with the block's JSON; a 422 is the author's block, anything else the job's setup."""
-    endpoint = url.rstrip("/") + "/v1/evaluate"
-    response = _post(endpoint, parsed.json, _headers(token), policy, attempts)
-    return _evaluation(endpoint, response, parsed)
+    response = _post(url, "/v1/evaluate", parsed.json, token, {}, policy, attempts)
+    return _evaluation(_endpoint(url, "/v1/evaluate"), response, parsed)
 
 
 def decide_remote(
@@ -52,48 +51,48 @@ def decide_remote(
     """`POST {url}/v1/decisions` (stored, with `detail` saying which pull request), or `/v1/evaluate` when the token
     may only read. The Idempotency-Key is the block and the detail's digest: a re-run of the job answers the
     decision of its first run instead of storing another."""
-    base = url.rstrip("/")
     document = msgspec.json.decode(parsed.json)
     if not isinstance(document, dict):
         return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
     body = msgspec.json.encode({**document, "source": "gate", "source_detail": dict(detail) or None})
     key = hashlib.sha256(body + (policy or "").encode()).hexdigest()
-    endpoint = base + "/v1/decisions"
-    response = _post(endpoint, body, {**_headers(token), "idempotency-key": key}, policy, attempts)
+    endpoint = _endpoint(url, "/v1/decisions")
+    response = _post(url, "/v1/decisions", body, token, {"idempotency-key": key}, policy, attempts)
     if response.status_code == 403:  # a read-scoped token: evaluate, as the gate did before it stored decisions
         return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
     if response.status_code not in (200, 201):
         return Remote(_evaluation(endpoint, response, parsed))
     evaluation = _decode(endpoint, response)
-    identifier = _problem(response.content).get("id")
-    page = f"{base}/decisions/{identifier}" if isinstance(identifier, str) and identifier else None
+    identifier = problem(response.content).get("id")
+    page = _endpoint(url, f"/decisions/{identifier}") if isinstance(identifier, str) and identifier else None
     return Remote(evaluation, page)
 
 
-def _headers(token: str | None) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "application/json", "user-agent": "worthit-gate"}
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    return headers
+def _endpoint(url: str, path: str) -> str:
+    return url.rstrip("/") + path
 
 
-def _post(endpoint: str, body: bytes, headers: dict[str, str], policy: str | None, attempts: int) -> httpx.Response:
-    import httpx
+def _post(
+    url: str, path: str, body: bytes, token: str | None, headers: Mapping[str, str], policy: str | None, attempts: int
+) -> httpx.Response:
+    import httpx  # when the gate has a server to call (service/client.py)
 
-    params = {"policy": policy} if policy else None
-    attempt = 1
-    while True:
+    # A server restarting behind a load balancer answers 502-504 for a moment, or refuses a connection: one retry, a
+    # second later, rides it out. Both posts are safe to repeat: an evaluation stores nothing, a decision has its key.
+    with ApiClient(
+        url.rstrip("/"), token, user_agent="worthit-gate", timeout_s=30, attempts=attempts, delay=lambda _: 1.0
+    ) as client:
         try:
-            response = httpx.post(endpoint, content=body, headers=headers, params=params, timeout=30)
+            return client.send(
+                "POST",
+                path,
+                content=body,
+                headers={"content-type": "application/json", "accept": "application/json", **headers},
+                params={"policy": policy} if policy else None,
+                retry_statuses=(502, 503, 504),
+            )
         except httpx.HTTPError as exc:
-            if attempt >= attempts:
-                raise UsageError(f"cannot reach {endpoint}: {exc}") from exc
-        else:
-            if response.status_code not in (502, 503, 504) or attempt >= attempts:
-                return response
-        # A server restarting behind a load balancer answers 502-504 for a moment; one retry rides it out.
-        attempt += 1
-        time.sleep(1)
+            raise UsageError(f"cannot reach {_endpoint(url, path)}: {exc}") from exc
 
 
 def _decode(endpoint: str, response: httpx.Response) -> Evaluation:
@@ -106,10 +105,10 @@ def _decode(endpoint: str, response: httpx.Response) -> Evaluation:
 def _evaluation(endpoint: str, response: httpx.Response, parsed: Parsed) -> Evaluation:
     if response.status_code == 200:
         return _decode(endpoint, response)
-    problem = _problem(response.content)
-    detail = str(problem.get("detail") or response.reason_phrase)
-    if response.status_code == 422 and str(problem.get("type", "")).endswith("/validation"):
-        errors = problem.get("errors")
+    answer = problem(response.content)
+    detail = str(answer.get("detail") or response.reason_phrase)
+    if response.status_code == 422 and str(answer.get("type", "")).endswith("/validation"):
+        errors = answer.get("errors")
         first = errors[0] if isinstance(errors, list) and errors else {}
         pointer = str(first.get("pointer", "")) if isinstance(first, dict) else ""
         raise invalid_block(parsed.block, parsed.tree, detail, pointer, {})
@@ -119,11 +118,3 @@ def _evaluation(endpoint: str, response: httpx.Response, parsed: Parsed) -> Eval
             "with the read scope (a repository secret), or the write scope to store the decision and link it"
         )
     raise UsageError(f"{endpoint} answered {response.status_code}: {detail}")
-
-
-def _problem(content: bytes) -> dict[str, object]:
-    try:
-        decoded = msgspec.json.decode(content)
-    except msgspec.DecodeError:
-        return {}
-    return decoded if isinstance(decoded, dict) else {}

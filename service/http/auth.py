@@ -26,6 +26,17 @@ from worthit.service.db.tokens import TokenStore
 from worthit.service.http.ratelimit import RateLimiter
 from worthit.service.tokens.model import PUBLIC, Principal, digest
 
+__all__ = [
+    "CACHE_SECONDS",
+    "PAGE_GRANTED",
+    "PRINCIPAL",
+    "AuthMiddleware",
+    "Authenticator",
+    "authorize",
+    "principal_of",
+    "required_scope",
+]
+
 # Set in the ASGI scope by service/http/page_access.py when a signed link or a sign-in cookie opened a page route.
 PAGE_GRANTED = "worthit.page_granted"
 

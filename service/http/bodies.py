@@ -26,6 +26,8 @@ from typing import Any
 
 from litestar.exceptions import ClientException, ServiceUnavailableException
 
+__all__ = ["CLOSE", "BodyGuard", "Scope"]
+
 CLOSE = {"connection": "close"}
 Scope = dict[str, Any]
 

@@ -16,6 +16,8 @@ from litestar import Response
 from litestar.datastructures import CacheControlHeader
 from litestar.params import HeaderParameter
 
+__all__ = ["CACHE_CONTROL", "REVALIDATE", "IfNoneMatch", "entity_tag", "tagged"]
+
 REVALIDATE = CacheControlHeader(private=True, no_cache=True)
 """For every read: private (behind a token), revalidated before reuse. Lists have no tag: they change."""
 CACHE_CONTROL = REVALIDATE.to_header()

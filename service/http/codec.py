@@ -15,6 +15,8 @@ from litestar.typing import FieldDefinition
 
 from worthit.service.validation import decode_strict
 
+__all__ = ["StrictJSON", "is_json"]
+
 
 def is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()

@@ -17,6 +17,8 @@ import msgspec
 
 from worthit.service.metrics import LATENCY, REQUESTS
 
+__all__ = ["PROBLEM_NUL_PATH", "PROBLEM_TIMEOUT", "JSONFormatter", "Observability", "Scope", "configure_logging"]
+
 log = logging.getLogger("worthit.access")
 
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")

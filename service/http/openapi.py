@@ -36,6 +36,28 @@ from worthit.service.tokens.model import PUBLIC
 if TYPE_CHECKING:
     from litestar import Litestar
 
+__all__ = [
+    "BAD_REQUEST",
+    "BEARER",
+    "CACHE_CONTROL",
+    "CHALLENGE",
+    "CREATED",
+    "ETAG",
+    "LOCATION",
+    "PROFILE_BODY",
+    "RENAMED",
+    "REPLAYED",
+    "RETRY_AFTER",
+    "SECURITY_SCHEME",
+    "SHARED_ENUMS",
+    "TAGGED",
+    "DocumentJson",
+    "Schema",
+    "document",
+    "finish",
+    "policy_body",
+]
+
 Schema = dict[str, Any]
 
 # Components Litestar names after their module to tell them apart (`model_Phase`, `profiles_model_Phase`), with

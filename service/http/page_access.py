@@ -35,6 +35,22 @@ from worthit.service.db.tokens import TokenStore
 from worthit.service.http.auth import PAGE_GRANTED
 from worthit.service.tokens.model import Principal
 
+__all__ = [
+    "LINK_PARAMETER",
+    "MIN_SECRET_CHARS",
+    "SESSION_COOKIE",
+    "SESSION_SECONDS",
+    "Denied",
+    "LinkState",
+    "PageAccess",
+    "PageAccessMiddleware",
+    "check_link",
+    "link_expiry",
+    "link_signature",
+    "signed_path",
+    "wants_html",
+]
+
 LINK_PARAMETER = "link"
 SESSION_COOKIE = "worthit_session"
 SESSION_SECONDS = 12 * 3600

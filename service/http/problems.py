@@ -20,6 +20,23 @@ from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
 from worthit.service.errors import Conflict, Forbidden, NotFound, Unavailable, Unstorable
 from worthit.service.validation import validation_problem
 
+__all__ = [
+    "BODY_PROBLEMS",
+    "COMMON_PROBLEMS",
+    "EXCEPTION_HANDLERS",
+    "KINDS",
+    "PROBLEM_BASE",
+    "PROBLEM_JSON",
+    "TITLES",
+    "Problem",
+    "ProblemError",
+    "body_limit",
+    "parameter_name",
+    "problem_response",
+    "problem_responses",
+    "problem_type",
+]
+
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("worthit.errors")
 

@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl
 
 from litestar.exceptions import ValidationException
 
+__all__ = ["API_PREFIX", "QueryCheck", "check"]
+
 API_PREFIX = "/v1/"
 
 

@@ -11,6 +11,8 @@ import math
 import re
 import time
 
+__all__ = ["MAX_KEYS", "UNITS", "RateLimiter", "parse"]
+
 UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
 _SPEC = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(second|minute|hour|day)s?\s*$")
 # Bound the table against a flood of made-up tokens or addresses: past this, full buckets are forgotten.

@@ -18,6 +18,19 @@ from worthit.rules.model import (
     Verdict,
 )
 
+__all__ = [
+    "Calibration",
+    "CalibrationPoint",
+    "HistoryPhase",
+    "Outcome",
+    "OutcomeReport",
+    "OutcomeScope",
+    "Predicted",
+    "Realized",
+    "WorkloadHistory",
+    "WorkloadStep",
+]
+
 
 class OutcomeScope(Base):
     """The configuration the outcome was measured on; compared with the proposal's scope."""

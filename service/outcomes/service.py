@@ -49,6 +49,19 @@ from worthit.service.outcomes.schemas import (
 )
 from worthit.service.tokens.model import Principal
 
+__all__ = [
+    "CALIBRATION_POINTS",
+    "COMPARED_FIELDS",
+    "HISTORY_BATCH",
+    "HISTORY_LIMIT",
+    "Calibrator",
+    "OutcomeService",
+    "ScopeMismatch",
+    "compare",
+    "outcome_statement",
+    "scope_differences",
+]
+
 COMPARED_FIELDS = ("model", "input", "dtype", "device")
 HISTORY_LIMIT = 200
 HISTORY_BATCH = 8

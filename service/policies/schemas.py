@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+__all__ = ["PolicySummary"]
+
 
 class PolicySummary(msgspec.Struct, kw_only=True):
     name: str

@@ -15,6 +15,8 @@ from worthit.service.cache import TtlCache
 from worthit.service.db.policies import PolicyStore
 from worthit.service.errors import Conflict, NotFound
 
+__all__ = ["CACHE_SECONDS", "READABLE_LOOKBACK", "PolicyService"]
+
 # Policies change rarely and are read on every evaluation: keep each for a few seconds per process. A PUT on this
 # process is seen at once; other processes see it within the TTL.
 CACHE_SECONDS = 5.0

@@ -19,6 +19,29 @@ from html import escape
 from worthit.rules.model import AmdahlFigures, Phase, Proposal
 from worthit.rules.text import label, ms, pct, times
 
+__all__ = [
+    "BAR_HEIGHT",
+    "BAR_WIDTH",
+    "LEFT",
+    "LEGEND_ROW",
+    "OUTLINE",
+    "PALETTE",
+    "REST",
+    "ROW",
+    "TARGET_FILL",
+    "TOP",
+    "UNLISTED",
+    "WIDTH",
+    "Bar",
+    "HistoryStep",
+    "Marker",
+    "Segment",
+    "decision_bars",
+    "decision_chart",
+    "history_chart",
+    "stacked_bars",
+]
+
 WIDTH = 480
 LEFT = 60
 """Where bars start: the column to their left holds each bar's label."""

@@ -20,6 +20,20 @@ from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
 from worthit.rules.text import ms, ms_change, num, pct, times, weeks
 
+__all__ = [
+    "SCOPES",
+    "FindingLine",
+    "Row",
+    "figures",
+    "finding",
+    "findings",
+    "provenance",
+    "reasoning",
+    "scope_name",
+    "stage_rows",
+    "terminal",
+]
+
 SCOPES = SCOPE_NOUN
 """What a share is of, in words: the engine's own table (rules.context), so the figures and the statement agree."""
 

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+__all__ = ["CHUNK", "SHOW_FROM_BYTES", "Progress", "read_with_progress", "ticking", "timed"]
+
 T = TypeVar("T")
 CHUNK = 8 * 1024 * 1024
 # Below this, reading and parsing take well under a second: no bar.

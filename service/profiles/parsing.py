@@ -12,6 +12,8 @@ from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, inflate
 from worthit.rules.profiles.kineto import parse_steps
 
+__all__ = ["parse"]
+
 
 def parse(
     files: Sequence[bytes],

@@ -8,6 +8,8 @@ import msgspec
 
 from worthit.rules.profiles.model import Breakdown
 
+__all__ = ["ProfileDoc"]
+
 
 class ProfileDoc(msgspec.Struct, kw_only=True):
     """A stored profile: its breakdown with honest denominators (the raw file is not kept)."""

@@ -14,6 +14,35 @@ from worthit.rules.model import Evaluation, Verdict
 from worthit.service.present import render
 from worthit.service.slack.text import USAGE
 
+__all__ = [
+    "FALLBACK_CHARS",
+    "FIELD_CHARS",
+    "FINDINGS_SHOWN",
+    "HEADER_CHARS",
+    "LABELS",
+    "MAX_BLOCKS",
+    "MAX_CONTEXT_ELEMENTS",
+    "MAX_FIELDS",
+    "SECTION_CHARS",
+    "WHY_ANSWER_CHARS",
+    "Block",
+    "ContextBlock",
+    "DividerBlock",
+    "HeaderBlock",
+    "Mrkdwn",
+    "PlainText",
+    "ResponseType",
+    "SectionBlock",
+    "SlackMessage",
+    "clip",
+    "decision_message",
+    "escape",
+    "figure_fields",
+    "invalid_message",
+    "usage_message",
+    "why_line",
+]
+
 HEADER_CHARS = 150
 SECTION_CHARS = 3000
 FIELD_CHARS = 2000

@@ -18,8 +18,24 @@ from typing import Any, NamedTuple
 import msgspec
 
 from worthit.rules.model import Proposal
+from worthit.rules.pointer import to_pointer
 from worthit.service import units
 from worthit.service.validation import validation_problem
+
+__all__ = [
+    "ALIASES",
+    "HELP_WORDS",
+    "KEYS",
+    "MAX_TEXT_CHARS",
+    "PUBLIC",
+    "USAGE",
+    "WORDS",
+    "Command",
+    "Help",
+    "Invalid",
+    "Parsed",
+    "parse",
+]
 
 USAGE = """\
 /worthit p=21% k=10 cost=3w baseline=100ms target=attention_softmax [fleet=20000] [asm] [public]
@@ -256,10 +272,6 @@ def _suggest(word: str) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _pointer(path: tuple[str, ...]) -> str:
-    return "".join(f"/{part}" for part in path)
-
-
 def parse(text: str) -> Parsed:
     """Read the text of a `/worthit` command: a proposal to evaluate, a request for help, or the token at fault.
 
@@ -303,7 +315,7 @@ def parse(text: str) -> Parsed:
             expects = ""
         else:
             return Invalid(token=token, reason=f"unknown word `{token}`{_suggest(word)}")
-        pointer = _pointer(path)
+        pointer = to_pointer(path)
         if pointer in origin:
             return Invalid(token=token, reason=f"`{path[-1]}` is given twice (also by `{origin[pointer][0]}`)")
         origin[pointer] = (token, expects)

@@ -6,11 +6,12 @@ the same Idempotency-Key and the same bytes, so the API stores it once however m
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 import msgspec
+
+from worthit.service.client import ApiClient, problem
 
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})
 
@@ -25,17 +26,16 @@ class ApiError(Exception):
 
 
 def _problem_detail(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+    body = problem(response.content)
+    detail = body.get("detail")
+    if isinstance(detail, str):
         errors = body.get("errors")
         extra = (
-            [e["detail"] for e in errors if isinstance(e, dict) and isinstance(e.get("detail"), str)] if errors else []
+            [e["detail"] for e in errors if isinstance(e, dict) and isinstance(e.get("detail"), str)]
+            if isinstance(errors, list)
+            else []
         )
-        details = [body["detail"], *[e for e in extra if e != body["detail"]]]
-        return "; ".join(details)
+        return "; ".join([detail, *[e for e in extra if e != detail]])
     return f"worthit answered {response.status_code} {response.reason_phrase}"
 
 
@@ -52,15 +52,18 @@ class WorthitApi:
         timeout_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        headers = {"user-agent": "worthit-slack-bot"}
-        if token:
-            headers["authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout_s, transport=transport)
-        self._attempts = attempts
-        self._backoff_s = backoff_s
+        self._client = ApiClient(
+            base_url,
+            token,
+            user_agent="worthit-slack-bot",
+            timeout_s=timeout_s,
+            attempts=attempts,
+            delay=lambda attempt: backoff_s * 2 ** (attempt - 1),
+            transport=transport,
+        )
 
     def close(self) -> None:
-        self._http.close()
+        self._client.close()
 
     def _call(
         self,
@@ -78,25 +81,30 @@ class WorthitApi:
             headers["idempotency-key"] = idempotency_key
         # A retry is safe when the call stores nothing, or when the key makes the API store it once.
         safe = method == "GET" or not stores or idempotency_key is not None
-        last = "worthit did not answer"
-        for attempt in range(self._attempts):
-            if attempt:
-                time.sleep(self._backoff_s * 2 ** (attempt - 1))
-            try:
-                response = self._http.request(method, path, content=content, headers=headers, params=params)
-            except httpx.TransportError as exc:
-                last = f"worthit is unreachable ({type(exc).__name__})"
-                # Without a key a write may have landed before the connection broke: retrying could store it twice.
-                if safe or isinstance(exc, httpx.ConnectError):
-                    continue
-                raise ApiError(last) from exc
-            if response.status_code in RETRIED_STATUSES and safe:
-                last = _problem_detail(response)
-                continue
-            if response.status_code >= 400:
-                raise ApiError(_problem_detail(response), response.status_code)
-            return response.json()
-        raise ApiError(f"{last}; tried {self._attempts} times")
+
+        def retried(exc: httpx.RequestError) -> bool:
+            # Without a key a write may have landed before the connection broke: retrying could store it twice.
+            return isinstance(exc, httpx.TransportError) and (safe or isinstance(exc, httpx.ConnectError))
+
+        tried = f"tried {self._client.attempts} times"
+        try:
+            response = self._client.send(
+                method,
+                path,
+                content=content,
+                headers=headers,
+                params=params,
+                retry_statuses=RETRIED_STATUSES if safe else (),
+                retry_error=retried,
+            )
+        except httpx.TransportError as exc:
+            unreachable = f"worthit is unreachable ({type(exc).__name__})"
+            raise ApiError(f"{unreachable}; {tried}" if retried(exc) else unreachable) from exc
+        if response.status_code in RETRIED_STATUSES and safe:
+            raise ApiError(f"{_problem_detail(response)}; {tried}")
+        if response.status_code >= 400:
+            raise ApiError(_problem_detail(response), response.status_code)
+        return response.json()
 
     def create_decision(self, proposal: dict[str, Any], *, source_detail: dict[str, str], key: str) -> dict[str, Any]:
         """POST /v1/decisions with `source: slack`; the same key returns the stored decision instead of a new one."""

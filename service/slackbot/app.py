@@ -39,6 +39,19 @@ from worthit.service.slack.text import Command, Help, parse
 from worthit.service.slackbot import messages
 from worthit.service.slackbot.api import ApiError, WorthitApi
 
+__all__ = [
+    "MENTION",
+    "SLACK_API_URL",
+    "BotConfig",
+    "JsonLines",
+    "Place",
+    "Seen",
+    "configure_logging",
+    "create_app",
+    "main",
+    "run",
+]
+
 log = logging.getLogger("worthit.slackbot")
 # A label stops at the next `<` (Slack escapes it inside one), so no mention scans past the next one: with `[^>]*`,
 # a text of many unclosed `<@U|` was quadratic.

@@ -11,6 +11,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
+__all__ = ["GRANTS", "PUBLIC", "SCOPES", "TOKEN_PREFIX", "Principal", "Scope", "digest", "new_token"]
+
 Scope = Literal["read", "write", "admin"]
 SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
 PUBLIC = "public"

@@ -12,6 +12,8 @@ import pytest
 
 from tests.layering import (
     LAYERS,
+    cross_package_imports,
+    export_problems,
     find_cycle,
     import_graph,
     layer_violations,
@@ -58,7 +60,8 @@ def test_the_profile_readers_reach_the_engine_only_through_the_proposal_they_bui
         for target in import_graph(modules)[name]
         if target.startswith("worthit.rules") and not target.startswith("worthit.rules.profiles")
     }
-    assert outside == {"worthit.rules.errors", "worthit.rules.model"}  # errors: WorthitError; model: proposal.py's
+    # errors: WorthitError; model: proposal.py's; lazy: the package's names imported on first use
+    assert outside == {"worthit.rules.errors", "worthit.rules.lazy", "worthit.rules.model"}
 
 
 def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> None:
@@ -90,6 +93,36 @@ def test_a_private_name_used_from_outside_a_package_is_caught(tmp_path: Path) ->
     assert sorted(private_imports(modules, "worthit.rules.pkg")) == [
         "worthit.rules.by_attribute reads worthit.rules.pkg.inner._x",
         "worthit.rules.by_name imports worthit.rules.pkg.inner._x",
+    ]
+
+
+def test_modules_imported_from_another_package_declare_what_they_export() -> None:
+    """Every module of rules/ or service/ that another package imports has an `__all__`, and it lists every name
+    taken from it: a module's public names are written down where they are defined, not inferred from its imports."""
+    modules = module_names()
+    taken = cross_package_imports(modules)
+    assert "evaluate" in taken["worthit.rules.engine"]  # the checker sees the real tree's imports
+    assert "worthit.service.client" in taken
+    assert export_problems(modules) == []
+
+
+def test_a_module_imported_across_packages_without_all_or_without_the_name_is_caught(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "rules/bare.py": "def f(): ...\n",
+            "rules/listed.py": '__all__ = ["f"]\ndef f(): ...\ndef g(): ...\n',
+            "rules/pkg/__init__.py": "",
+            "rules/pkg/near.py": "def h(): ...\n",
+            "rules/pkg/user.py": "from worthit.rules.pkg.near import h\n",  # same package: no __all__ needed
+            "service/by_name.py": "from worthit.rules.bare import f\nfrom worthit.rules.listed import f, g\n",
+            "service/by_attribute.py": "from worthit.rules import listed\nlisted.g()\n",
+            "service/shadowed.py": "from worthit.rules import listed\ndef cli():\n    listed = 1\n    listed.zap\n",
+        },
+    )
+    assert export_problems(modules) == [
+        "worthit.rules.bare has no __all__ (imported by worthit.service.by_name)",
+        "worthit.rules.listed's __all__ lacks g (imported by worthit.service.by_attribute, worthit.service.by_name)",
     ]
 
 
