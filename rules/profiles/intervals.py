@@ -25,8 +25,13 @@ def union_length_sorted(starts: Sequence[int], ends: Sequence[int]) -> int:
     if not starts:
         return 0
     span = ends[-1] - starts[0]
-    gaps: int = sum(d for d in map(sub, islice(starts, 1, None), ends) if d > 0)
+    # The positive differences, kept by `filter` with a bound method: the whole sweep runs in C, no Python frame
+    # per interval (a generator expression here was a fifth of a 1 GB trace's breakdown).
+    gaps: int = sum(filter(_POSITIVE, map(sub, islice(starts, 1, None), ends)))
     return span - gaps
+
+
+_POSITIVE = (0).__lt__
 
 
 def union_length_arrays(starts: Iterable[int], ends: Iterable[int]) -> int:
