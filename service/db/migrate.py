@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -22,8 +23,16 @@ def alembic_config() -> Config:
     return config
 
 
+@cache
+def _scripts() -> tuple[str | None, frozenset[str]]:
+    """The head and every revision of this code's migration scripts. Read once per process: the scripts are the
+    code's own and never change under it, and reading them executes every script (every /readyz asked for them)."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    return scripts.get_current_head(), frozenset(script.revision for script in scripts.walk_revisions())
+
+
 def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    return _scripts()[0]
 
 
 def schema_serves(current: str | None) -> bool:
@@ -33,16 +42,20 @@ def schema_serves(current: str | None) -> bool:
     yes, as a newer schema that a rolling deploy's migration job has already applied — migrations here only add
     (expand first, contract in a later release), so old code keeps working on the newer schema until it is replaced.
     """
-    head = head_revision()
+    head, known = _scripts()
     if current == head:
         return True
     if current is None:
         return False
-    known = {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
     return current not in known
 
 
 def _upgrade(connection: Connection, revision: str) -> None:
+    if revision == "head" and _current(connection) == head_revision():
+        # Every start and every `worthit token` migrates first; at head, a look at the version table is all it takes
+        # (Alembic's upgrade would load its environment and every script to find nothing to do). A replica that
+        # reads an older revision here while another migrates goes on to wait for the migration lock (env.py).
+        return
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)

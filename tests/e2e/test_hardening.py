@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import Server, worthit
 from tests.e2e.test_slack import SECRET, command
 from tests.e2e.test_trust import create_token
+from tests.harness import tls
 
 pytestmark = pytest.mark.e2e
 
@@ -213,7 +214,7 @@ def test_concurrent_policy_puts_all_store_a_version(postgres_url: str, server_fa
     server = server_factory(postgres_url, workers=2)
 
     def put(i: int) -> httpx.Response:
-        with httpx.Client(base_url=server.url, timeout=60) as client:
+        with httpx.Client(base_url=server.url, timeout=60, verify=tls()) as client:
             return client.put("/v1/policies/shared", json={"noise_floor": (i + 1) / 1000})
 
     with ThreadPoolExecutor(64) as pool:

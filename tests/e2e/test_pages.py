@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import IN_CI, ROOT, Server
+from tests.conftest import IN_CI, ROOT, Server, start_server
 from tests.e2e.test_outcomes import MEASURED, decide, seed_history
 
 pytestmark = pytest.mark.e2e
@@ -103,6 +103,16 @@ def segments(dom: Node, bar: str) -> list[Node]:
     ]
 
 
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the tests that read only the decisions they make (each page by its own id or workload); the
+    list page's test, which counts every decision, has a database of its own."""
+    directory = tmp_path_factory.mktemp("pages")
+    server = start_server(f"sqlite:///{directory / 'w.db'}", directory / "server.log")
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def chromium() -> str:
     """Debian's chromium; outside CI a missing browser skips, under CI it fails (.ci/run installs it)."""
@@ -133,12 +143,10 @@ def browse(chromium: str, profile: Path, url: str, *extra: str) -> subprocess.Co
     return result
 
 
-def test_decision_page_in_a_real_browser(
-    sqlite_url: str, server_factory: Callable[..., Server], chromium: str, tmp_path: Path
-) -> None:
+def test_decision_page_in_a_real_browser(shared_server: Server, chromium: str, tmp_path: Path) -> None:
     """The browser's DOM shows the verdict and the statement, one chart segment per phase and state, and the
     title's `<script>` as text: no script element exists."""
-    server = server_factory(sqlite_url)
+    server = shared_server
     with server.client() as client:
         decision = decide(client, PROPOSAL)
         plain = decide(client, {"title": EVIL, "target": EVIL, "p": 0.21, "k": 10, "baseline_ms": 100})
@@ -176,8 +184,8 @@ def get_page(client: httpx.Client, path: str, **params: Any) -> httpx.Response:
     return response
 
 
-def test_pages_escape_declare_no_script_and_fit_a_phone(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
-    server = server_factory(sqlite_url)
+def test_pages_escape_declare_no_script_and_fit_a_phone(shared_server: Server) -> None:
+    server = shared_server
     with server.client() as client:
         decision = decide(client, PROPOSAL | {"team": f"team {EVIL}"})
         assert client.post(f"/v1/decisions/{decision['id']}/outcome", json=MEASURED | {"note": EVIL}).is_success
@@ -226,8 +234,8 @@ def test_list_page_filters_and_pages(sqlite_url: str, server_factory: Callable[.
         assert not [path for path in schema["paths"] if not path.startswith("/v1/") and "decisions" in path]
 
 
-def test_workload_page_charts_the_moving_bottleneck(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
-    server = server_factory(sqlite_url)
+def test_workload_page_charts_the_moving_bottleneck(shared_server: Server) -> None:
+    server = shared_server
     with server.client() as client:
         seed_history(client, workload=f"llm {EVIL}")
         page = get_page(client, f"/workloads/llm {EVIL}")
@@ -244,9 +252,7 @@ def test_workload_page_charts_the_moving_bottleneck(sqlite_url: str, server_fact
         assert get_page(client, "/workloads/none-such").status_code == 404
 
 
-def test_cli_review_writes_the_pages_chart(
-    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
-) -> None:
+def test_cli_review_writes_the_pages_chart(shared_server: Server, tmp_path: Path) -> None:
     """`worthit review --chart out.svg` draws the very SVG the decision page shows."""
     proposal = tmp_path / "proposal.json"
     proposal.write_text(json.dumps(PROPOSAL), encoding="utf-8")
@@ -262,17 +268,15 @@ def test_cli_review_writes_the_pages_chart(
     assert result.returncode == 0, result.stderr
     svg = out.read_text(encoding="utf-8").strip()
     assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
-    server = server_factory(sqlite_url)
+    server = shared_server
     with server.client() as client:
         decision = decide(client, PROPOSAL)
         assert svg in get_page(client, f"/decisions/{decision['id']}").text
 
 
-def test_decision_page_shows_the_reasoning_stage_by_stage(
-    sqlite_url: str, server_factory: Callable[..., Server]
-) -> None:
+def test_decision_page_shows_the_reasoning_stage_by_stage(shared_server: Server) -> None:
     """The page lists the five stages in order, each its question and the answer the decision carries."""
-    server = server_factory(sqlite_url)
+    server = shared_server
     with server.client() as client:
         decision = decide(
             client, {"target": "rope", "p": 0.008, "k": 2, "cost_weeks": 3, "flags": {"fleet_gpus": 80000}}

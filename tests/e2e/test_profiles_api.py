@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Server, worthit
+from tests.conftest import ROOT, Server, start_server, worthit
 from tests.fixtures import fixtures_dir, needs
 
 pytestmark = pytest.mark.e2e
@@ -16,6 +16,15 @@ pytestmark = pytest.mark.e2e
 SEED = ROOT / "tests" / "data" / "profiles" / "seed_part2"
 FILES = ("kernel_trace.csv", "memory_copy_trace.csv", "hip_api_stats.csv")
 KERNEL_NS, DEVICE_NS = 44_242, 3_606_501
+
+
+@pytest.fixture(scope="module")
+def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One SQLite server for the tests that look only at the answers to their own uploads and decisions."""
+    directory = tmp_path_factory.mktemp("profiles")
+    server = start_server(f"sqlite:///{directory / 'w.db'}", directory / "server.log")
+    yield server
+    server.stop()
 
 
 def upload(client: object, names: tuple[str, ...] = FILES) -> dict[str, object]:
@@ -48,10 +57,8 @@ def test_seed_part_two_from_uploaded_profiles(database_url: str, server_factory:
         assert evaluated["statement"] == decision["statement"]
 
 
-def test_targets_and_profiles_that_do_not_resolve_are_problems(
-    sqlite_url: str, server_factory: Callable[..., Server]
-) -> None:
-    server = server_factory(sqlite_url)
+def test_targets_and_profiles_that_do_not_resolve_are_problems(sqlite_server: Server) -> None:
+    server = sqlite_server
     with server.client() as client:
         profile = upload(client)
         cases = [
@@ -85,10 +92,8 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize(("data", "phrase"), BAD_FILES)
-def test_bad_files_are_problems_naming_what_is_wrong(
-    sqlite_url: str, server_factory: Callable[..., Server], data: bytes, phrase: str
-) -> None:
-    server = server_factory(sqlite_url)
+def test_bad_files_are_problems_naming_what_is_wrong(sqlite_server: Server, data: bytes, phrase: str) -> None:
+    server = sqlite_server
     with server.client() as client:
         response = client.post("/v1/profiles", content=data, headers={"content-type": "application/octet-stream"})
         assert response.status_code in (400, 422), response.text
@@ -163,9 +168,9 @@ def test_a_distributed_run_uploaded_as_one_profile_measures_the_barrier(
 
 
 @needs(REAL)
-def test_steps_chosen_on_upload_and_refused_when_absent(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+def test_steps_chosen_on_upload_and_refused_when_absent(sqlite_server: Server) -> None:
     """`?steps=` picks ProfilerStep spans of a trace; a step the trace does not hold is a 422 naming the steps."""
-    server = server_factory(sqlite_url)
+    server = sqlite_server
     body = (REAL / "nccl_parser_config_nccl_data.json.gz").read_bytes()
     with server.client() as client:
         every = client.post("/v1/profiles", content=body, params={"steps": "all"})

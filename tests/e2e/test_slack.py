@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,7 +16,7 @@ import httpx
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
-from tests.conftest import Server
+from tests.conftest import Server, start_server
 from tests.unit.test_slack_blocks import block_kit_problems
 
 pytestmark = pytest.mark.e2e
@@ -72,6 +72,18 @@ def slack_server(server_factory: Callable[..., Server], database_url: str, **env
     return server_factory(database_url, env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET} | env)
 
 
+@pytest.fixture(scope="module")
+def storing_nothing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server with the signing secret for the tests whose requests must store nothing: each checks that the
+    database is still empty after its own, so sharing it hides no stored row (one would fail that test and the next)."""
+    directory = tmp_path_factory.mktemp("slack")
+    server = start_server(
+        f"sqlite:///{directory / 'w.db'}", directory / "server.log", env={"WORTHIT_SLACK_SIGNING_SECRET": SECRET}
+    )
+    yield server
+    server.stop()
+
+
 def text_of(message: dict[str, Any]) -> str:
     parts = [message["text"]]
     for block in message["blocks"]:
@@ -109,10 +121,8 @@ def test_signed_command_is_answered_in_block_kit_and_stored(
     "forge",
     ["wrong secret", "altered body", "six minutes old", "no headers", "no signature", "no timestamp", "junk stamp"],
 )
-def test_unsigned_or_mis_signed_requests_get_401_and_store_nothing(
-    forge: str, sqlite_url: str, server_factory: Callable[..., Server]
-) -> None:
-    server = slack_server(server_factory, sqlite_url)
+def test_unsigned_or_mis_signed_requests_get_401_and_store_nothing(forge: str, storing_nothing: Server) -> None:
+    server = storing_nothing
     body = slash_body("p=21% k=10 cost=3w target=attention_softmax")
     headers = signed_headers(body)
     if forge == "wrong secret":
@@ -170,9 +180,9 @@ def test_without_a_secret_the_endpoint_is_off(sqlite_url: str, server_factory: C
         assert count(client) == 0
 
 
-def test_typos_answer_200_with_usage_naming_the_token(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+def test_typos_answer_200_with_usage_naming_the_token(storing_nothing: Server) -> None:
     """A malformed text is never an error page: 200, ephemeral, the usage, the bad token named; nothing stored."""
-    server = slack_server(server_factory, sqlite_url)
+    server = storing_nothing
     with server.client() as client:
         for text, token in [
             ("p=21% k=10 cots=3w", "cots=3w"),
@@ -190,8 +200,8 @@ def test_typos_answer_200_with_usage_naming_the_token(sqlite_url: str, server_fa
         assert count(client) == 0
 
 
-def test_help_answers_the_usage(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
-    server = slack_server(server_factory, sqlite_url)
+def test_help_answers_the_usage(storing_nothing: Server) -> None:
+    server = storing_nothing
     with server.client() as client:
         for text in ("help", ""):
             message = command(client, text).json()

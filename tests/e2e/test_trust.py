@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import Server, worthit
+from tests.harness import tls
 from worthit.service.app import create_app
 from worthit.service.settings import Settings
 from worthit.service.tokens.model import PUBLIC, SCOPES
@@ -140,7 +141,7 @@ def test_concurrent_retries_create_exactly_one_row(database_url: str, server_fac
     body = json.dumps(PROPOSAL | {"title": "concurrent"})
 
     def post(_: int) -> tuple[int, str]:
-        with httpx.Client(base_url=server.url, timeout=20) as client:
+        with httpx.Client(base_url=server.url, timeout=20, verify=tls()) as client:
             response = client.post(
                 "/v1/decisions", content=body, headers={"content-type": "application/json", "idempotency-key": "k-1"}
             )

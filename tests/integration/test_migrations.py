@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -49,6 +51,31 @@ def test_upgrade_downgrade_upgrade_round_trip(database_url: str) -> None:
                 assert {"decisions", "policies"} <= await connection.run_sync(_tables)
                 assert await connection.run_sync(_diff) == []
             await migrate.upgrade(engine)  # idempotent
+            assert await migrate.current_revision(engine) == migrate.head_revision()
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
+
+
+def test_an_upgrade_at_head_runs_nothing_of_alembic_and_one_behind_migrates(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every start migrates first: at head that is one look at the version table; a revision behind, Alembic runs."""
+    ran: list[str] = []
+    upgrade = command.upgrade
+    monkeypatch.setattr(command, "upgrade", lambda config, revision: ran.append(revision) or upgrade(config, revision))
+
+    async def run() -> None:
+        engine = create_engine(Settings(database_url=sqlite_url))
+        try:
+            await migrate.upgrade(engine)
+            assert ran == ["head"]
+            await migrate.upgrade(engine)
+            assert ran == ["head"], "at head: nothing to run"
+            await migrate.downgrade(engine, "-1")
+            await migrate.upgrade(engine)
+            assert ran == ["head", "head"]
             assert await migrate.current_revision(engine) == migrate.head_revision()
         finally:
             await engine.dispose()
