@@ -204,6 +204,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=openapi_config(schema_ui=settings.schema_ui),
         template_config=template_config(),
         state=State({"settings": settings}),
+        # Our logs are JSON lines on the `worthit` logger (configure_logging). Litestar's default config would put a
+        # queue handler of its own text format on the root logger: every library's INFO lines (httpx's requests)
+        # in another format, on a stream captured once at start (closed under pytest, where the app runs in process).
+        logging_config=None,
     )
     guarded = BodyGuard(
         app.asgi_handler,
