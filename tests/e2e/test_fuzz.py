@@ -26,7 +26,7 @@ from tests.strategies import extreme_proposals, nested_json, nesting_depths
 
 pytestmark = pytest.mark.e2e
 
-EXAMPLES = int(os.environ.get("WORTHIT_FUZZ_EXAMPLES", "100" if IN_CI else "40"))
+EXAMPLES = int(os.environ.get("WORTHIT_FUZZ_EXAMPLES", "50" if IN_CI else "40"))
 
 
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(
