@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, activity_of, window_breakdown
+from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, window_breakdown
 from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
 from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, looks_like, parse_trace
 from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, Window, parse_steps, window
@@ -63,7 +63,6 @@ __all__ = [
     "STEPS_PATTERN",
     "STEP_PREFIX",
     "StepRange",
-    "activity_of",
     "barrier_of",
     "check_same_run",
     "chunks_of",

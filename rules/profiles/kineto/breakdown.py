@@ -11,7 +11,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
@@ -32,27 +32,24 @@ def empty_activity() -> Activity:
     return Activity(span_ns=0, busy_ns=0, compute_ns=0, comm_ns=0, overlap_ns=0, copy_ns=0, idle_ns=0, kernels=0)
 
 
-def activity_of(work: Iterable[tuple[Kind, int, int]]) -> Activity:
-    """The split of one device timeline given as (kind, start, end) intervals of device work."""
-    # Columns, not lists of pairs: a million kernels cost 16 MB here, not 200.
-    columns: dict[str, tuple[array[int], array[int]]] = {
-        k: (array("q"), array("q")) for k in ("every", "kernel", "comm", "copy")
-    }
-    every_s, every_e = columns["every"]
-    for kind, start, end in work:
-        every_s.append(start)
-        every_e.append(end)
-        pair = columns.get(kind)
-        if pair is not None:
-            pair[0].append(start)
-            pair[1].append(end)
-    if not every_s:
+def activity_at(p: Parsed, chosen: Sequence[int]) -> Activity:
+    """The split of one device timeline: the device events at indexes `chosen` of `p`'s columns, each kind's
+    intervals gathered by C loops (`map` over the columns), not one Python tuple per event."""
+    if not chosen:
         return empty_activity()
-    return _activity(every_s, every_e, columns)
-
-
-def _activity(every_s: array[int], every_e: array[int], columns: dict[str, tuple[array[int], array[int]]]) -> Activity:
-    (compute_s, compute_e), (comm_s, comm_e), (copy_s, copy_e) = columns["kernel"], columns["comm"], columns["copy"]
+    kinds, starts, ends = p.dev_kind, p.dev_start, p.dev_end
+    of_kind: dict[str, list[int]] = {"kernel": [], "comm": [], "copy": []}
+    for i in chosen:
+        picked = of_kind.get(kinds[i])
+        if picked is not None:
+            picked.append(i)
+    # Columns, not lists of pairs: a million kernels cost 16 MB here, not 200.
+    (compute_s, compute_e), (comm_s, comm_e), (copy_s, copy_e) = (
+        (array("q", map(starts.__getitem__, picked)), array("q", map(ends.__getitem__, picked)))
+        for picked in of_kind.values()
+    )
+    every_s = array("q", map(starts.__getitem__, chosen))
+    every_e = array("q", map(ends.__getitem__, chosen))
     busy = union_length_arrays(every_s, every_e)
     compute_ns, comm_ns = union_length_arrays(compute_s, compute_e), union_length_arrays(comm_s, comm_e)
     overlap = (
@@ -73,31 +70,10 @@ def _activity(every_s: array[int], every_e: array[int], columns: dict[str, tuple
     )
 
 
-def activity_at(p: Parsed, chosen: Sequence[int]) -> Activity:
-    """`activity_of` the device events at indexes `chosen` of `p`'s columns, each kind's intervals gathered by C
-    loops (`map` over the columns) rather than one Python tuple per event."""
-    if not chosen:
-        return empty_activity()
-    kinds, starts, ends = p.dev_kind, p.dev_start, p.dev_end
-    every_s = array("q", map(starts.__getitem__, chosen))
-    every_e = array("q", map(ends.__getitem__, chosen))
-    of_kind: dict[str, list[int]] = {"kernel": [], "comm": [], "copy": []}
-    for i in chosen:
-        picked = of_kind.get(kinds[i])
-        if picked is not None:
-            picked.append(i)
-    columns = {
-        kind: (array("q", map(starts.__getitem__, picked)), array("q", map(ends.__getitem__, picked)))
-        for kind, picked in of_kind.items()
-    }
-    return _activity(every_s, every_e, columns)
-
-
 def _selected(p: Parsed, window: Window) -> array[int]:
     if window.lo is None and window.hi is None:
         return array("q", range(len(p.dev_launch)))
-    lo = window.lo if window.lo is not None else -(1 << 63)
-    hi = window.hi if window.hi is not None else 1 << 63
+    lo, hi = window.bounds()
     return array("q", [i for i, launch in enumerate(p.dev_launch) if lo <= launch < hi])
 
 
@@ -110,8 +86,7 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
         per_device[(p.dev_name[i], p.dev_kind[i])].append(i)
     per_phase: dict[tuple[str, Kind], list[tuple[int, int]]] = defaultdict(list)
     # CPU ops are host time: clipped to the window (an op running past a step's end counts up to it).
-    lo = window.lo if window.lo is not None else -(1 << 62)
-    hi = window.hi if window.hi is not None else 1 << 62
+    lo, hi = window.bounds()
     # An op wholly inside stays the same tuple: a list of references, not a copy of every op.
     cpu = [
         op if lo <= op[0] and op[1] <= hi else (max(op[0], lo), min(op[1], hi), op[2])
@@ -262,7 +237,6 @@ __all__ = [
     "DEVICE_KINDS",
     "MAX_STEP_FIGURES",
     "activity_at",
-    "activity_of",
     "empty_activity",
     "step_figures",
     "window_breakdown",

@@ -71,6 +71,10 @@ class Window:
     def holds(self, t: int) -> bool:
         return (self.lo is None or t >= self.lo) and (self.hi is None or t < self.hi)
 
+    def bounds(self) -> tuple[int, int]:
+        """[lo, hi) with an open end as ±2⁶² ns, past every timestamp a reader keeps (`parse._MAX_US`)."""
+        return (-(1 << 62) if self.lo is None else self.lo, 1 << 62 if self.hi is None else self.hi)
+
 
 def window(p: Parsed, steps: StepRange | None, file: str | None) -> Window:
     """The work `steps` selects of `p` (None: all but the last step); ProfileError, naming `file`, when none."""
