@@ -251,6 +251,11 @@ class Context:
 
     stated_k: float | None = None
     """The proposal's own `k` when `added_work` derives `k` from it (`derived_k`); None when `k` is as stated."""
+    verdict_only: bool = False
+    """Only the verdict is asked (`rules.engine.verdict_at`: a range's corners, bisection, every probe): a check may
+    then answer None where it would write a finding that argues `fund` or nothing, the lowest rank, which cannot
+    change which verdict wins. The sentence is most of what a check costs, and nobody reads it here. A property test
+    holds the verdict function equal to the whole engine's verdict (tests/property/test_verdict_function.py)."""
 
     @property
     def given_k(self) -> float:
@@ -618,10 +623,21 @@ def context(
     *,
     calibration: Calibration | None = None,
     proposed: Proposal | None = None,
+    verdict_only: bool = False,
 ) -> Context:
     """The context of one point (p, k as the proposal states it), with k derived end to end when work is added;
-    `calibration` and `proposed` when the engine evaluates at a team's calibrated k (rules.calibration)."""
-    plain = Context(proposal=proposal, policy=policy, p=p, k=k, probe=probe, calibration=calibration, proposed=proposed)
+    `calibration` and `proposed` when the engine evaluates at a team's calibrated k (rules.calibration);
+    `verdict_only` when only the verdict is asked (`Context.verdict_only`)."""
+    plain = Context(
+        proposal=proposal,
+        policy=policy,
+        p=p,
+        k=k,
+        probe=probe,
+        calibration=calibration,
+        proposed=proposed,
+        verdict_only=verdict_only,
+    )
     if proposal.added_work is None:
         return plain
     effective = derived_k(proposal, p, k, plain.baseline_ms)
@@ -634,6 +650,7 @@ def context(
         stated_k=k,
         calibration=calibration,
         proposed=proposed,
+        verdict_only=verdict_only,
     )
 
 

@@ -303,9 +303,14 @@ def argued(finding: Finding) -> Verdict | None:
 def verdict_at(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> Verdict:
     """The pure verdict function at one point (p, k): what bisection searches for break-even values and a range's
     corners are judged by. Only the verdict is asked, so the checks that can argue nothing but `fund` (the Amdahl
-    figures and their sentence, the most expensive to write) do not run: with no other finding the verdict is
-    `fund`, as `decide` would have found it (a test holds the two equal)."""
-    ctx = context(proposal, policy, p, k)
+    figures and their sentence, the most expensive to write) do not run, and the others may leave out the findings
+    that argue `fund` or nothing (`Context.verdict_only`): with no other finding the verdict is `fund`, as `decide`
+    would have found it (a test holds the two equal)."""
+    return _verdict(context(proposal, policy, p, k, verdict_only=True), checks)
+
+
+def _verdict(ctx: Context, checks: Sequence[ModuleType]) -> Verdict:
+    """`verdict_at` on a context made with `verdict_only`."""
     best: Verdict = "fund"
     rank = RANK
     for check, _ in _deciders(tuple(checks)):
@@ -348,8 +353,8 @@ def _ranges(
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
     # Each corner's figures as the decision states them: k derived end to end (added work), several targets or a
     # collective's transfer (Context.acted), the return counting upkeep.
-    at_corner = {corner: context(proposal, policy, *corner).amdahl for corner in corners}
-    figures = [at_corner[corner] for corner in corners]
+    at_corner = {corner: context(proposal, policy, *corner, verdict_only=True) for corner in corners}
+    figures = [at_corner[corner].amdahl for corner in corners]
     ranges: dict[str, Interval] = {}
     for name in RANGED:
         values = [getattr(f, name) for f in figures]
@@ -357,7 +362,10 @@ def _ranges(
         ranges[name] = (
             Interval(low=min(finite), high=max(finite)) if len(finite) == len(values) else Interval(low=None, high=None)
         )
-    verdicts = {corner: _known_verdict(known, proposal, policy, *corner, checks) for corner in corners}
+    for corner, corner_ctx in at_corner.items():  # each corner judged on the context its figures came from
+        if corner not in known:
+            known[corner] = _verdict(corner_ctx, checks)
+    verdicts = {corner: known[corner] for corner in corners}
     point = _known_verdict(known, proposal, policy, ctx.p, ctx.k, checks)
     if "remeasure" in verdicts.values() or point == "remeasure":
         return ranges, all(v == point for v in verdicts.values()), None

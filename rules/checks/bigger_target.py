@@ -88,6 +88,14 @@ def check(ctx: Context) -> Finding | None:
     if largest is None or not ctx.breakdown_total or ctx.share(largest) <= ctx.target_share:
         return None
     share = ctx.share(largest)
+    name = label(largest.name)
+    floor = ctx.policy.noise_floor
+    material = ctx.material_alternative
+    # fund on the condition of ranking first, redirect from a target under the floor, or only inform
+    conditional = ctx.worth.clears and material is not None and not material.non_kernel and material.label == name
+    redirect = not conditional and ctx.target_share < floor and not ctx.worth.clears
+    if ctx.verdict_only and not (conditional or redirect):
+        return None  # it only informs
     # Communication is not made faster by kernel tuning but hidden behind compute: its lever is the overlap, at
     # most all of it.
     comm = largest.kind == "comm"
@@ -97,7 +105,6 @@ def check(ctx: Context) -> Finding | None:
     k = math.inf if comm or not same_kind else ctx.k
     speedup = amdahl.speedup(share, k)
     new_ms = ctx.breakdown_total * (1 - amdahl.saving_fraction(share, k))
-    name = label(largest.name)
     figures: dict[str, Figure] = {
         "largest": largest.name,
         "largest_share": share,
@@ -128,9 +135,7 @@ def check(ctx: Context) -> Finding | None:
         if same_kind or comm
         else f", while {ctx.target} at {pct(ctx.target_share)} gives {mine}"
     )
-    floor = ctx.policy.noise_floor
-    material = ctx.material_alternative
-    if ctx.worth.clears and material is not None and not material.non_kernel and material.label == name:
+    if conditional:
         return condition(
             ID,
             figures | {"alternative_ratio": ctx.policy.alternative_ratio},
@@ -139,7 +144,7 @@ def check(ctx: Context) -> Finding | None:
                 f"targets by share first"
             ),
         )
-    if ctx.target_share < floor and not ctx.worth.clears:
+    if redirect:
         return Finding(
             rule=ID,
             effect="opposes",

@@ -56,8 +56,11 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding:
+def check(ctx: Context) -> Finding | None:
     """The ceiling, the floor, the headroom left and the next bottleneck; opposes a follow-up with too little left."""
+    prior = ctx.proposal.prior_k
+    if prior is None and ctx.verdict_only:
+        return None  # without an earlier speedup it only informs
     f = ctx.amdahl
     # The change as one (p, k): several targets, or a collective's transfer, reach their ceiling together.
     p, _ = ctx.acted
@@ -72,7 +75,6 @@ def check(ctx: Context) -> Finding:
     if base is not None:
         figures |= {"floor_ms": base * (1 - p), "remaining_ms": base * f.remaining_fraction}
     after = _next_bottleneck(ctx, figures)
-    prior = ctx.proposal.prior_k
     if prior is not None:
         return _follow_up(ctx, figures, math.inf if prior == "inf" else prior)
     noun = ctx.scope_noun  # what p is a share of: the step, device activity, the run

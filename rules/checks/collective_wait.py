@@ -70,6 +70,9 @@ def check(ctx: Context) -> Finding | None:
     }
     ratio = wait / saving if saving > 0 else None
     figures["wait_over_saving"] = ratio
+    dwarfs = ratio is None or ratio >= ctx.policy.alternative_ratio
+    if ctx.verdict_only and not (dwarfs and ctx.worth.clears):
+        return None  # it informs, or leaves the figures to barrier_denominator
     if own:
         split = (
             f"of {ctx.target}'s {pct(ctx.p)} of the step, {pct(wait)} is waiting for the slowest of {num(ranks)} "
@@ -80,7 +83,6 @@ def check(ctx: Context) -> Finding | None:
             f"the {num(ranks)} ranks wait {pct(wait)} of their step for the straggler, whose {ctx.target} is all "
             f"transfer at {pct(ctx.p)}"
         )
-    dwarfs = ratio is None or ratio >= ctx.policy.alternative_ratio
     if dwarfs and ctx.worth.clears:
         times_more = f"{num(ratio, 0 if ratio >= 10 else 1)}× " if ratio is not None else ""
         return condition(

@@ -73,15 +73,19 @@ def check(ctx: Context) -> Finding | None:
         "engineering_cost_usd": cost,
         "payback_months": money.payback_months,
     }
+    consumed = money.consumed_gpus
+    loses = consumed > 0 and money.net_gpus <= 0
+    one_off = money.clears and money.recurrence is False and money.job_days is None and cost > 0
+    if ctx.verdict_only and money.clears and not (loses or one_off):
+        return None  # it supports funding
     if saving > 0:
         freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
     else:
         freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
-    consumed = money.consumed_gpus
     if consumed > 0:
         # the change's own GPU time on every start is paid out of what it frees (recurring_gpu_cost)
         figures |= {"consumed_gpus": consumed, "net_gpus": money.net_gpus}
-        if money.net_gpus <= 0:
+        if loses:
             flags = ctx.proposal.flags
             head = (
                 f"{freed}, but its {num(flags.gpu_minutes_per_start or 0.0)} GPU-minutes on each of "
@@ -96,7 +100,7 @@ def check(ctx: Context) -> Finding | None:
         worth = f"worth {usd(money.annual_usd or 0.0)} a year if the fleet keeps running it"
     else:
         worth = f"for the {num(money.job_days or 0)}-day job only, worth {usd(money.value_usd)} once"
-    if money.clears and money.recurrence is False and money.job_days is None and cost > 0:
+    if one_off:
         # a one-off job of unstated length: how long it must run to pay is the question, not an assumed year
         per_day = money.net_gpus * policy.gpu_hour_usd * HOURS_PER_DAY
         figures["break_even_days"] = days = cost / per_day if per_day > 0 else 0.0

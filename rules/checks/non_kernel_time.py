@@ -77,6 +77,10 @@ def check(ctx: Context) -> Finding | None:
     share = non_kernel / total
     if share < ctx.policy.non_kernel_share or non_kernel <= 0:
         return None
+    material = ctx.material_alternative
+    conditional = ctx.worth.clears and material is not None and material.non_kernel
+    if ctx.verdict_only and not conditional:
+        return None  # it only informs
     figures: dict[str, Figure] = {
         "non_kernel_ms": non_kernel,
         "non_kernel_share": share,
@@ -87,8 +91,7 @@ def check(ctx: Context) -> Finding | None:
     figures |= {f"fix_{kind}": _FIX[kind].format(ms(by_kind[kind])) for kind in present}
     # The two largest in the sentence, every one in the figures: three fixes do not fit one sentence.
     fixes = "; ".join(_FIX[kind].format(ms(by_kind[kind])) for kind in present[:2])
-    material = ctx.material_alternative
-    if ctx.worth.clears and material is not None and material.non_kernel:
+    if conditional and material is not None:
         figures |= material.figures() | {"alternative_ratio": ctx.policy.alternative_ratio}
         return condition(
             ID,

@@ -4,18 +4,23 @@ and no check may argue a verdict outside the `ARGUES` it declares (which is what
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from types import ModuleType
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import proposals
 from worthit.rules import engine
+from worthit.rules.calibration import Calibration
+from worthit.rules.context import Context, Example, context
 from worthit.rules.engine import argued, argues, decide, registry, run_checks, verdict_at
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import Proposal
-from worthit.rules.policy import default_policy
+from worthit.rules.model import Finding, Proposal
+from worthit.rules.policy import default_policy, policy_from_mapping
 
 POLICY = default_policy()
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100)
@@ -73,3 +78,71 @@ def test_a_wrong_declaration_fails_the_property(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.undo()
         engine._deciders.cache_clear()
     _holds(FOLLOW_UP, 0.005, 2.0)
+
+
+# --- a check asked for the verdict only (Context.verdict_only) ----------------------------------------------------
+
+EXAMPLES = [
+    pytest.param(module, example, id=f"{module.ID}-{i}")
+    for module in registry()
+    for i, example in enumerate(module.EXAMPLES)
+]
+
+
+def _left_out_only_fund_or_nothing(module: ModuleType, full: Context) -> None:
+    """Asked for the verdict only, the check argues what it argues in full, or leaves out a finding that argued
+    `fund` or nothing (or was carried by another rule's figure): the lowest rank, which no verdict can move."""
+    quiet = dataclasses.replace(full, verdict_only=True)
+    whole: Finding | None = module.check(full)
+    said: Finding | None = module.check(quiet)
+    if said is None:
+        if whole is not None and whole.overridden_by is None:
+            assert argued(whole) in (None, "fund"), (module.ID, whole.message)
+        return
+    assert whole is not None, module.ID
+    assert (argued(said), said.overridden_by) == (argued(whole), whole.overridden_by), (module.ID, whole.message)
+
+
+def _example_context(example: Example) -> Context:
+    policy = POLICY if not example.policy else policy_from_mapping({**msgspec.to_builtins(POLICY), **example.policy})
+    calibration = msgspec.convert(example.calibration, Calibration) if example.calibration else None
+    return engine._context(msgspec.convert(example.proposal, Proposal), policy, registry(), calibration)
+
+
+@pytest.mark.parametrize(("module", "example"), EXAMPLES)
+def test_a_check_asked_for_the_verdict_only_argues_as_in_full_on_its_examples(
+    module: ModuleType, example: Example
+) -> None:
+    """Every rule on every rule's examples: a rule's own examples reach each branch it argues from, and the others'
+    reach more."""
+    full = _example_context(example)
+    for checked in registry():
+        _left_out_only_fund_or_nothing(checked, full)
+
+
+@SETTINGS
+@given(proposal=proposals(), p=shares, k=speedups)
+def test_a_check_asked_for_the_verdict_only_argues_as_in_full(proposal: Proposal, p: float, k: float) -> None:
+    try:
+        full = context(proposal, POLICY, p, k)
+        run_checks(proposal, POLICY, p, k, registry())
+    except InvalidInput:  # a point the boundary would refuse for this proposal
+        return
+    for module in registry():
+        _left_out_only_fund_or_nothing(module, full)
+
+
+def test_leaving_out_an_argued_finding_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The relation can fail: bigger_target leaving out its redirect (its own example) when only the verdict is
+    asked is caught."""
+    module = BY_ID["bigger_target"]
+    real = module.check
+
+    def careless(ctx: Context) -> Finding | None:
+        return None if ctx.verdict_only else real(ctx)
+
+    monkeypatch.setattr(module, "check", careless)
+    redirects = [example for example in module.EXAMPLES if example.verdict == "redirect"]
+    assert redirects
+    with pytest.raises(AssertionError):
+        _left_out_only_fund_or_nothing(module, _example_context(redirects[0]))
