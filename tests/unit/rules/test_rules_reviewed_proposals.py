@@ -1,0 +1,64 @@
+"""Proposals brought the way teams bring them, whose answers a reviewer would not have signed.
+
+Each test names what was wrong; figures are re-derived here from the seeds' formulas and the default policy's prices,
+never read back from the engine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.rules.helpers import assert_one_sentence, finding, review
+
+GPU_YEAR_USD = 2.0 * 8760  # the default policy's $2 per GPU-hour, around the clock
+
+# --- a memory fix whose kernel is slower ------------------------------------------------------------------------------
+
+# An FP8 KV cache: 180 GB → 120 GB on 141 GB devices with 8 GB kept free (133 GB usable): 2 → 1 GPU per replica, but
+# the attention that dequantizes it is 0.9× as fast on its 25% of the step.
+_FP8_KV = {
+    "target": "attention",
+    "p": 0.25,
+    "k": 0.9,
+    "baseline_ms": 50,
+    "cost_weeks": 6,
+    "scope": {"method": "timeline"},
+    "goal": {"memory_required_gb": 180, "memory_after_gb": 120, "device_memory_gb": 141, "memory_headroom_gb": 8},
+}
+_SLOWER = 0.25 * (1 / 0.9 - 1)  # the step gets this much longer: 2.78%
+_CAPACITY = 1 - (1 - 0.5) * (1 + _SLOWER)  # 48.6% of the capacity, not the 50% of devices alone
+
+
+def test_a_memory_fix_with_a_slower_kernel_never_says_the_step_is_faster() -> None:
+    """Without a fleet the statement said "48.6% of the capacity with the faster step" for a step 2.8% longer."""
+    evaluation = review(_FP8_KV)
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "memory_fit"
+    assert finding(evaluation, "memory_fit").figures["capacity_saving"] == pytest.approx(_CAPACITY)
+    assert "faster" not in evaluation.statement
+    assert f"{_CAPACITY * 100:.1f}% of capacity net of a {_SLOWER * 100:.1f}% longer step" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_memory_fix_on_a_fleet_says_why_its_gpus_are_fewer_than_the_devices_freed() -> None:
+    """The statement said `freeing 50% of the GPUs that serve it: 194 GPU-equivalents on 400 GPUs`, which does not add
+    up (50% of 400 is 200) unless it says the longer step takes back 2.8%: 400 · 48.6% = 194."""
+    evaluation = review({**_FP8_KV, "flags": {"fleet_gpus": 400, "recurring": True}})
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "memory_fit"
+    gpus = 400 * _CAPACITY
+    assert finding(evaluation, "memory_fit").figures["gpu_equivalents"] == pytest.approx(gpus)
+    assert f"freeing 50% of the GPUs that serve it, {_CAPACITY * 100:.1f}% of capacity" in evaluation.statement
+    assert f"{gpus:.0f} GPU-equivalents on 400 GPUs" in evaluation.statement
+    assert f"${gpus * GPU_YEAR_USD / 1e6:.1f}M over 12 months" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_memory_fix_with_a_faster_step_counts_both() -> None:
+    """2 → 1 GPU per replica and a 1.2× attention on 10%: 1 − 0.5·(1 − 0.1/6) of the capacity, said as such."""
+    saving = 0.1 * (1 - 1 / 1.2)
+    capacity = 1 - 0.5 * (1 - saving)
+    evaluation = review({**_FP8_KV, "p": 0.1, "k": 1.2})
+    assert evaluation.verdict == "fund"
+    assert f"{capacity * 100:.1f}% of capacity with a {saving * 100:.1f}% shorter step" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
