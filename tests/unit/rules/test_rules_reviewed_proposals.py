@@ -62,3 +62,58 @@ def test_a_memory_fix_with_a_faster_step_counts_both() -> None:
     assert evaluation.verdict == "fund"
     assert f"{capacity * 100:.1f}% of capacity with a {saving * 100:.1f}% shorter step" in evaluation.statement
     assert_one_sentence(evaluation.statement)
+
+
+# --- a target under the floor, in a step that is mostly copies ----------------------------------------------------
+
+_COPY_BOUND = {
+    "target": "bias_add",
+    "p": 0.005,
+    "k": 4,
+    "baseline_ms": 200,
+    "cost_weeks": 2,
+    "scope": {"method": "timeline"},
+    "breakdown": [
+        {"name": "H2D copy", "ms": 110, "kind": "copy"},
+        {"name": "hipMalloc", "ms": 50, "kind": "alloc"},
+        {"name": "gemm", "ms": 30},
+        {"name": "bias_add", "ms": 1},
+        {"name": "softmax", "ms": 9},
+    ],
+}
+
+
+def test_a_redirect_names_one_alternative_in_the_statement_and_in_stage_four() -> None:
+    """bias_add (0.5% of 200 ms) at 4× saves 0.375%: the statement sends the effort to the 80% (160 ms) that is copies
+    and allocations, but stage 4 answered "gemm is 15% … rank targets by share first", a smaller alternative."""
+    evaluation = review(_COPY_BOUND)
+    assert evaluation.verdict == "redirect"
+    assert "the 80% that is allocation and host↔device copy" in evaluation.statement
+    bigger = finding(evaluation, "bigger_target")
+    assert bigger.verdict == "redirect"
+    assert bigger.figures["alternative_share"] == pytest.approx((110 + 50) / 200)
+    assert bigger.figures["alternative_ms"] == pytest.approx(160)
+    assert bigger.figures["largest_share"] == pytest.approx(30 / 200)
+    stage = next(answer for answer in evaluation.reasoning if answer.stage == "alternative")
+    assert "the 80% that is allocation and host↔device copy is where the effort belongs" in stage.answer
+    assert "gemm at 15%" in stage.answer
+    assert_one_sentence(stage.answer)
+
+
+def test_a_target_under_the_floor_beside_a_larger_kernel_is_still_sent_to_that_kernel() -> None:
+    """When the largest phase is a kernel bigger than the copies together, the redirect still offers the same k there:
+    gemm 60 of 100 ms at 4× saves 45 ms, 55 ms and 1.818×."""
+    breakdown = [
+        {"name": "gemm", "ms": 60},
+        {"name": "bias_add", "ms": 0.5},
+        {"name": "softmax", "ms": 9.5},
+        {"name": "H2D copy", "ms": 20, "kind": "copy"},
+        {"name": "launch gaps", "ms": 10, "kind": "host"},
+    ]
+    evaluation = review({**_COPY_BOUND, "p": 0.005, "baseline_ms": 100, "breakdown": breakdown})
+    assert evaluation.verdict == "redirect"
+    bigger = finding(evaluation, "bigger_target")
+    assert bigger.verdict == "redirect"
+    assert bigger.figures["alternative"] == "gemm"
+    assert bigger.figures["largest_new_ms"] == pytest.approx(100 - 60 * (1 - 1 / 4))
+    assert f"the same 4× there gives {1 / (0.4 + 0.6 / 4):.3f}× (55 ms)" in bigger.message
