@@ -117,3 +117,52 @@ def test_a_target_under_the_floor_beside_a_larger_kernel_is_still_sent_to_that_k
     assert bigger.figures["alternative"] == "gemm"
     assert bigger.figures["largest_new_ms"] == pytest.approx(100 - 60 * (1 - 1 / 4))
     assert f"the same 4× there gives {1 / (0.4 + 0.6 / 4):.3f}× (55 ms)" in bigger.message
+
+
+# --- hand-written assembly in the product's own kernel, no fallback yet --------------------------------------------
+
+_VENDOR_GEMM = {
+    "title": "Hand asm HGEMM in the vendor BLAS",
+    "target": "hgemm",
+    "p": 0.3,
+    "k": 1.1,
+    "baseline_ms": 10,
+    "cost_weeks": 3,
+    "scope": {"method": "timeline"},
+    "flags": {"portability": "hand_asm", "kernel_is_product": True},
+}
+
+
+def test_the_products_kernel_without_a_fallback_is_funded_if_one_ships_never_declined() -> None:
+    """Seed 13's flip: the kernel is the product *and* sits behind a tested portable fallback. A library team saying
+    "it is the product" without the fallback was declined on the per-run rate, 0.3·(1 − 1/1.1) = 2.73% over 3 + 2
+    weeks = 0.55% a week, as if it were an application's asm; the one thing between it and funding is the fallback."""
+    saving = 0.3 * (1 - 1 / 1.1)
+    evaluation = review(_VENDOR_GEMM)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "maintenance_cost"
+    upkeep = finding(evaluation, "maintenance_cost")
+    assert upkeep.figures["maintenance_weeks"] == pytest.approx(2.0)  # the policy's 2 a year × 1 arch × 12 months
+    assert upkeep.figures["total_weeks"] == pytest.approx(5.0)
+    assert evaluation.statement.startswith("Fund on the condition that a tested portable fallback ships with it")
+    assert f"the kernel is the product, so {saving * 100:.1f}% is worth 5 engineer-weeks" in evaluation.statement
+    assert finding(evaluation, "rate_of_return").effect == "info"  # 0.55% a week is not the bar for a product kernel
+    assert finding(evaluation, "vendor_product").verdict == "fund"
+    assert "once the assembly sits behind a tested portable fallback" in finding(evaluation, "vendor_product").message
+    assert_one_sentence(evaluation.statement)
+
+
+def test_the_products_kernel_behind_its_fallback_is_still_funded() -> None:
+    evaluation = review({**_VENDOR_GEMM, "flags": {**_VENDOR_GEMM["flags"], "portable_fallback": True}})
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "vendor_product"
+    assert "sits behind a tested portable fallback, so 2.7% is worth owning" in evaluation.statement
+
+
+def test_application_asm_without_the_product_flag_is_still_declined_on_its_upkeep() -> None:
+    """Seed 13's usual case: 2.73% for 3 + 2 weeks is 0.55% a week, under the 1% bar."""
+    evaluation = review({**_VENDOR_GEMM, "flags": {"portability": "hand_asm"}})
+    assert evaluation.verdict == "decline"
+    assert finding(evaluation, "maintenance_cost").figures["rate_with_maintenance"] == pytest.approx(
+        0.3 * (1 - 1 / 1.1) / 5
+    )
