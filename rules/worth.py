@@ -155,7 +155,8 @@ class Worth:
     strategic_clears: bool
     money: Money | None
     product: bool
-    """The kernel is the product behind a tested portable fallback: no per-run bar applies."""
+    """The kernel is the product (unportable, and it saves time): no per-run bar applies; its tested portable
+    fallback is a condition (maintenance_cost), not part of its value."""
     clears: bool
     basis: Basis
     cost: Cost
@@ -282,7 +283,9 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
     memory_ok = capacity is not None and _clears(capacity, _rate(capacity, cost.weeks), policy)
     flags = proposal.flags
     unportable = flags.portability in ("vendor_specific", "hand_asm")
-    product = unportable and flags.kernel_is_product and flags.portable_fallback and saving > 0
+    # The kernel is the product: no per-run bar applies. Its tested portable fallback is the condition of owning it
+    # (maintenance_cost), not a part of its value: without one the answer is "fund if it ships", never a decline.
+    product = unportable and flags.kernel_is_product and saving > 0
     basis: Basis
     if money is not None:
         clears, basis = money.clears, "job" if flags.run_days is not None else "fleet"

@@ -6,7 +6,8 @@ what the same k on the largest such phase would give (for communication, what hi
 give: NCCL is overlapped, not tuned). The proposal's k is offered there only when that phase is of the kind the
 change acts on (a kernel speedup on another kernel); a launch-gap fix, a copy removed (k = ∞) or a CPU change says
 nothing of a kernel phase, which is then named with its own fix and the most it holds. Info; a redirect when the
-target itself is under the noise floor.
+target itself is under the noise floor, to the decision's alternative: that phase, or what is larger still (the copies
+and allocations together, the wait inside a collective), with that phase named before it.
 
 Why it matters: a mediocre speedup on the dominant phase beats a heroic one on a small phase; this is the single
 most valuable habit Amdahl's law gives. The cheaper, smaller project is not the better one by default.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import NON_KERNEL, Context, Example, condition
+from worthit.rules.context import NON_KERNEL, Context, Example, condition, opposition
 from worthit.rules.model import Figure, Finding, is_aggregate
 from worthit.rules.text import label, ms, pct, times
 
@@ -53,6 +54,24 @@ EXAMPLES = (
         fires=True,
         verdict="redirect",
         figures={"largest_share": 0.996},
+    ),
+    Example(
+        {
+            "target": "bias_add",
+            "p": 0.005,
+            "k": 4,
+            "baseline_ms": 200,
+            "breakdown": [
+                {"name": "H2D copy", "ms": 110, "kind": "copy"},
+                {"name": "hipMalloc", "ms": 50, "kind": "alloc"},
+                {"name": "gemm", "ms": 30},
+                {"name": "bias_add", "ms": 1},
+                {"name": "softmax", "ms": 9},
+            ],
+        },
+        fires=True,
+        verdict="redirect",
+        figures={"largest_share": 0.15, "alternative_share": 0.8, "alternative_ms": 160},
     ),
     Example({"target": "gemm_qkv", "p": 0.34, "k": 10, "baseline_ms": 100, "breakdown": _SEED}, fires=False),
     Example({"target": "layernorm", "p": 0.06, "k": 10}, fires=False),
@@ -145,6 +164,15 @@ def check(ctx: Context) -> Finding | None:
             ),
         )
     if redirect:
+        alternative = ctx.alternative
+        if alternative is not None and alternative.label != name:
+            # Something larger than any phase a speedup acts on (the copies and allocations together, the wait inside
+            # a collective) is the decision's alternative: name it, as the statement does, with this phase beside it.
+            head = (
+                f"{ctx.target} is {pct(ctx.target_share)} of the step, under the {pct(floor)} noise floor, so rank "
+                f"targets by share first: {name} at {pct(share)} comes before it"
+            )
+            return opposition(ctx, ID, head, figures)
         return Finding(
             rule=ID,
             effect="opposes",

@@ -4,8 +4,9 @@ What it checks: `flags.portability` is `vendor_specific` or `hand_asm`. It adds 
 `maintenance_weeks_per_year` (else the policy's) per architecture (`flags.architectures`, 1 when absent) over the
 policy's `horizon_months`. Declines when the end-to-end saving per engineer-week, upkeep included, is under
 `min_rate` and nothing else (a fleet) carries the work; otherwise funds on the condition of a tested portable
-fallback, or is info when one exists or the kernel is the product. The upkeep is part of the one cost every
-check, the plan and the portfolio use (rules.worth).
+fallback, or is info when one exists. When the kernel is the product (rules.worth: no per-run bar applies), the
+fallback is still the condition: with it the upkeep is the cost of owning the kernel, without it `fund_if` one ships.
+The upkeep is part of the one cost every check, the plan and the portfolio use (rules.worth).
 
 Why it matters: the cost side of hand-tuned assembly is not the weeks to write it: one architecture supported, a
 silent correctness risk on every new GPU generation, and a file most of the team cannot review. Include the
@@ -51,6 +52,18 @@ EXAMPLES = (
         fires=True,
         decision="fund",
         figures={"maintenance_weeks": 4},
+    ),
+    Example(
+        {
+            "target": "hgemm",
+            "p": 0.3,
+            "k": 1.1,
+            "cost_weeks": 3,
+            "flags": {"portability": "hand_asm", "kernel_is_product": True},
+        },
+        fires=True,
+        verdict="fund_if",
+        figures={"maintenance_weeks": 2, "total_weeks": 5, "portable_fallback": False},
     ),
     Example({"p": 0.06, "k": 2, "cost_weeks": 2, "flags": {"portability": "portable"}}, fires=False),
 )
@@ -115,7 +128,7 @@ def check(ctx: Context) -> Finding | None:
         return opposition(
             ctx, ID, head, figures, then="is the better use of those weeks", alone=f"{head}, for {kept}, {risk}."
         )
-    if worth.basis == "product":
+    if worth.basis == "product" and flags.portable_fallback:
         return carried(
             ctx,
             ID,
@@ -125,7 +138,10 @@ def check(ctx: Context) -> Finding | None:
     if not flags.portable_fallback:
         money = worth.money
         pays = f"{pct(ctx.run_saving)} pays for"
-        if money is not None:
+        if worth.basis == "product":
+            # the seed's flip: the product's kernel is worth owning behind a tested fallback, whatever its rate
+            pays = f"the kernel is the product, so {pct(ctx.run_saving)} is worth"
+        elif money is not None:
             span = (
                 f"over the {num(money.job_days)}-day job"
                 if money.job_days is not None

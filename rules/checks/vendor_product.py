@@ -1,9 +1,10 @@
 """vendor_product — when the kernel is the product, the unportable path is worth owning.
 
 What it checks: unportable code (`flags.portability` of `vendor_specific` or `hand_asm`) where the kernel is the
-product (`flags.kernel_is_product`: a vendor library kernel, a published FlashAttention-class primitive) and a
-tested portable fallback exists (`flags.portable_fallback`), for a change that saves time. It supports funding:
-the value of such work is not judged by per-run bars (noise floor, rate of return, upkeep) at all.
+product (`flags.kernel_is_product`: a vendor library kernel, a published FlashAttention-class primitive), for a
+change that saves time. It supports funding: the value of such work is not judged by per-run bars (noise floor,
+rate of return, upkeep) at all. A tested portable fallback (`flags.portable_fallback`) is what makes it worth
+owning; without one, `maintenance_cost` funds it on the condition that one ships.
 
 Why it matters: owning hand-tuned paths behind a tested fallback is precisely what vendor library teams do: the
 upkeep is their job, the fallback removes the silent-correctness risk, and 3% of a primitive everyone calls is
@@ -34,6 +35,13 @@ EXAMPLES = (
     ),
     Example(
         {"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {**_FLAGS, "portable_fallback": False}},
+        fires=True,
+        verdict="fund",
+        decision="fund_if",
+        figures={"maintenance_weeks": 2, "portable_fallback": False},
+    ),
+    Example(
+        {"target": "gemm_asm", "p": 0.06, "k": 2, "cost_weeks": 2, "flags": {**_FLAGS, "kernel_is_product": False}},
         fires=False,
     ),
     Example({"target": "gemm", "p": 0.06, "k": 2, "flags": {**_FLAGS, "portability": "portable"}}, fires=False),
@@ -45,16 +53,17 @@ def check(ctx: Context) -> Finding | None:
     flags = ctx.proposal.flags
     if not (ctx.unportable and ctx.worth.product):
         return None
-    figures: dict[str, Figure] = {"maintenance_weeks": ctx.maintenance_weeks, "saving_fraction": ctx.run_saving}
+    figures: dict[str, Figure] = {
+        "maintenance_weeks": ctx.maintenance_weeks,
+        "saving_fraction": ctx.run_saving,
+        "portable_fallback": flags.portable_fallback,
+    }
     what = "assembly" if flags.portability == "hand_asm" else "vendor-specific path"
-    return Finding(
-        rule=ID,
-        effect="supports",
-        verdict="fund",
-        figures=figures,
-        message=(
-            f"The kernel is the product and the {what} sits behind a tested portable fallback, so "
-            f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the "
-            f"horizon, which is what vendor library teams do."
-        ),
+    owning = f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the horizon"
+    message = (
+        f"The kernel is the product and the {what} sits behind a tested portable fallback, so {owning}, which is "
+        f"what vendor library teams do."
+        if flags.portable_fallback
+        else f"The kernel is the product, so {owning} once the {what} sits behind a tested portable fallback."
     )
+    return Finding(rule=ID, effect="supports", verdict="fund", figures=figures, message=message)
