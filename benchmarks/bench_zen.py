@@ -14,6 +14,10 @@ result is encoded with msgspec. The two are timed in alternating slices of the s
 process (Zen's engine runs part of each call on threads of its own, which this counts): on a loaded machine wall
 time mostly measures the scheduler, and it moved the ratio between 0.5x and 3x from one run to the next. The figures
 are proposals per CPU-second, medians over the slices.
+
+A third contender runs in the same slices: decoding each proposal and encoding its answer, computed beforehand, and
+nothing else. It is the floor of any engine that takes this proposal and gives this answer in JSON, so its ratio to
+Zen bounds what any engine could reach against Zen here, whatever it decides in between.
 """
 
 from __future__ import annotations
@@ -146,6 +150,11 @@ class Versus:
     ratio: float
     """Median of each slice pair's worthit/Zen ratio."""
     slices: int
+    floor: float
+    """Proposals per CPU-second of what any engine with this contract pays before it decides anything: decoding the
+    proposal and encoding its answer (each proposal's own evaluation, computed beforehand)."""
+    floor_ratio: float
+    """Median of each slice's floor/Zen ratio: the most any engine answering in this JSON could reach against Zen."""
 
 
 def measure(proposals: list[bytes], seconds: float, slice_seconds: float = 0.25) -> Versus:
@@ -166,6 +175,13 @@ def measure(proposals: list[bytes], seconds: float, slice_seconds: float = 0.25)
         for context in contexts:
             encoder.encode(decision.evaluate(context)["result"])
 
+    answers = [evaluate(decoder.decode(body), policy) for body in proposals]
+
+    def floor() -> None:
+        for body, answer in zip(proposals, answers, strict=True):
+            decoder.decode(body)
+            encoder.encode(answer)
+
     def rate(work: Callable[[], None]) -> float:
         count, started = 0, time.process_time()
         while (elapsed := time.process_time() - started) < slice_seconds:
@@ -173,18 +189,20 @@ def measure(proposals: list[bytes], seconds: float, slice_seconds: float = 0.25)
             count += len(proposals)
         return count / elapsed
 
-    for work in (ours, theirs):  # warm both: first calls compile and fill caches
+    for work in (ours, theirs, floor):  # warm all three: first calls compile and fill caches
         rate(work)
-    pairs = []
+    rounds = []
     for index in range(max(2, round(seconds / slice_seconds))):
-        order = (ours, theirs) if index % 2 == 0 else (theirs, ours)
+        order = (ours, theirs, floor) if index % 2 == 0 else (floor, theirs, ours)
         measured = {work: rate(work) for work in order}
-        pairs.append((measured[ours], measured[theirs]))
+        rounds.append((measured[ours], measured[theirs], measured[floor]))
     return Versus(
-        worthit=statistics.median(a for a, _ in pairs),
-        zen=statistics.median(b for _, b in pairs),
-        ratio=statistics.median(a / b for a, b in pairs),
-        slices=len(pairs),
+        worthit=statistics.median(a for a, _, _ in rounds),
+        zen=statistics.median(b for _, b, _ in rounds),
+        ratio=statistics.median(a / b for a, b, _ in rounds),
+        slices=len(rounds),
+        floor=statistics.median(c for _, _, c in rounds),
+        floor_ratio=statistics.median(c / b for _, b, c in rounds),
     )
 
 

@@ -108,7 +108,8 @@ def bench_engine_vs_zen(seconds: float) -> list[Row]:
         Row(
             f"engine against GoRules Zen: proposals per CPU-second, {len(PROPOSALS)} proposals",
             f"{versus.worthit:,.0f}/s",
-            f"Zen 2.x, 1 expression node + 1 decision table: {versus.zen:,.0f}/s (medians of {versus.slices} slices)",
+            f"Zen 2.x, 1 expression node + 1 decision table: {versus.zen:,.0f}/s (medians of {versus.slices} slices); "
+            f"decode + encode alone, no rule run: {versus.floor:,.0f}/s = {versus.floor_ratio:.1f}x Zen",
             versus.ratio,
             ">= 5x Zen",
             versus.ratio >= 5,
