@@ -410,3 +410,33 @@ def test_an_idempotency_key_reused_by_another_token_gets_its_own_decision(
         assert (replay.status_code, replay.json()["id"]) == (200, made.json()["id"])
         assert client.post("/v1/decisions", json=ATTENTION | {"k": 3}, headers=first | key).status_code == 409
         assert len(client.get("/v1/decisions", headers=first).json()["items"]) == 4
+
+
+# A policy whose figures are each valid but multiply to nothing: every evaluation under it was a 500.
+
+STARTS = {
+    "target": "step",
+    "p": 0.3,
+    "k": 3,
+    "baseline_ms": 10,
+    "cost_weeks": 2,
+    "flags": {"gpu_minutes_per_start": 45, "starts_per_day": 2000},
+}
+
+
+def test_a_gpu_hour_priced_near_nothing_is_an_answer_not_a_500(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`gpu_hour_usd = 1e-200` and `horizon_months = 1e-200` are each a positive number, and the horizon's GPU-hour
+    price, their product, underflowed to 0: recurring_gpu_cost divided by it and every proposal with a per-start
+    cost and no fleet answered 500. No fleet pays for the work then: decline, on both routes, and stored."""
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/free", json={"gpu_hour_usd": 1e-200, "horizon_months": 1e-200}).is_success
+        for path in ("/v1/evaluate", "/v1/decisions"):
+            answer = client.post(path, params={"policy": "free"}, json=STARTS)
+            assert answer.is_success, (path, answer.status_code, answer.text[:300])
+            assert answer.json()["verdict"] == "decline"
+            assert answer.json()["statement"].startswith("No fleet is large enough to pay for it")
+        assert client.post("/v1/evaluate", json=STARTS).json()["verdict"] == "fund_if"  # the default still asks
+    assert "unhandled error" not in server.log.read_text()
