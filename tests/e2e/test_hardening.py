@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -439,4 +441,62 @@ def test_a_gpu_hour_priced_near_nothing_is_an_answer_not_a_500(
             assert answer.json()["verdict"] == "decline"
             assert answer.json()["statement"].startswith("No fleet is large enough to pay for it")
         assert client.post("/v1/evaluate", json=STARTS).json()["verdict"] == "fund_if"  # the default still asks
+    assert "unhandled error" not in server.log.read_text()
+
+
+# Profiles whose kernel names are hundreds of KB: small as a gzip, large once read.
+
+
+def _long_names_trace(kernels: int, length: int) -> bytes:
+    """A gzipped PyTorch trace of `kernels` kernels, each named by `length` characters (and one `softmax`)."""
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100_000},
+        {"ph": "X", "cat": "kernel", "name": "softmax", "pid": 1, "tid": 7, "ts": 0, "dur": 10},
+    ]
+    events += [
+        {"ph": "X", "cat": "kernel", "name": f"k{i:03d}" + "x" * length, "pid": 1, "tid": 7, "ts": 10 + i * 100}
+        | {"dur": 50}
+        for i in range(kernels)
+    ]
+    return gzip.compress(json.dumps({"traceEvents": events}).encode(), 9)
+
+
+def test_a_glob_over_names_of_hundreds_of_kb_is_refused_before_it_holds_the_server(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`*` + 16,000 `x` + `y*` as the target of a profile of 20 names of 200 KB: fnmatch's regex backtracked through
+    6.4e10 character pairs on the event loop, /healthz stopped answering and SIGTERM could not stop the server. Now
+    a 422 naming the figures, at once; an exact name and a plain prefix still find their phase."""
+    server = server_factory(sqlite_url)
+    with server.client(timeout=10) as client:
+        upload = client.post(
+            "/v1/profiles", content=_long_names_trace(20, 200_000), headers={"content-type": "application/gzip"}
+        )
+        assert upload.status_code == 201, upload.text[:300]
+        profile = upload.json()["id"]
+        started = time.monotonic()
+        glob = client.post("/v1/evaluate", json={"target": "*" + "x" * 16_000 + "y*", "profile_id": profile, "k": 2})
+        assert glob.status_code == 422
+        assert "more matching than a request may do" in glob.json()["detail"]
+        assert time.monotonic() - started < 5
+        assert client.get("/healthz", timeout=1).status_code == 200
+        for target in ("softmax", "k007"):
+            found = client.post("/v1/evaluate", json={"target": target, "profile_id": profile, "k": 2})
+            assert found.status_code == 200, (target, found.text[:300])
+    assert "unhandled error" not in server.log.read_text()
+
+
+def test_a_breakdown_larger_than_the_worker_may_answer_is_a_413(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """67 KB of gzip: 150 kernels named by 400 KB each, within every limit of the upload, made a breakdown over the
+    64 MiB the parse worker may answer; the worker was killed and the upload answered 500. Now 413 naming it."""
+    server = server_factory(sqlite_url)
+    with server.client(timeout=60) as client:
+        upload = client.post(
+            "/v1/profiles", content=_long_names_trace(150, 400_000), headers={"content-type": "application/gzip"}
+        )
+        assert upload.status_code == 413, upload.text[:300]
+        assert upload.headers["content-type"] == "application/problem+json"
+        assert "its breakdown is larger than 67108864 bytes" in upload.json()["detail"]
     assert "unhandled error" not in server.log.read_text()
