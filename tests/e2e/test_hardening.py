@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -500,3 +501,19 @@ def test_a_breakdown_larger_than_the_worker_may_answer_is_a_413(
         assert upload.headers["content-type"] == "application/problem+json"
         assert "its breakdown is larger than 67108864 bytes" in upload.json()["detail"]
     assert "unhandled error" not in server.log.read_text()
+
+
+def test_a_since_outside_the_years_in_utc_is_a_400_on_both_databases(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`since=0001-01-01T00:00:00+14:00` is in year 0 in UTC: PostgreSQL refused it and the service answered 503,
+    "the database takes no writes now". A 400 naming the parameter; the edge of the range still answers."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        for since in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-23:59"):
+            answer = client.get("/v1/decisions", params={"since": since})
+            assert answer.status_code == 400, (since, answer.text[:300])
+            assert answer.json()["errors"][0]["pointer"] == "#/query/since"
+        assert client.get("/v1/decisions", params={"since": "0001-01-01T14:00:00+14:00"}).status_code == 200
+        assert client.get("/v1/decisions", params={"since": "9999-12-31T23:59:59Z"}).status_code == 200
+    assert not re.search(r'"status":5\d\d', server.log.read_text())
