@@ -5,7 +5,8 @@ conversion on each deploy or replica start). Around the clock that keeps minutes
 equivalents subtracted from those the saving frees on `flags.fleet_gpus` (rules.worth nets them out of the value,
 priced at the policy's `gpu_hour_usd`). When the starts take as much as the saving frees, the change loses capacity
 overall: oppose. Without a fleet the saving cannot be weighed against them: fund only if the fleet is at least the
-break-even size, (GPUs the starts take + engineering ÷ the GPU-hours of the horizon) ÷ the saving, computed.
+break-even size, (GPUs the starts take + engineering ÷ the GPU-hours of the horizon) ÷ the saving, computed; when no
+finite fleet breaks even (a GPU-hour priced near nothing), oppose.
 
 Why it matters: a per-step win is counted on every step, a per-start cost on every start; on a serving fleet that
 scales replicas up and down all day, a compile that takes most of an hour per replica can cost more GPUs than the
@@ -16,6 +17,8 @@ Example: 600 GPUs, 6% faster steps free 36 GPU-equivalents; 45 GPU-minutes on ea
 """
 
 from __future__ import annotations
+
+import math
 
 from worthit.rules.context import Context, Example, condition, opposition
 from worthit.rules.model import Figure, Finding
@@ -89,8 +92,14 @@ def check(ctx: Context) -> Finding | None:
         head = f"The change saves nothing per step, and {takes}"
         return opposition(ctx, ID, head, figures)
     hours = HOURS_PER_YEAR * policy.horizon_months / 12
-    engineering = (ctx.worth.cost.usd or 0.0) / (policy.gpu_hour_usd * hours) if policy.gpu_hour_usd > 0 else 0.0
-    figures["break_even_fleet_gpus"] = fleet_needed = (consumed + engineering) / saving
+    cost_usd = ctx.worth.cost.usd or 0.0
+    # One factor at a time: a price and a horizon each positive can multiply to 0 (1e-200 × 1e-200), a 500.
+    engineering = cost_usd / policy.gpu_hour_usd / hours if cost_usd > 0 and policy.gpu_hour_usd > 0 else 0.0
+    fleet_needed = (consumed + engineering) / saving
+    if not math.isfinite(fleet_needed):  # a GPU-hour priced near nothing, or a saving near none: no fleet breaks even
+        head = f"No fleet is large enough to pay for it: {takes}, and the {pct(saving)} saved per step frees too little"
+        return opposition(ctx, ID, head, figures)
+    figures["break_even_fleet_gpus"] = fleet_needed
     return condition(
         ID,
         figures,

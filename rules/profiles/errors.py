@@ -39,12 +39,22 @@ class PhaseNotFoundError(WorthitError, ValueError):
     the largest phases otherwise), so an error message can offer them.
     """
 
-    def __init__(self, pattern: str, candidates: Sequence[str], *, ambiguous: bool, folded: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        pattern: str,
+        candidates: Sequence[str],
+        *,
+        ambiguous: bool,
+        folded: Sequence[str] = (),
+        why: str | None = None,
+    ) -> None:
         self.pattern = pattern
         self.candidates = list(candidates)
         self.ambiguous = ambiguous
         listed = "; ".join(self.candidates) if self.candidates else "(the profile has no phases)"
-        if ambiguous:
+        if why is not None:  # the pattern was not tried (`why` says why)
+            detail = f"Expected `{pattern}` to name a phase: {why}; candidates: {listed}"
+        elif ambiguous:
             detail = f"Expected `{pattern}` to match exactly one phase, it matches several: {listed}"
         else:
             detail = f"Expected `{pattern}` to name a phase, none matches; candidates: {listed}"

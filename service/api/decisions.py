@@ -78,11 +78,19 @@ def parse_time(name: str, value: str | None) -> datetime | None:
         return None
     try:
         parsed: datetime = msgspec.convert(value, datetime, strict=True)
-    except msgspec.ValidationError:
+        # In UTC, as the database compares it: `0001-01-01T00:00:00+14:00` is in year 0, which PostgreSQL refused
+        # with an error the service took for a database that takes no writes (503).
+        return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    except (msgspec.ValidationError, OverflowError):
         raise ValidationException(
-            extra=[{"key": name, "source": "query", "message": f"Expected an RFC 3339 date-time, got {value!r}"}]
+            extra=[
+                {
+                    "key": name,
+                    "source": "query",
+                    "message": f"Expected an RFC 3339 date-time within years 1 to 9999 in UTC, got {value!r}",
+                }
+            ]
         ) from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def service(request: Request[Any, Any, Any]) -> DecisionService:

@@ -4,6 +4,12 @@ httptools buffers an unfinished header line in memory for as long as the client 
 connections with 16 MB of unfinished headers held 763 MB. Here the bytes received before a request's headers
 end are counted after each read; past `WORTHIT_MAX_HEADER_BYTES` the server answers 431 and closes. What one
 connection can make the parser hold is then the limit plus one read (asyncio reads at most 256 KiB).
+
+A chunked body ends in trailers, header lines again, which httptools parses and uvicorn appended to the request's
+headers, unbounded and uncounted (neither header nor body): eight connections without a token sending 120 MB of
+trailers each took the server to 1 GB. After the headers, what a read brings beyond its body bytes and the framing
+of its chunks (trailers, chunk extensions) is counted against the same limit, and trailers are dropped: no route
+reads them, and the headers the app already read are not appended to.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from worthit.service.http.timeouts import HeaderDeadline
 from worthit.service.settings import Settings
 
 STATUS_431 = b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+CHUNK_FRAMING = 32
+"""Bytes a chunk's own framing may take (its size in hex, CRLF, and the CRLF after its data: 8 for a 4 KiB chunk)."""
 
 
 @functools.cache
@@ -31,6 +39,8 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._limit = max_header_bytes()
         self._header_bytes = 0
         self._in_headers = True
+        self._read_body = 0  # body bytes of the current read
+        self._read_chunks = 0  # chunk headers of the current read
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -41,14 +51,37 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._in_headers = False
         super().on_headers_complete()
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._in_headers:  # after them, a trailer: dropped (counted in `data_received`)
+            super().on_header(name, value)
+
+    def on_body(self, body: bytes) -> None:
+        self._read_body += len(body)
+        super().on_body(body)
+
+    def on_chunk_header(self) -> None:
+        self._read_chunks += 1
+
     def data_received(self, data: bytes) -> None:
+        self._read_body = self._read_chunks = 0
         super().data_received(data)
-        if self._in_headers and not self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        if self._in_headers:
             self._header_bytes += len(data)
-            if self._header_bytes > self._limit:
-                self._send_431()
+        else:  # the body's framing and trailers; a read's credit for small chunks is not carried to the next
+            framing = len(data) - self._read_body - CHUNK_FRAMING * self._read_chunks
+            self._header_bytes = max(0, self._header_bytes + framing)
+        if self._header_bytes > self._limit:
+            self._send_431()
 
     def _send_431(self) -> None:
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True  # what the app sends from now on is dropped, as after a disconnect
+            self.cycle.message_event.set()
+            if self.cycle.response_started:  # too late for a status: close only
+                self.transport.close()
+                return
         detail = (
             f'{{"type":"https://worthit.dev/problems/too-large","title":"Request Header Fields Too Large",'
             f'"status":431,"detail":"Expected request headers of at most {self._limit} bytes '

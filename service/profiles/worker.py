@@ -185,6 +185,13 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
             limit=memory_limit,
             format_expected=job.format,
         )
+    if reason == "answer":  # a breakdown of a few thousand phases whose names are hundreds of KB each
+        raise ProfileTooLarge(
+            f"its breakdown is larger than {MAX_ANSWER_BYTES} bytes ({MAX_ANSWER_BYTES // 1024**2} MiB); expected "
+            "fewer or shorter phase names",
+            limit=MAX_ANSWER_BYTES,
+            format_expected=job.format,
+        )
     if reason is None and child.returncode == _OUT_OF_MEMORY:
         raise ProfileTooLarge(
             f"parsing it needs more memory than the worker could allocate (WORTHIT_MAX_PARSE_MEMORY_BYTES is "

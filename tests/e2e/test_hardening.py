@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -410,3 +413,107 @@ def test_an_idempotency_key_reused_by_another_token_gets_its_own_decision(
         assert (replay.status_code, replay.json()["id"]) == (200, made.json()["id"])
         assert client.post("/v1/decisions", json=ATTENTION | {"k": 3}, headers=first | key).status_code == 409
         assert len(client.get("/v1/decisions", headers=first).json()["items"]) == 4
+
+
+# A policy whose figures are each valid but multiply to nothing: every evaluation under it was a 500.
+
+STARTS = {
+    "target": "step",
+    "p": 0.3,
+    "k": 3,
+    "baseline_ms": 10,
+    "cost_weeks": 2,
+    "flags": {"gpu_minutes_per_start": 45, "starts_per_day": 2000},
+}
+
+
+def test_a_gpu_hour_priced_near_nothing_is_an_answer_not_a_500(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`gpu_hour_usd = 1e-200` and `horizon_months = 1e-200` are each a positive number, and the horizon's GPU-hour
+    price, their product, underflowed to 0: recurring_gpu_cost divided by it and every proposal with a per-start
+    cost and no fleet answered 500. No fleet pays for the work then: decline, on both routes, and stored."""
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/free", json={"gpu_hour_usd": 1e-200, "horizon_months": 1e-200}).is_success
+        for path in ("/v1/evaluate", "/v1/decisions"):
+            answer = client.post(path, params={"policy": "free"}, json=STARTS)
+            assert answer.is_success, (path, answer.status_code, answer.text[:300])
+            assert answer.json()["verdict"] == "decline"
+            assert answer.json()["statement"].startswith("No fleet is large enough to pay for it")
+        assert client.post("/v1/evaluate", json=STARTS).json()["verdict"] == "fund_if"  # the default still asks
+    assert "unhandled error" not in server.log.read_text()
+
+
+# Profiles whose kernel names are hundreds of KB: small as a gzip, large once read.
+
+
+def _long_names_trace(kernels: int, length: int) -> bytes:
+    """A gzipped PyTorch trace of `kernels` kernels, each named by `length` characters (and one `softmax`)."""
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100_000},
+        {"ph": "X", "cat": "kernel", "name": "softmax", "pid": 1, "tid": 7, "ts": 0, "dur": 10},
+    ]
+    events += [
+        {"ph": "X", "cat": "kernel", "name": f"k{i:03d}" + "x" * length, "pid": 1, "tid": 7, "ts": 10 + i * 100}
+        | {"dur": 50}
+        for i in range(kernels)
+    ]
+    return gzip.compress(json.dumps({"traceEvents": events}).encode(), 9)
+
+
+def test_a_glob_over_names_of_hundreds_of_kb_is_refused_before_it_holds_the_server(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`*` + 16,000 `x` + `y*` as the target of a profile of 20 names of 200 KB: fnmatch's regex backtracked through
+    6.4e10 character pairs on the event loop, /healthz stopped answering and SIGTERM could not stop the server. Now
+    a 422 naming the figures, at once; an exact name and a plain prefix still find their phase."""
+    server = server_factory(sqlite_url)
+    with server.client(timeout=10) as client:
+        upload = client.post(
+            "/v1/profiles", content=_long_names_trace(20, 200_000), headers={"content-type": "application/gzip"}
+        )
+        assert upload.status_code == 201, upload.text[:300]
+        profile = upload.json()["id"]
+        started = time.monotonic()
+        glob = client.post("/v1/evaluate", json={"target": "*" + "x" * 16_000 + "y*", "profile_id": profile, "k": 2})
+        assert glob.status_code == 422
+        assert "more matching than a request may do" in glob.json()["detail"]
+        assert time.monotonic() - started < 5
+        assert client.get("/healthz", timeout=1).status_code == 200
+        for target in ("softmax", "k007"):
+            found = client.post("/v1/evaluate", json={"target": target, "profile_id": profile, "k": 2})
+            assert found.status_code == 200, (target, found.text[:300])
+    assert "unhandled error" not in server.log.read_text()
+
+
+def test_a_breakdown_larger_than_the_worker_may_answer_is_a_413(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """67 KB of gzip: 150 kernels named by 400 KB each, within every limit of the upload, made a breakdown over the
+    64 MiB the parse worker may answer; the worker was killed and the upload answered 500. Now 413 naming it."""
+    server = server_factory(sqlite_url)
+    with server.client(timeout=60) as client:
+        upload = client.post(
+            "/v1/profiles", content=_long_names_trace(150, 400_000), headers={"content-type": "application/gzip"}
+        )
+        assert upload.status_code == 413, upload.text[:300]
+        assert upload.headers["content-type"] == "application/problem+json"
+        assert "its breakdown is larger than 67108864 bytes" in upload.json()["detail"]
+    assert "unhandled error" not in server.log.read_text()
+
+
+def test_a_since_outside_the_years_in_utc_is_a_400_on_both_databases(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """`since=0001-01-01T00:00:00+14:00` is in year 0 in UTC: PostgreSQL refused it and the service answered 503,
+    "the database takes no writes now". A 400 naming the parameter; the edge of the range still answers."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        for since in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-23:59"):
+            answer = client.get("/v1/decisions", params={"since": since})
+            assert answer.status_code == 400, (since, answer.text[:300])
+            assert answer.json()["errors"][0]["pointer"] == "#/query/since"
+        assert client.get("/v1/decisions", params={"since": "0001-01-01T14:00:00+14:00"}).status_code == 200
+        assert client.get("/v1/decisions", params={"since": "9999-12-31T23:59:59Z"}).status_code == 200
+    assert not re.search(r'"status":5\d\d', server.log.read_text())

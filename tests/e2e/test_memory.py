@@ -20,6 +20,7 @@ from sqlalchemy import text
 
 from tests import attacks
 from tests.conftest import Server
+from tests.e2e.test_trust import create_token
 from worthit.service.db.engine import create_engine
 from worthit.service.settings import Settings
 
@@ -215,6 +216,51 @@ def test_header_beyond_the_limit_gets_431_and_the_connection_closed(
         # Headers within the limit still pass, a large one included.
         assert client.get("/healthz", headers={"x-fine": "a" * 60_000}).status_code == 200
     assert peak_rss(server.process.pid) < POD_LIMIT
+
+
+def chunked_with_trailers(url: str, size: int, path: bytes = b"/v1/evaluate") -> bytes:
+    """Without a token: a chunked `{}` and then `size` bytes of trailer lines, 1 KB each; the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    connection.sendall(
+        b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+    )
+    lines = b"".join(b"X-T%05d: %s\r\n" % (i, b"a" * 1000) for i in range(1024))  # 1 MB
+    try:
+        for _ in range(size // len(lines)):
+            connection.sendall(lines)
+        connection.sendall(b"\r\n")
+    except OSError:
+        pass  # the server answered and closed while we were still sending
+    return answer_of(connection)
+
+
+def test_trailers_count_against_the_header_limit(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """A chunked body's trailers were neither header nor body: uvicorn appended every one to the request's headers,
+    unbounded, even after a 401. Eight clients without a token each sending 120 MB of trailers took the server from
+    99 MB to 1 GB; now each is closed past the header limit and the server stays where it was. A chunked request
+    with a small trailer and chunks of one byte still passes."""
+    reader = create_token(sqlite_url, "read", "reader")
+    server = server_factory(sqlite_url)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: chunked_with_trailers(server.url, 120 * 1024**2), range(8)))
+    for answer in answers:  # the 401 when it was sent before the trailers ran over, else the 431
+        assert answer.startswith((b"HTTP/1.1 401", b"HTTP/1.1 431")), answer[:80]
+    assert peak_rss(server.process.pid) < 200 * 1024**2
+    host, port = server.url.removeprefix("http://").split(":")
+    body = b'{"target":"a","p":0.5,"k":2}'
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(
+            b"POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Authorization: Bearer " + reader.encode() + b"\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+            + b"".join(b"1\r\n%s\r\n" % body[i : i + 1] for i in range(len(body)))
+            + b"0\r\nX-Checksum: 1\r\n\r\n"
+        )
+        assert answer_of(connection).startswith(b"HTTP/1.1 200 OK")
+    with server.client() as client:
+        assert client.get("/healthz").status_code == 200
 
 
 def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
