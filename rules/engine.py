@@ -230,6 +230,11 @@ def evaluate(
     else:
         ranges, holds, uncertainty = None, None, None
     if uncertainty is not None:
+        # A range straddling the bar is decided by its break-even (PRODUCT §3, stage 5): what argues against the
+        # work at the midpoint is one point of the range, not the range, and no corner asks to remeasure.
+        for finding in findings:
+            if finding.overridden_by is None and _argued(finding) in ("decline", "redirect"):
+                finding.overridden_by = uncertainty.rule
         findings.append(uncertainty)
     verdict, deciding = decide(findings)
     evaluation = Evaluation(
