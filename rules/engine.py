@@ -403,53 +403,75 @@ def _uncertainty(
     verdicts: dict[tuple[float, float], Verdict],
     known: dict[tuple[float, float], Verdict],
 ) -> Finding:
-    """The condition a straddling range puts on the decision: the break-even k (or p) and the failing end."""
+    """The condition a straddling range puts on the decision: a break-even that holds over the whole box.
+
+    With one input ranged, its break-even at the other's value. With both, the break-even k at the low end of p
+    (then every p of the range passes with it), else the break-even p at the low end of k, else — when even the
+    highest k fails at the lowest p and the highest p at the lowest k — the point on the box's diagonal where the
+    verdict changes: a prototype must show both figures. A break-even taken at the midpoint of the other input
+    would fund a proposal that fails at that input's low end.
+    """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
     failing = [corner for corner, verdict in verdicts.items() if verdict not in PASSING]
     passing = [corner for corner, verdict in verdicts.items() if verdict in PASSING]
     worst = verdicts[failing[0]]
-    k_ranged = isinstance(proposal.k, Range) and k_high > k_low
-    if k_ranged:
-        p_fixed = ctx.p
-
-        def passes(value: float) -> bool:
-            return _known_verdict(known, proposal, policy, p_fixed, value, checks) in PASSING
-
-        ok_end = k_high if passes(k_high) else None
-        low_end = k_low
-        name = "k"
-    else:
-        k_fixed = ctx.given_k
-
-        def passes(value: float) -> bool:
-            return _known_verdict(known, proposal, policy, value, k_fixed, checks) in PASSING
-
-        ok_end = p_high if passes(p_high) else None
-        low_end = p_low
-        name = "p"
     figures: dict[str, Figure] = {"verdict_low": worst, "verdict_high": verdicts[passing[0]]}
-    if ok_end is None or passes(low_end):
-        # The range straddles the bar in both inputs at once; no single break-even value separates it.
+    p_ranged = isinstance(proposal.p, Range) and p_high > p_low
+    k_ranged = isinstance(proposal.k, Range) and k_high > k_low
+
+    def verdict(p: float, k: float) -> Verdict:
+        return _known_verdict(known, proposal, policy, p, k, checks)
+
+    def at(p: float, k: float) -> bool:
+        return verdict(p, k) in PASSING
+
+    p_span, k_span = f"the {pct(p_low)}–{pct(p_high)} range", f"the {times(k_low)}–{times(k_high)} range"
+    slower = " (a slowdown)" if k_low < 1 else ""
+    if k_ranged:
+        p_at = p_low if p_ranged else ctx.p
+        if at(p_at, k_high) and not at(p_at, k_low):
+            edge = break_even(lambda value: at(p_at, value), k_low, k_high)
+            figures |= {"break_even_k": edge}
+            where = f", the break-even at p = {pct(p_low)} (the low end of its range)" if p_ranged else ""
+            message = (
+                f"Fund if a prototype shows k ≥ {_plain(edge)}{where}: {k_span} straddles the bar, and at its low "
+                f"end{slower} the verdict is {worst}."
+            )
+            return condition("uncertainty", figures, message, stage="condition")
+    if p_ranged:
+        k_at = k_low if k_ranged else ctx.given_k
+        if at(p_high, k_at) and not at(p_low, k_at):
+            edge = break_even(lambda value: at(value, k_at), p_low, p_high)
+            figures |= {"break_even_p": edge}
+            if k_ranged:
+                message = (
+                    f"Fund if a timeline shows p ≥ {pct(edge)}, the break-even at k = {times(k_low)} (the low end of "
+                    f"its range): {p_span} straddles the bar, and at {pct(p_low)} even {times(k_high)} is "
+                    f"{verdict(p_low, k_high)}."
+                )
+            else:
+                message = (
+                    f"Fund if a timeline shows p ≥ {pct(edge)}: {p_span} straddles the bar, and at its low end the "
+                    f"verdict is {worst}."
+                )
+            return condition("uncertainty", figures, message, stage="condition")
+    if p_ranged and k_ranged and at(p_high, k_high) and not at(p_low, k_low):
+        # Neither input alone carries the other's whole range: the pair where the diagonal crosses the bar, both
+        # to be shown (every point with p and k at least these passes when the verdict is monotonic in each).
+        t = break_even(lambda s: at(p_low + s * (p_high - p_low), k_low + s * (k_high - k_low)), 0.0, 1.0)
+        p_edge, k_edge = p_low + t * (p_high - p_low), k_low + t * (k_high - k_low)
+        figures |= {"break_even_p": p_edge, "break_even_k": k_edge}
         message = (
-            f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
-            f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
+            f"Fund if a timeline shows p ≥ {pct(p_edge)} and a prototype k ≥ {_plain(k_edge)}: at {pct(p_low)} even "
+            f"{times(k_high)} is {verdict(p_low, k_high)}, and {pct(p_high)} at {times(k_low)} is "
+            f"{verdict(p_high, k_low)}."
         )
-        return condition(
-            "uncertainty",
-            figures,
-            message,
-            stage="condition",
-        )
-    edge = break_even(passes, low_end, ok_end)
-    figures |= {f"break_even_{name}": edge}
-    if name == "k":
-        what = f"a prototype shows k ≥ {_plain(edge)}"
-        span = f"the {times(k_low)}–{times(k_high)} range"
-    else:
-        what = f"a timeline shows p ≥ {pct(edge)}"
-        span = f"the {pct(p_low)}–{pct(p_high)} range"
-    slower = " (a slowdown)" if name == "k" and k_low < 1 else ""
-    message = f"Fund if {what}: {span} straddles the bar, and at its low end{slower} the verdict is {worst}."
+        return condition("uncertainty", figures, message, stage="condition")
+    # The range straddles the bar in both inputs at once; no single break-even value separates it.
+    message = (
+        f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
+        f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
+    )
     return condition("uncertainty", figures, message, stage="condition")
 
 
