@@ -166,14 +166,19 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
     Trust first (any `remeasure`), then the economics (any finding that opposes: its redirect or decline), then
     conditions (`fund_if`: a materially larger alternative before the conditions of stage 5), then `fund`, spoken
     by the finding whose figure carries the value (the first that supports it). Within a stage, the registry's
-    order breaks ties. Findings that argue the same verdict after the decider record it in `overridden_by`.
+    order breaks ties. Findings that argue the same verdict after the decider record it in `overridden_by` —
+    except conditions (a quality gate, a fleet size, a p99, a fallback): they add up, every one must hold, so none
+    sets another aside. Stage 4's "fund, though a larger target exists" is a note, not a condition: the first speaks.
     """
     verdict, deciding = _decider(findings)
     if verdict == "fund":  # every supporting finding agrees; only competing objections are superseded
         return verdict, deciding
     for finding in findings:
-        if finding is not deciding and finding.overridden_by is None and _argued(finding) == verdict:
-            finding.overridden_by = deciding.rule
+        if finding is deciding or finding.overridden_by is not None or _argued(finding) != verdict:
+            continue
+        if verdict == "fund_if" and finding.effect == "condition" and finding.stage != "alternative":
+            continue  # a condition adds to the others; only stage 4's "fund, though X is larger" notes repeat
+        finding.overridden_by = deciding.rule
     return verdict, deciding
 
 
@@ -491,20 +496,22 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
-    finding carries), or a short fixed answer when no check spoke to it. One pass over the findings: this runs for
+    finding carries) — stage 5 the sentences of every condition, which all must hold — or a short fixed answer when
+    no check spoke to it. One pass over the findings: this runs for
     every proposal.
     """
     worth = ctx.worth
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = objection = carried = priced = better = first_alternative = condition = None
+    doubt = objection = carried = priced = better = first_alternative = None
+    conditions: list[str] = []  # every condition must hold: stage 5 lists them all
     for finding in findings:
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
-        if effect == "condition" and condition is None:
-            condition = finding.message
+        if effect == "condition" and finding.overridden_by is None:
+            conditions.append(finding.message)
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
@@ -559,7 +566,7 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=condition or "None.",
+            answer=" ".join(conditions) or "None.",
             rules=rules["condition"],
         ),
     ]
