@@ -510,8 +510,8 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
-        if effect == "condition" and finding.overridden_by is None:
-            conditions.append(finding.message)
+        if stage == "condition" and effect == "condition" and finding.overridden_by is None:
+            conditions.append(finding.message)  # stage 4's "fund, though…" and a redirect's notes are not conditions
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message

@@ -38,3 +38,36 @@ def test_a_second_condition_is_not_overridden_by_the_first() -> None:
     assert "50 ms p99 SLO" in evaluation.reasoning[4].answer
     assert evaluation.statement == mix.message
     assert_one_sentence(evaluation.statement)
+
+
+# attn 21 ms of a 100 ms step of kernels (gemm 34, other 45), 10× for 3 weeks: 18.9% saved, 1.233×, while the same
+# 10× on the 45 ms phase gives 1 / (0.55 + 0.045) = 1.681× — bigger_target's "Fund, though…" note of stage 4.
+_BIGGER_ELSEWHERE = {
+    "target": "attn",
+    "p": 0.21,
+    "k": 10,
+    "baseline_ms": 100,
+    "cost_weeks": 3,
+    "breakdown": [{"name": "attn", "ms": 21}, {"name": "gemm", "ms": 34}, {"name": "other", "ms": 45}],
+}
+
+
+def test_stage_5_does_not_repeat_stage_4s_note() -> None:
+    """Stage 5 repeated "Fund, though other at 45% of the step is the larger target…", stage 4's answer."""
+    evaluation = review(_BIGGER_ELSEWHERE)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.reasoning[3].answer.startswith(
+        f"Fund, though other at 45% of the step is the larger target: the same 10× there gives "
+        f"{1 / (0.55 + 0.045):.3f}×"
+    )
+    assert evaluation.reasoning[4].answer == "None."
+
+
+def test_a_redirect_for_a_latency_goal_has_no_fund_in_stage_5() -> None:
+    """A 5 ms goal under the floor of every kernel at 10× (100 ms / 10 = 10 ms) is a redirect to more GPUs, while
+    stage 5 said "Fund, though…" (bigger_target's note, an alternative, not a condition)."""
+    evaluation = review(_BIGGER_ELSEWHERE | {"goal": {"latency_ms": 5}})
+    assert evaluation.verdict == "redirect"
+    assert evaluation.deciding_rule == "resource_goal"
+    assert f"stops at {100 / 10:.0f} ms on one GPU, above the 5 ms latency goal" in evaluation.statement
+    assert evaluation.reasoning[4].answer == "None."
