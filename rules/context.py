@@ -392,14 +392,17 @@ class Context:
     def acted(self) -> tuple[float, float]:
         """The whole change as one (p, k) on the measured scope: the share it touches and the k that removes what it
         saves. Savings on disjoint phases add (the target's, on its transfer alone when a collective's wait is
-        split out, and each further target's); speedups never multiply."""
+        split out, and each further target's); speedups never multiply. A collective's wait is not touched: the
+        ceiling, the headroom and what is left are the transfer's (a wait that is all of p leaves the target at
+        1×)."""
         wait, more = self.wait_share, self.more_targets
         if not wait and not more:
             return self.p, self.k
-        saving = amdahl.saving_fraction(self.p - wait, self.k) + math.fsum(
-            amdahl.saving_fraction(p, k) for _, p, k in more
-        )
-        p_all = min(self.p + math.fsum(p for _, p, _ in more), 1.0)
+        transfer = self.p - wait
+        saving = amdahl.saving_fraction(transfer, self.k) + math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more)
+        p_all = min(transfer + math.fsum(p for _, p, _ in more), 1.0)
+        if p_all <= 0:
+            p_all = self.p
         k_all = effective_k(p_all, saving)
         # Each k is finite, but a further target's 1e-300× on a share of 1e-9 leaves no finite new time.
         if not math.isfinite(saving) or k_all <= 0 or not math.isfinite(1.0 / k_all):

@@ -166,3 +166,36 @@ def test_application_asm_without_the_product_flag_is_still_declined_on_its_upkee
     assert finding(evaluation, "maintenance_cost").figures["rate_with_maintenance"] == pytest.approx(
         0.3 * (1 - 1 / 1.1) / 5
     )
+
+
+# --- a collective's wait in its ceiling -------------------------------------------------------------------------------
+
+# An all-reduce at 18% of an 850 ms step, 7% of it waiting for the slowest of 8 ranks: 1.5× acts on the 11% transfer.
+_ALLREDUCE = {
+    "target": "nccl_allreduce",
+    "p": 0.18,
+    "k": 1.5,
+    "baseline_ms": 850,
+    "cost_weeks": 2,
+    "flags": {"barrier": {"ranks": 8, "target_wait": 0.07}},
+}
+
+
+def test_a_collectives_ceiling_is_its_transfers_not_its_wait() -> None:
+    """The ceiling counted the wait a faster transfer never shortens: 697 ms (1.22×), 20.4% captured, 121.8 ms left.
+    On the 11% transfer: floor 850 × 0.89 = 756.5 ms (1 / 0.89 = 1.124×), 1 − 1/1.5 = 33.3% captured, 850 × 0.11 / 1.5
+    = 62.3 ms left; the saving is unchanged, 850 × 0.11 × (1 − 1/1.5) = 31.2 ms."""
+    transfer = 0.18 - 0.07
+    evaluation = review(_ALLREDUCE)
+    figures = evaluation.amdahl
+    assert figures.ceiling_speedup == pytest.approx(1 / (1 - transfer))
+    assert figures.headroom_captured == pytest.approx(1 - 1 / 1.5)
+    assert figures.remaining_ms == pytest.approx(850 * transfer / 1.5)
+    assert figures.saving_ms == pytest.approx(850 * transfer * (1 - 1 / 1.5))
+    ceiling = finding(evaluation, "ceiling")
+    assert ceiling.figures["floor_ms"] == pytest.approx(850 * (1 - transfer))
+    assert ceiling.message == (
+        "At 1.5× nccl_allreduce's transfer (11% of the step) captures 33.3% of its headroom, leaving 62.3 ms for any "
+        "follow-up, and even at zero the step stops at 756.5 ms (1.124×), the 7% spent waiting for the slowest rank "
+        "untouched."
+    )
