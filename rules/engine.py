@@ -559,7 +559,7 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         StageAnswer(
             stage="alternative",
             question=QUESTIONS["alternative"],
-            answer=better or first_alternative or "None known: nothing in the breakdown is larger than the target.",
+            answer=better or first_alternative or _no_alternative(ctx),
             rules=rules["alternative"],
             figures=alternative.figures() if alternative is not None else {},
         ),
@@ -570,6 +570,12 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
             rules=rules["condition"],
         ),
     ]
+
+
+def _no_alternative(ctx: Context) -> str:
+    if not ctx.proposal.breakdown:
+        return "None known: no breakdown was given."
+    return "None known: nothing in the breakdown is larger than the target."
 
 
 def _cost_answer(cost: Cost) -> str:

@@ -71,3 +71,19 @@ def test_a_redirect_for_a_latency_goal_has_no_fund_in_stage_5() -> None:
     assert evaluation.deciding_rule == "resource_goal"
     assert f"stops at {100 / 10:.0f} ms on one GPU, above the 5 ms latency goal" in evaluation.statement
     assert evaluation.reasoning[4].answer == "None."
+
+
+def test_stage_4_without_a_breakdown_says_none_was_given() -> None:
+    """With no breakdown, stage 4 said "nothing in the breakdown is larger than the target"."""
+    alone = review({"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3})
+    assert alone.reasoning[3].answer == "None known: no breakdown was given."
+    smaller = review(
+        {
+            "target": "attn",
+            "p": 0.6,
+            "k": 2,
+            "baseline_ms": 100,
+            "breakdown": [{"name": "attn", "ms": 60}, {"name": "mlp", "ms": 40}],
+        }
+    )
+    assert smaller.reasoning[3].answer == "None known: nothing in the breakdown is larger than the target."
