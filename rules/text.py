@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = [
     "LABEL_CHARS",
@@ -10,6 +11,7 @@ __all__ = [
     "a",
     "count",
     "gpu_equivalents",
+    "gpu_figure",
     "join",
     "k_text",
     "label",
@@ -193,10 +195,21 @@ def the_share(share: float, target: str | None = None) -> str:
     return f"{target}'s share of {figure}" if target else f"The share of {figure}"
 
 
+def gpu_figure(n: float) -> float:
+    """GPU-equivalents as `gpu_equivalents` prints them, rounded half up as a planner rounds (62.5 → 63, where
+    `format` rounds half to even: 62): a sentence that adds or subtracts printed figures computes on these."""
+    if not math.isfinite(n) or abs(n) >= 1e15 or n == 0:
+        return n
+    if 0 < n < 0.01:
+        return float(f"{n:.1g}")
+    step = Decimal(1).scaleb(-2 if n < 10 else 0)
+    return float(Decimal(repr(n)).quantize(step, rounding=ROUND_HALF_UP))
+
+
 def gpu_equivalents(n: float) -> str:
     """GPU-equivalents as a planner reads them: `1,000 GPU-equivalents`, `7.5`, `1 GPU-equivalent`, `0.005` (never
-    `0` for a saving that frees some)."""
-    figure = f"{n:.1g}" if 0 < n < 0.01 else num(n, 2 if n < 10 else 0)
+    `0` for a saving that frees some), rounded half up (`gpu_figure`)."""
+    figure = f"{n:.1g}" if 0 < n < 0.01 else num(gpu_figure(n), 2 if n < 10 else 0)
     return f"{figure} GPU-equivalent" + ("" if figure == "1" else "s")
 
 

@@ -21,6 +21,7 @@ from typing import Literal
 from worthit.rules import amdahl
 from worthit.rules.model import Proposal
 from worthit.rules.policy import Policy
+from worthit.rules.text import gpu_figure
 
 __all__ = [
     "CARRIED_BY",
@@ -100,6 +101,12 @@ class Money:
     @property
     def net_gpus(self) -> float:
         return self.gpus - self.consumed_gpus
+
+    @property
+    def net_gpus_said(self) -> float:
+        """`net_gpus` as the sentences print it: the printed freed less the printed consumed (text.gpu_figure), so
+        the printed parts add up (200 freed, 62.5 taken printed 63, leaving 137 — not 62 and 137, or 138)."""
+        return gpu_figure(self.gpus) - gpu_figure(self.consumed_gpus)
 
 
 @dataclass(slots=True)

@@ -199,3 +199,34 @@ def test_a_collectives_ceiling_is_its_transfers_not_its_wait() -> None:
         "follow-up, and even at zero the step stops at 756.5 ms (1.124×), the 7% spent waiting for the slowest rank "
         "untouched."
     )
+
+
+# --- printed parts add up ---------------------------------------------------------------------------------------------
+
+
+def test_printed_gpu_equivalents_add_up_to_the_printed_whole() -> None:
+    """45 GPU-minutes × 2,000 starts a day take 45 × 2000 / 1440 = 62.5 GPU-equivalents out of the 4% × 5,000 = 200
+    freed: printed half to even that read "take 62 … out of the 200 …, leaving 138" (or 137 with the float's
+    137.4999…). Half up, and the remainder taken from the printed parts: 63 and 137, in both rules."""
+    consumed, freed = 45 * 2000 / 1440, 0.04 * 5000
+    assert consumed == 62.5
+    evaluation = review(
+        {
+            "target": "step",
+            "p": 0.04,
+            "k": "inf",
+            "cost_weeks": 2,
+            "flags": {"fleet_gpus": 5000, "gpu_minutes_per_start": 45, "starts_per_day": 2000},
+        }
+    )
+    taken, left = 63, 200 - 63
+    recurring = finding(evaluation, "recurring_gpu_cost")
+    assert f"take {taken} GPU-equivalents" in recurring.message
+    assert (
+        f"out of the {freed:.0f} GPU-equivalents the saving frees, leaving {left} GPU-equivalents." in recurring.message
+    )
+    assert (
+        f"frees {freed:.0f} GPU-equivalents, {left} GPU-equivalents net"
+        in finding(evaluation, "fleet_multiplication").message
+    )
+    assert recurring.figures["net_gpus"] == pytest.approx(freed - consumed)  # the figure stays exact
