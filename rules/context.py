@@ -29,8 +29,8 @@ from worthit.rules.model import (
 )
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
-from worthit.rules.text import label, ms, num, pct, usd
-from worthit.rules.worth import Money, Worth, worth_of
+from worthit.rules.text import break_even_weeks, label, ms, pct, usd
+from worthit.rules.worth import Money, Worth, pays_for_weeks, worth_of
 
 __all__ = [
     "KIND_FIX",
@@ -183,14 +183,13 @@ def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -
 def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
     """What the value of the work is weighed against, as a clause: `against $15k of engineering`, `at no engineering
     cost`, or, with no cost stated, the most engineering the value pays for (`for an unstated cost; it pays for up
-    to 263 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
+    to 262.8 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
     if ctx.worth.cost.weeks is None:
-        price = ctx.policy.engineer_week_usd
-        if price <= 0:
+        most = pays_for_weeks(money, ctx.worth.cost, ctx.policy)
+        if most is None:
             return "for an unstated cost, which the policy prices at nothing"
-        figures["pays_for_weeks"] = weeks = money.value_usd / price
-        most = num(weeks, 0 if weeks >= 10 else 1)
-        return f"for an unstated cost; it pays for up to {most} engineer-week{'' if most == '1' else 's'}"
+        figures["pays_for_weeks"] = most
+        return f"for an unstated cost; it pays for up to {break_even_weeks(most)}"
     if money.cost_usd <= 0:
         return "at no engineering cost"
     return f"against {usd(money.cost_usd)} of engineering"

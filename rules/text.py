@@ -9,6 +9,7 @@ __all__ = [
     "LABEL_CHARS",
     "STATEMENT_CHARS",
     "a",
+    "break_even_weeks",
     "count",
     "gpu_equivalents",
     "gpu_figure",
@@ -139,10 +140,16 @@ def usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
-def weeks(value: float) -> str:
-    """Engineering effort: `3 engineer-weeks`, `1 engineer-week`."""
-    w = num(value)
+def weeks(value: float, digits: int = 1) -> str:
+    """Engineering effort: `3 engineer-weeks`, `1 engineer-week`, `157.7 engineer-weeks`."""
+    w = num(value, digits)
     return f"{w} engineer-week" + ("" if w == "1" else "s")
+
+
+def break_even_weeks(value: float) -> str:
+    """A break-even in engineer-weeks, printed the same by every rule that states it: `157.7 engineer-weeks` (to a
+    tenth, where 157.6 and 158 once stood for one $788,400 / $5,000), `163,179 engineer-weeks` past a thousand."""
+    return weeks(value, 1 if value < 1000 else 0)
 
 
 LABEL_CHARS = 32

@@ -37,6 +37,7 @@ __all__ = [
     "cost_of",
     "fit_of",
     "money_of",
+    "pays_for_weeks",
     "recurring_gpus",
     "strategic_credible",
     "worth_of",
@@ -260,6 +261,16 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
 
 MINUTES_PER_DAY = 1440.0
 """A unit: GPU-minutes a day that one GPU-equivalent provides."""
+
+
+def pays_for_weeks(money: Money, cost: Cost, policy: Policy) -> float | None:
+    """The most build engineer-weeks the value pays for, where money decides: value ÷ the engineer-week's price, less
+    the upkeep already counted (e.g. $788,400 / $5,000 = 157.68). None when the policy prices engineering at
+    nothing. The break-even of an unstated cost and the fleet's "pays for up to" are this one figure."""
+    price = policy.engineer_week_usd
+    if price <= 0 or not math.isfinite(money.value_usd):
+        return None
+    return max(money.value_usd / price - cost.upkeep_weeks, 0.0)
 
 
 def recurring_gpus(proposal: Proposal) -> float:

@@ -230,3 +230,19 @@ def test_printed_gpu_equivalents_add_up_to_the_printed_whole() -> None:
         in finding(evaluation, "fleet_multiplication").message
     )
     assert recurring.figures["net_gpus"] == pytest.approx(freed - consumed)  # the figure stays exact
+
+
+def test_an_unstated_cost_on_a_fleet_has_one_break_even() -> None:
+    """4.5% (9% at 2×) on 1,000 GPUs frees 45 GPU-equivalents, 45 × 8,760 h × $2 = $788,400 a year, which pays for
+    $788,400 / $5,000 = 157.68 engineer-weeks: unstated_cost said 157.6 (a bisection) beside fleet_multiplication's
+    158. One figure, printed once: 157.7 in both."""
+    exact = 45 * GPU_YEAR_USD / 5000
+    assert exact == pytest.approx(157.68)
+    evaluation = review(
+        {"target": "rope", "p": 0.09, "k": 2, "flags": {"fleet_gpus": 1000}, "scope": {"method": "timeline"}}
+    )
+    unstated, fleet = finding(evaluation, "unstated_cost"), finding(evaluation, "fleet_multiplication")
+    assert unstated.figures["break_even_weeks"] == pytest.approx(exact, rel=1e-12)
+    assert fleet.figures["pays_for_weeks"] == pytest.approx(exact, rel=1e-12)
+    assert "under 157.7 engineer-weeks" in unstated.message
+    assert "it pays for up to 157.7 engineer-weeks" in fleet.message
