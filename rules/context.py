@@ -29,8 +29,8 @@ from worthit.rules.model import (
 )
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
-from worthit.rules.text import label, ms, num, pct, usd
-from worthit.rules.worth import Money, Worth, worth_of
+from worthit.rules.text import break_even_weeks, label, ms, pct, usd
+from worthit.rules.worth import Money, Worth, pays_for_weeks, worth_of
 
 __all__ = [
     "KIND_FIX",
@@ -183,14 +183,13 @@ def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -
 def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
     """What the value of the work is weighed against, as a clause: `against $15k of engineering`, `at no engineering
     cost`, or, with no cost stated, the most engineering the value pays for (`for an unstated cost; it pays for up
-    to 263 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
+    to 262.8 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
     if ctx.worth.cost.weeks is None:
-        price = ctx.policy.engineer_week_usd
-        if price <= 0:
+        most = pays_for_weeks(money, ctx.worth.cost, ctx.policy)
+        if most is None:
             return "for an unstated cost, which the policy prices at nothing"
-        figures["pays_for_weeks"] = weeks = money.value_usd / price
-        most = num(weeks, 0 if weeks >= 10 else 1)
-        return f"for an unstated cost; it pays for up to {most} engineer-week{'' if most == '1' else 's'}"
+        figures["pays_for_weeks"] = most
+        return f"for an unstated cost; it pays for up to {break_even_weeks(most)}"
     if money.cost_usd <= 0:
         return "at no engineering cost"
     return f"against {usd(money.cost_usd)} of engineering"
@@ -392,14 +391,17 @@ class Context:
     def acted(self) -> tuple[float, float]:
         """The whole change as one (p, k) on the measured scope: the share it touches and the k that removes what it
         saves. Savings on disjoint phases add (the target's, on its transfer alone when a collective's wait is
-        split out, and each further target's); speedups never multiply."""
+        split out, and each further target's); speedups never multiply. A collective's wait is not touched: the
+        ceiling, the headroom and what is left are the transfer's (a wait that is all of p leaves the target at
+        1×)."""
         wait, more = self.wait_share, self.more_targets
         if not wait and not more:
             return self.p, self.k
-        saving = amdahl.saving_fraction(self.p - wait, self.k) + math.fsum(
-            amdahl.saving_fraction(p, k) for _, p, k in more
-        )
-        p_all = min(self.p + math.fsum(p for _, p, _ in more), 1.0)
+        transfer = self.p - wait
+        saving = amdahl.saving_fraction(transfer, self.k) + math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more)
+        p_all = min(transfer + math.fsum(p for _, p, _ in more), 1.0)
+        if p_all <= 0:
+            p_all = self.p
         k_all = effective_k(p_all, saving)
         # Each k is finite, but a further target's 1e-300× on a share of 1e-9 leaves no finite new time.
         if not math.isfinite(saving) or k_all <= 0 or not math.isfinite(1.0 / k_all):

@@ -166,14 +166,19 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
     Trust first (any `remeasure`), then the economics (any finding that opposes: its redirect or decline), then
     conditions (`fund_if`: a materially larger alternative before the conditions of stage 5), then `fund`, spoken
     by the finding whose figure carries the value (the first that supports it). Within a stage, the registry's
-    order breaks ties. Findings that argue the same verdict after the decider record it in `overridden_by`.
+    order breaks ties. Findings that argue the same verdict after the decider record it in `overridden_by` —
+    except conditions (a quality gate, a fleet size, a p99, a fallback): they add up, every one must hold, so none
+    sets another aside. Stage 4's "fund, though a larger target exists" is a note, not a condition: the first speaks.
     """
     verdict, deciding = _decider(findings)
     if verdict == "fund":  # every supporting finding agrees; only competing objections are superseded
         return verdict, deciding
     for finding in findings:
-        if finding is not deciding and finding.overridden_by is None and _argued(finding) == verdict:
-            finding.overridden_by = deciding.rule
+        if finding is deciding or finding.overridden_by is not None or _argued(finding) != verdict:
+            continue
+        if verdict == "fund_if" and finding.effect == "condition" and finding.stage != "alternative":
+            continue  # a condition adds to the others; only stage 4's "fund, though X is larger" notes repeat
+        finding.overridden_by = deciding.rule
     return verdict, deciding
 
 
@@ -230,6 +235,11 @@ def evaluate(
     else:
         ranges, holds, uncertainty = None, None, None
     if uncertainty is not None:
+        # A range straddling the bar is decided by its break-even (PRODUCT §3, stage 5): what argues against the
+        # work at the midpoint is one point of the range, not the range, and no corner asks to remeasure.
+        for finding in findings:
+            if finding.overridden_by is None and _argued(finding) in ("decline", "redirect"):
+                finding.overridden_by = uncertainty.rule
         findings.append(uncertainty)
     verdict, deciding = decide(findings)
     evaluation = Evaluation(
@@ -398,53 +408,75 @@ def _uncertainty(
     verdicts: dict[tuple[float, float], Verdict],
     known: dict[tuple[float, float], Verdict],
 ) -> Finding:
-    """The condition a straddling range puts on the decision: the break-even k (or p) and the failing end."""
+    """The condition a straddling range puts on the decision: a break-even that holds over the whole box.
+
+    With one input ranged, its break-even at the other's value. With both, the break-even k at the low end of p
+    (then every p of the range passes with it), else the break-even p at the low end of k, else — when even the
+    highest k fails at the lowest p and the highest p at the lowest k — the point on the box's diagonal where the
+    verdict changes: a prototype must show both figures. A break-even taken at the midpoint of the other input
+    would fund a proposal that fails at that input's low end.
+    """
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
     failing = [corner for corner, verdict in verdicts.items() if verdict not in PASSING]
     passing = [corner for corner, verdict in verdicts.items() if verdict in PASSING]
     worst = verdicts[failing[0]]
-    k_ranged = isinstance(proposal.k, Range) and k_high > k_low
-    if k_ranged:
-        p_fixed = ctx.p
-
-        def passes(value: float) -> bool:
-            return _known_verdict(known, proposal, policy, p_fixed, value, checks) in PASSING
-
-        ok_end = k_high if passes(k_high) else None
-        low_end = k_low
-        name = "k"
-    else:
-        k_fixed = ctx.given_k
-
-        def passes(value: float) -> bool:
-            return _known_verdict(known, proposal, policy, value, k_fixed, checks) in PASSING
-
-        ok_end = p_high if passes(p_high) else None
-        low_end = p_low
-        name = "p"
     figures: dict[str, Figure] = {"verdict_low": worst, "verdict_high": verdicts[passing[0]]}
-    if ok_end is None or passes(low_end):
-        # The range straddles the bar in both inputs at once; no single break-even value separates it.
+    p_ranged = isinstance(proposal.p, Range) and p_high > p_low
+    k_ranged = isinstance(proposal.k, Range) and k_high > k_low
+
+    def verdict(p: float, k: float) -> Verdict:
+        return _known_verdict(known, proposal, policy, p, k, checks)
+
+    def at(p: float, k: float) -> bool:
+        return verdict(p, k) in PASSING
+
+    p_span, k_span = f"the {pct(p_low)}–{pct(p_high)} range", f"the {times(k_low)}–{times(k_high)} range"
+    slower = " (a slowdown)" if k_low < 1 else ""
+    if k_ranged:
+        p_at = p_low if p_ranged else ctx.p
+        if at(p_at, k_high) and not at(p_at, k_low):
+            edge = break_even(lambda value: at(p_at, value), k_low, k_high)
+            figures |= {"break_even_k": edge}
+            where = f", the break-even at p = {pct(p_low)} (the low end of its range)" if p_ranged else ""
+            message = (
+                f"Fund if a prototype shows k ≥ {_plain(edge)}{where}: {k_span} straddles the bar, and at its low "
+                f"end{slower} the verdict is {worst}."
+            )
+            return condition("uncertainty", figures, message, stage="condition")
+    if p_ranged:
+        k_at = k_low if k_ranged else ctx.given_k
+        if at(p_high, k_at) and not at(p_low, k_at):
+            edge = break_even(lambda value: at(value, k_at), p_low, p_high)
+            figures |= {"break_even_p": edge}
+            if k_ranged:
+                message = (
+                    f"Fund if a timeline shows p ≥ {pct(edge)}, the break-even at k = {times(k_low)} (the low end of "
+                    f"its range): {p_span} straddles the bar, and at {pct(p_low)} even {times(k_high)} is "
+                    f"{verdict(p_low, k_high)}."
+                )
+            else:
+                message = (
+                    f"Fund if a timeline shows p ≥ {pct(edge)}: {p_span} straddles the bar, and at its low end the "
+                    f"verdict is {worst}."
+                )
+            return condition("uncertainty", figures, message, stage="condition")
+    if p_ranged and k_ranged and at(p_high, k_high) and not at(p_low, k_low):
+        # Neither input alone carries the other's whole range: the pair where the diagonal crosses the bar, both
+        # to be shown (every point with p and k at least these passes when the verdict is monotonic in each).
+        t = break_even(lambda s: at(p_low + s * (p_high - p_low), k_low + s * (k_high - k_low)), 0.0, 1.0)
+        p_edge, k_edge = p_low + t * (p_high - p_low), k_low + t * (k_high - k_low)
+        figures |= {"break_even_p": p_edge, "break_even_k": k_edge}
         message = (
-            f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
-            f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
+            f"Fund if a timeline shows p ≥ {pct(p_edge)} and a prototype k ≥ {_plain(k_edge)}: at {pct(p_low)} even "
+            f"{times(k_high)} is {verdict(p_low, k_high)}, and {pct(p_high)} at {times(k_low)} is "
+            f"{verdict(p_high, k_low)}."
         )
-        return condition(
-            "uncertainty",
-            figures,
-            message,
-            stage="condition",
-        )
-    edge = break_even(passes, low_end, ok_end)
-    figures |= {f"break_even_{name}": edge}
-    if name == "k":
-        what = f"a prototype shows k ≥ {_plain(edge)}"
-        span = f"the {times(k_low)}–{times(k_high)} range"
-    else:
-        what = f"a timeline shows p ≥ {pct(edge)}"
-        span = f"the {pct(p_low)}–{pct(p_high)} range"
-    slower = " (a slowdown)" if name == "k" and k_low < 1 else ""
-    message = f"Fund if {what}: {span} straddles the bar, and at its low end{slower} the verdict is {worst}."
+        return condition("uncertainty", figures, message, stage="condition")
+    # The range straddles the bar in both inputs at once; no single break-even value separates it.
+    message = (
+        f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
+        f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
+    )
     return condition("uncertainty", figures, message, stage="condition")
 
 
@@ -464,20 +496,22 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
-    finding carries), or a short fixed answer when no check spoke to it. One pass over the findings: this runs for
+    finding carries) — stage 5 the sentences of every condition, which all must hold — or a short fixed answer when
+    no check spoke to it. One pass over the findings: this runs for
     every proposal.
     """
     worth = ctx.worth
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = objection = carried = priced = better = first_alternative = condition = None
+    doubt = objection = carried = priced = better = first_alternative = None
+    conditions: list[str] = []  # every condition must hold: stage 5 lists them all
     for finding in findings:
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
-        if effect == "condition" and condition is None:
-            condition = finding.message
+        if stage == "condition" and effect == "condition" and finding.overridden_by is None:
+            conditions.append(finding.message)  # stage 4's "fund, though…" and a redirect's notes are not conditions
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
@@ -525,17 +559,23 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         StageAnswer(
             stage="alternative",
             question=QUESTIONS["alternative"],
-            answer=better or first_alternative or "None known: nothing in the breakdown is larger than the target.",
+            answer=better or first_alternative or _no_alternative(ctx),
             rules=rules["alternative"],
             figures=alternative.figures() if alternative is not None else {},
         ),
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=condition or "None.",
+            answer=" ".join(conditions) or "None.",
             rules=rules["condition"],
         ),
     ]
+
+
+def _no_alternative(ctx: Context) -> str:
+    if not ctx.proposal.breakdown:
+        return "None known: no breakdown was given."
+    return "None known: nothing in the breakdown is larger than the target."
 
 
 def _cost_answer(cost: Cost) -> str:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = [
     "LABEL_CHARS",
     "STATEMENT_CHARS",
     "a",
+    "break_even_weeks",
     "count",
     "gpu_equivalents",
+    "gpu_figure",
     "join",
     "k_text",
     "label",
@@ -137,10 +140,16 @@ def usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
-def weeks(value: float) -> str:
-    """Engineering effort: `3 engineer-weeks`, `1 engineer-week`."""
-    w = num(value)
+def weeks(value: float, digits: int = 1) -> str:
+    """Engineering effort: `3 engineer-weeks`, `1 engineer-week`, `157.7 engineer-weeks`."""
+    w = num(value, digits)
     return f"{w} engineer-week" + ("" if w == "1" else "s")
+
+
+def break_even_weeks(value: float) -> str:
+    """A break-even in engineer-weeks, printed the same by every rule that states it: `157.7 engineer-weeks` (to a
+    tenth, where 157.6 and 158 once stood for one $788,400 / $5,000), `163,179 engineer-weeks` past a thousand."""
+    return weeks(value, 1 if value < 1000 else 0)
 
 
 LABEL_CHARS = 32
@@ -193,10 +202,21 @@ def the_share(share: float, target: str | None = None) -> str:
     return f"{target}'s share of {figure}" if target else f"The share of {figure}"
 
 
+def gpu_figure(n: float) -> float:
+    """GPU-equivalents as `gpu_equivalents` prints them, rounded half up as a planner rounds (62.5 → 63, where
+    `format` rounds half to even: 62): a sentence that adds or subtracts printed figures computes on these."""
+    if not math.isfinite(n) or abs(n) >= 1e15 or n == 0:
+        return n
+    if 0 < n < 0.01:
+        return float(f"{n:.1g}")
+    step = Decimal(1).scaleb(-2 if n < 10 else 0)
+    return float(Decimal(repr(n)).quantize(step, rounding=ROUND_HALF_UP))
+
+
 def gpu_equivalents(n: float) -> str:
     """GPU-equivalents as a planner reads them: `1,000 GPU-equivalents`, `7.5`, `1 GPU-equivalent`, `0.005` (never
-    `0` for a saving that frees some)."""
-    figure = f"{n:.1g}" if 0 < n < 0.01 else num(n, 2 if n < 10 else 0)
+    `0` for a saving that frees some), rounded half up (`gpu_figure`)."""
+    figure = f"{n:.1g}" if 0 < n < 0.01 else num(gpu_figure(n), 2 if n < 10 else 0)
     return f"{figure} GPU-equivalent" + ("" if figure == "1" else "s")
 
 

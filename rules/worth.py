@@ -21,6 +21,7 @@ from typing import Literal
 from worthit.rules import amdahl
 from worthit.rules.model import Proposal
 from worthit.rules.policy import Policy
+from worthit.rules.text import gpu_figure
 
 __all__ = [
     "CARRIED_BY",
@@ -36,6 +37,7 @@ __all__ = [
     "cost_of",
     "fit_of",
     "money_of",
+    "pays_for_weeks",
     "recurring_gpus",
     "strategic_credible",
     "worth_of",
@@ -100,6 +102,12 @@ class Money:
     @property
     def net_gpus(self) -> float:
         return self.gpus - self.consumed_gpus
+
+    @property
+    def net_gpus_said(self) -> float:
+        """`net_gpus` as the sentences print it: the printed freed less the printed consumed (text.gpu_figure), so
+        the printed parts add up (200 freed, 62.5 taken printed 63, leaving 137 — not 62 and 137, or 138)."""
+        return gpu_figure(self.gpus) - gpu_figure(self.consumed_gpus)
 
 
 @dataclass(slots=True)
@@ -253,6 +261,16 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
 
 MINUTES_PER_DAY = 1440.0
 """A unit: GPU-minutes a day that one GPU-equivalent provides."""
+
+
+def pays_for_weeks(money: Money, cost: Cost, policy: Policy) -> float | None:
+    """The most build engineer-weeks the value pays for, where money decides: value ÷ the engineer-week's price, less
+    the upkeep already counted (e.g. $788,400 / $5,000 = 157.68). None when the policy prices engineering at
+    nothing. The break-even of an unstated cost and the fleet's "pays for up to" are this one figure."""
+    price = policy.engineer_week_usd
+    if price <= 0 or not math.isfinite(money.value_usd):
+        return None
+    return max(money.value_usd / price - cost.upkeep_weeks, 0.0)
 
 
 def recurring_gpus(proposal: Proposal) -> float:

@@ -64,7 +64,7 @@ def check(ctx: Context) -> Finding | None:
     f = ctx.amdahl
     # The change as one (p, k): several targets, or a collective's transfer, reach their ceiling together.
     p, _ = ctx.acted
-    several = bool(ctx.more_targets or ctx.wait_share)
+    several = bool(ctx.more_targets)
     figures: dict[str, Figure] = {
         "ceiling_speedup": f.ceiling_speedup,
         "floor_fraction": 1 - p,
@@ -85,6 +85,16 @@ def check(ctx: Context) -> Finding | None:
         head = (
             f"Together the change captures {pct(f.headroom_captured)} of the headroom of the {pct(p)} of {noun} it "
             f"touches, leaving {left} there for any follow-up, and even at zero {noun} stops at {floor}"
+        )
+    elif ctx.wait_share:
+        # A faster transfer never shortens the wait for the slowest rank: its ceiling is the transfer's.
+        left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of {noun}"
+        how = "Removed" if math.isinf(ctx.k) else f"At {times(ctx.k)}"
+        captured = f"{pct(f.headroom_captured)} of its headroom" if ctx.k > 1 else "none of its headroom"
+        head = (
+            f"{how} {ctx.target}'s transfer ({pct(p)} of {noun}) captures {captured}, leaving {left} for any "
+            f"follow-up, and even at zero {noun} stops at {floor}, the {pct(ctx.wait_share)} spent waiting for the "
+            f"slowest rank untouched"
         )
     elif math.isinf(ctx.k):
         head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of {noun}, the ceiling of {floor}"

@@ -90,10 +90,10 @@ def check(ctx: Context) -> Finding | None:
             head = (
                 f"{freed}, but its {num(flags.gpu_minutes_per_start or 0.0)} GPU-minutes on each of "
                 f"{num(flags.starts_per_day or 0.0, 0)} starts a day take {gpu_equivalents(consumed)}, so it loses "
-                f"{gpu_equivalents(-money.net_gpus)} of capacity overall"
+                f"{gpu_equivalents(-money.net_gpus_said)} of capacity overall"
             )
             return opposition(ctx, ID, head, figures)
-        freed += f", {gpu_equivalents(money.net_gpus)} net of the GPU time its starts take"
+        freed += f", {gpu_equivalents(money.net_gpus_said)} net of the GPU time its starts take"
     if money.recurring and money.recurrence is True:
         worth = f"worth {usd(money.annual_usd or 0.0)} a year and recurring"
     elif money.recurring:

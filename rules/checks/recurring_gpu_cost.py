@@ -78,7 +78,7 @@ def check(ctx: Context) -> Finding | None:
         if money.net_gpus <= 0:
             head = (
                 f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(money.gpus)}, but {takes}, so it loses "
-                f"{gpu_equivalents(-money.net_gpus)} of capacity overall"
+                f"{gpu_equivalents(-money.net_gpus_said)} of capacity overall"
             )
             return opposition(ctx, ID, head, figures)
         return Finding(
@@ -86,7 +86,7 @@ def check(ctx: Context) -> Finding | None:
             effect="info",
             figures=figures,
             message=f"{takes[0].upper()}{takes[1:]}, out of the {gpu_equivalents(money.gpus)} the saving frees, "
-            f"leaving {gpu_equivalents(money.net_gpus)}.",
+            f"leaving {gpu_equivalents(money.net_gpus_said)}.",
         )
     if saving <= 0:
         head = f"The change saves nothing per step, and {takes}"

@@ -22,7 +22,8 @@ import msgspec
 
 from worthit.rules.context import PASSING, Context, Example, break_even, condition
 from worthit.rules.model import Figure, Finding, Range
-from worthit.rules.text import num, pct, weeks
+from worthit.rules.text import break_even_weeks, num, pct
+from worthit.rules.worth import pays_for_weeks
 
 ID = "unstated_cost"
 STAGE = "cost"
@@ -85,15 +86,19 @@ def check(ctx: Context) -> Finding | None:
             figures=figures,
             message=f"No cost was given, but the work pays at any cost up to {num(MOST_WEEKS)} engineer-weeks.",
         )
-    edge = break_even(passes, high, high / 8 if high > 1 else 0.0)
+    money = ctx.worth.money
+    exact = None if money is None else pays_for_weeks(money, ctx.worth.cost, ctx.policy)
+    if exact is not None and exact > 0 and passes(exact) and not passes(exact * (1 + 1e-9) + 1e-12):
+        edge = exact  # money decides: the break-even is the value's, not a bisection's approximation of it
+    else:
+        edge = break_even(passes, high, high / 8 if high > 1 else 0.0)
     figures["break_even_weeks"] = edge
     if edge >= 0.1:
-        said = weeks(edge)
+        said = break_even_weeks(edge)
     else:  # a forty-hour engineer-week, as `units.weeks` reads `40h`
         figures["break_even_hours"] = hours = edge * HOURS_PER_WEEK
         said = f"{num(hours, 1)} hours of work" if hours >= 0.1 else "0.1 hours of work"
         figures["hours_said"] = max(hours, 0.1)
-    money = ctx.worth.money
     why = (
         f"past it the {pct(saving)} it saves{at} falls under the policy's {pct(ctx.policy.min_rate)} per engineer-week"
         if money is None

@@ -8,6 +8,8 @@ formulas written in the rules' docstrings, not read back from the engine.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
@@ -176,7 +178,9 @@ def test_a_compile_that_costs_more_gpu_time_per_start_than_it_saves_is_declined(
     assert cost.figures["freed_gpus"] == pytest.approx(freed)
     assert cost.figures["net_gpus"] == pytest.approx(freed - taken)
     assert cost.figures["consumed_usd_per_year"] == pytest.approx(taken * GPU_YEAR_USD)
-    assert "50 GPU-minutes on each of 1,800 starts a day take 62" in evaluation.statement
+    # 62.5 printed half up, and the loss from the printed figures: 63 − 40 = 23 (not "take 62 … loses 23")
+    assert "50 GPU-minutes on each of 1,800 starts a day take 63 GPU-equivalents" in evaluation.statement
+    assert "loses 23 GPU-equivalents of capacity overall" in evaluation.statement
     assert "of capacity overall" in evaluation.statement
     assert "frees 40 GPU-equivalents" in evaluation.statement
     assert_one_sentence(evaluation.statement)
@@ -266,7 +270,7 @@ def test_a_memory_fix_on_a_fleet_is_priced_as_the_gpus_it_frees() -> None:
     fleet = finding(evaluation, "fleet_multiplication")
     assert fleet.figures["gpu_equivalents"] == pytest.approx(300 * capacity)
     assert fleet.figures["annual_value_usd"] == pytest.approx(300 * capacity * GPU_YEAR_USD)
-    assert f"{300 * capacity:.0f} GPU-equivalents on 300 GPUs" in evaluation.statement
+    assert f"{math.floor(300 * capacity + 0.5)} GPU-equivalents on 300 GPUs" in evaluation.statement  # half up
 
 
 def test_memory_that_fits_already_decides_nothing_and_is_never_called_uncheckable() -> None:

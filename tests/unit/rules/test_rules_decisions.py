@@ -381,7 +381,7 @@ def test_a_stated_zero_cost_is_no_cost_not_an_unstated_one() -> None:
     assert "at no engineering cost" in review(base | {"cost_weeks": 0}).statement
     # 8% · (1 − 1/1.3) on 512 GPUs for a 12-month horizon, over $5,000 an engineer-week.
     most = 512 * 0.08 * (1 - 1 / 1.3) * GPU_YEAR_USD / WEEK_USD
-    assert f"for an unstated cost; it pays for up to {most:.0f} engineer-weeks" in review(base).statement
+    assert f"for an unstated cost; it pays for up to {most:.1f} engineer-weeks" in review(base).statement
 
 
 def test_a_fleet_win_under_the_noise_floor_with_no_cost_says_what_it_pays_for_not_zero_dollars() -> None:
@@ -389,7 +389,7 @@ def test_a_fleet_win_under_the_noise_floor_with_no_cost_says_what_it_pays_for_no
     evaluation = review({"target": "gemm", "p": 0.003, "k": 2, "flags": {"fleet_gpus": 50000}})
     most = 50000 * 0.0015 * GPU_YEAR_USD / WEEK_USD
     assert evaluation.verdict == "fund_if"
-    assert f"it pays for up to {most:.0f} engineer-weeks" in evaluation.statement
+    assert f"it pays for up to {most:.1f} engineer-weeks" in evaluation.statement
     assert "$0" not in evaluation.statement
 
 

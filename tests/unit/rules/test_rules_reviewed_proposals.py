@@ -166,3 +166,83 @@ def test_application_asm_without_the_product_flag_is_still_declined_on_its_upkee
     assert finding(evaluation, "maintenance_cost").figures["rate_with_maintenance"] == pytest.approx(
         0.3 * (1 - 1 / 1.1) / 5
     )
+
+
+# --- a collective's wait in its ceiling -------------------------------------------------------------------------------
+
+# An all-reduce at 18% of an 850 ms step, 7% of it waiting for the slowest of 8 ranks: 1.5× acts on the 11% transfer.
+_ALLREDUCE = {
+    "target": "nccl_allreduce",
+    "p": 0.18,
+    "k": 1.5,
+    "baseline_ms": 850,
+    "cost_weeks": 2,
+    "flags": {"barrier": {"ranks": 8, "target_wait": 0.07}},
+}
+
+
+def test_a_collectives_ceiling_is_its_transfers_not_its_wait() -> None:
+    """The ceiling counted the wait a faster transfer never shortens: 697 ms (1.22×), 20.4% captured, 121.8 ms left.
+    On the 11% transfer: floor 850 × 0.89 = 756.5 ms (1 / 0.89 = 1.124×), 1 − 1/1.5 = 33.3% captured, 850 × 0.11 / 1.5
+    = 62.3 ms left; the saving is unchanged, 850 × 0.11 × (1 − 1/1.5) = 31.2 ms."""
+    transfer = 0.18 - 0.07
+    evaluation = review(_ALLREDUCE)
+    figures = evaluation.amdahl
+    assert figures.ceiling_speedup == pytest.approx(1 / (1 - transfer))
+    assert figures.headroom_captured == pytest.approx(1 - 1 / 1.5)
+    assert figures.remaining_ms == pytest.approx(850 * transfer / 1.5)
+    assert figures.saving_ms == pytest.approx(850 * transfer * (1 - 1 / 1.5))
+    ceiling = finding(evaluation, "ceiling")
+    assert ceiling.figures["floor_ms"] == pytest.approx(850 * (1 - transfer))
+    assert ceiling.message == (
+        "At 1.5× nccl_allreduce's transfer (11% of the step) captures 33.3% of its headroom, leaving 62.3 ms for any "
+        "follow-up, and even at zero the step stops at 756.5 ms (1.124×), the 7% spent waiting for the slowest rank "
+        "untouched."
+    )
+
+
+# --- printed parts add up ---------------------------------------------------------------------------------------------
+
+
+def test_printed_gpu_equivalents_add_up_to_the_printed_whole() -> None:
+    """45 GPU-minutes × 2,000 starts a day take 45 × 2000 / 1440 = 62.5 GPU-equivalents out of the 4% × 5,000 = 200
+    freed: printed half to even that read "take 62 … out of the 200 …, leaving 138" (or 137 with the float's
+    137.4999…). Half up, and the remainder taken from the printed parts: 63 and 137, in both rules."""
+    consumed, freed = 45 * 2000 / 1440, 0.04 * 5000
+    assert consumed == 62.5
+    evaluation = review(
+        {
+            "target": "step",
+            "p": 0.04,
+            "k": "inf",
+            "cost_weeks": 2,
+            "flags": {"fleet_gpus": 5000, "gpu_minutes_per_start": 45, "starts_per_day": 2000},
+        }
+    )
+    taken, left = 63, 200 - 63
+    recurring = finding(evaluation, "recurring_gpu_cost")
+    assert f"take {taken} GPU-equivalents" in recurring.message
+    assert (
+        f"out of the {freed:.0f} GPU-equivalents the saving frees, leaving {left} GPU-equivalents." in recurring.message
+    )
+    assert (
+        f"frees {freed:.0f} GPU-equivalents, {left} GPU-equivalents net"
+        in finding(evaluation, "fleet_multiplication").message
+    )
+    assert recurring.figures["net_gpus"] == pytest.approx(freed - consumed)  # the figure stays exact
+
+
+def test_an_unstated_cost_on_a_fleet_has_one_break_even() -> None:
+    """4.5% (9% at 2×) on 1,000 GPUs frees 45 GPU-equivalents, 45 × 8,760 h × $2 = $788,400 a year, which pays for
+    $788,400 / $5,000 = 157.68 engineer-weeks: unstated_cost said 157.6 (a bisection) beside fleet_multiplication's
+    158. One figure, printed once: 157.7 in both."""
+    exact = 45 * GPU_YEAR_USD / 5000
+    assert exact == pytest.approx(157.68)
+    evaluation = review(
+        {"target": "rope", "p": 0.09, "k": 2, "flags": {"fleet_gpus": 1000}, "scope": {"method": "timeline"}}
+    )
+    unstated, fleet = finding(evaluation, "unstated_cost"), finding(evaluation, "fleet_multiplication")
+    assert unstated.figures["break_even_weeks"] == pytest.approx(exact, rel=1e-12)
+    assert fleet.figures["pays_for_weeks"] == pytest.approx(exact, rel=1e-12)
+    assert "under 157.7 engineer-weeks" in unstated.message
+    assert "it pays for up to 157.7 engineer-weeks" in fleet.message

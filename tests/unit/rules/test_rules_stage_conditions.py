@@ -1,0 +1,89 @@
+"""Stage 5 answers "on what conditions?" with every condition, and only conditions: they add up (each must hold),
+none sets another aside, and stage 4's notes ("fund, though a larger target exists") are not among them.
+
+Figures are re-derived here from PRODUCT §2 and the default policy, never read back from the engine.
+"""
+
+from __future__ import annotations
+
+from tests.unit.rules.helpers import assert_one_sentence, finding, review
+
+# Attention at 30% of a 40 ms step, 2× where it was measured (batch 32, 70% of the time), 0.8× on batch 1 (30%): kept
+# on the old path there, it saves 0.7 × 0.3 × (1 − 1/2) = 10.5% of the production time — for a p99 SLO at tail risk.
+_MIX_AND_P99 = {
+    "target": "attention",
+    "p": 0.3,
+    "k": 2,
+    "baseline_ms": 40,
+    "cost_weeks": 2,
+    "scope": {"method": "timeline", "input": "batch 32"},
+    "flags": {
+        "traffic_mix": [{"name": "batch 1", "share": 0.3, "k": 0.8}, {"name": "batch 32", "share": 0.7}],
+        "latency_slo": {"p99_ms": 50, "tail_risk": True},
+    },
+}
+
+
+def test_a_second_condition_is_not_overridden_by_the_first() -> None:
+    """The mix's dispatch condition spoke and the p99 condition was marked overridden_by mix, so neither the
+    statement nor stage 5 mentioned the p99: both must hold, and stage 5 says both."""
+    evaluation = review(_MIX_AND_P99)
+    saving = 0.7 * 0.3 * (1 - 1 / 2)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "mix"
+    mix, tail = finding(evaluation, "mix"), finding(evaluation, "tail_latency")
+    assert tail.overridden_by is None
+    assert f"{saving * 100:.1f}% of the production time" in mix.message
+    assert evaluation.reasoning[4].answer == f"{mix.message} {tail.message}"
+    assert "50 ms p99 SLO" in evaluation.reasoning[4].answer
+    assert evaluation.statement == mix.message
+    assert_one_sentence(evaluation.statement)
+
+
+# attn 21 ms of a 100 ms step of kernels (gemm 34, other 45), 10× for 3 weeks: 18.9% saved, 1.233×, while the same
+# 10× on the 45 ms phase gives 1 / (0.55 + 0.045) = 1.681× — bigger_target's "Fund, though…" note of stage 4.
+_BIGGER_ELSEWHERE = {
+    "target": "attn",
+    "p": 0.21,
+    "k": 10,
+    "baseline_ms": 100,
+    "cost_weeks": 3,
+    "breakdown": [{"name": "attn", "ms": 21}, {"name": "gemm", "ms": 34}, {"name": "other", "ms": 45}],
+}
+
+
+def test_stage_5_does_not_repeat_stage_4s_note() -> None:
+    """Stage 5 repeated "Fund, though other at 45% of the step is the larger target…", stage 4's answer."""
+    evaluation = review(_BIGGER_ELSEWHERE)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.reasoning[3].answer.startswith(
+        f"Fund, though other at 45% of the step is the larger target: the same 10× there gives "
+        f"{1 / (0.55 + 0.045):.3f}×"
+    )
+    assert evaluation.reasoning[4].answer == "None."
+
+
+def test_a_redirect_for_a_latency_goal_has_no_fund_in_stage_5() -> None:
+    """A 5 ms goal under the floor of every kernel at 10× (100 ms / 10 = 10 ms) is a redirect to more GPUs, while
+    stage 5 said "Fund, though…" (bigger_target's note, an alternative, not a condition)."""
+    evaluation = review(_BIGGER_ELSEWHERE | {"goal": {"latency_ms": 5}})
+    assert evaluation.verdict == "redirect"
+    assert evaluation.deciding_rule == "resource_goal"
+    assert f"stops at {100 / 10:.0f} ms on one GPU, above the 5 ms latency goal" in evaluation.statement
+    assert evaluation.reasoning[4].answer == "None."
+
+
+def test_stage_4_without_a_breakdown_says_none_was_given() -> None:
+    """With no breakdown, stage 4 said "nothing in the breakdown is larger than the target"."""
+    alone = review({"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3})
+    assert alone.reasoning[3].answer == "None known: no breakdown was given."
+    smaller = review(
+        {
+            "target": "attn",
+            "p": 0.6,
+            "k": 2,
+            "baseline_ms": 100,
+            "breakdown": [{"name": "attn", "ms": 60}, {"name": "mlp", "ms": 40}],
+        }
+    )
+    assert smaller.reasoning[3].answer == "None known: nothing in the breakdown is larger than the target."
