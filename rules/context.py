@@ -604,12 +604,14 @@ def derived_k(proposal: Proposal, p: float, k: float, baseline_ms: float | None)
                 "/added_work/phases",
             )
         k = amdahl.with_added_ms(baseline_ms * p, k, extra)
-    # extreme inputs (a verify pass of 1e-300 steps, 1e308 ms added) must still give a k whose figures are finite
-    remaining = (1 - p) + p / k if k > 0 and not math.isnan(k) else math.inf
+    # extreme inputs (a verify pass of 1e-300 steps, 1e308 ms added) must still give a k whose figures are finite:
+    # the new time, and the headroom 1 − 1/k (an acceptance of 2e-308 gives k = 5.6e-309, whose 1/k overflows), as
+    # the boundary requires of a stated k
+    positive = k > 0 and not math.isnan(k)
+    remaining = (1 - p) + p / k if positive else math.inf
     step = baseline_ms if baseline_ms is not None else 1.0
-    if not (k > 0 and math.isfinite(remaining) and math.isfinite(step * remaining)) or (
-        math.isinf(k) and spec is not None
-    ):
+    finite = positive and math.isfinite(1.0 / k) and math.isfinite(remaining) and math.isfinite(step * remaining)
+    if not finite or (math.isinf(k) and spec is not None):
         raise InvalidInput(
             f"Expected `added_work` that leaves the target a finite, positive speedup, got {k}", "/added_work"
         )

@@ -7,7 +7,7 @@ import re
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import breakdowns, extreme_proposals, finite_speedups, nested_json, nesting_depths, proposals
@@ -256,6 +256,22 @@ def _as_json(value: object) -> object:
 
 @SETTINGS
 @given(body=extreme_proposals())
+@example(  # an acceptance at the smallest normal double gives k = 5.6e-309: 1/k overflowed, a null saving was stored
+    body={
+        "target": "x",
+        "p": 0.8,
+        "k": 1.0,
+        "cost_weeks": 2.0,
+        "added_work": {
+            "speculative": {
+                "draft_tokens": 14,
+                "acceptance": 2.2250738585072014e-308,
+                "draft_cost": 0.9853853815237941,
+                "verify_cost": 1.7976931348623157e308,
+            }
+        },
+    }
+)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
     try:
