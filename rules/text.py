@@ -11,6 +11,7 @@ __all__ = [
     "a",
     "break_even_weeks",
     "count",
+    "gpu_count",
     "gpu_equivalents",
     "gpu_figure",
     "join",
@@ -216,8 +217,13 @@ def gpu_figure(n: float) -> float:
 def gpu_equivalents(n: float) -> str:
     """GPU-equivalents as a planner reads them: `1,000 GPU-equivalents`, `7.5`, `1 GPU-equivalent`, `0.005` (never
     `0` for a saving that frees some), rounded half up (`gpu_figure`)."""
-    figure = f"{n:.1g}" if 0 < n < 0.01 else num(gpu_figure(n), 2 if n < 10 else 0)
+    figure = gpu_count(n)
     return f"{figure} GPU-equivalent" + ("" if figure == "1" else "s")
+
+
+def gpu_count(n: float) -> str:
+    """The figure of `gpu_equivalents` alone (`9.39`, `1,000`), for a table whose label names the unit."""
+    return f"{n:.1g}" if 0 < n < 0.01 else num(gpu_figure(n), 2 if n < 10 else 0)
 
 
 def count(n: int, noun: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
-from worthit.rules.text import ms, ms_change, num, pct, times, weeks
+from worthit.rules.text import gpu_count, ms, ms_change, pct, times, weeks
 
 __all__ = [
     "SCOPES",
@@ -78,7 +78,7 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
         before, after = ms_change(a.baseline_ms, a.new_ms)
         rows.append(Row("time", f"{before} → {after}"))
     remaining = f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else ""
-    rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of the target's own time{remaining}"))
+    rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of {_acted_on(evaluation)}{remaining}"))
     if a.cost_weeks is not None:
         rows.append(Row("cost", weeks(a.cost_weeks)))
     if a.rate is not None:
@@ -86,10 +86,22 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     fleet = finding(evaluation, "fleet_multiplication")
     freed = fleet.figures.get("gpu_equivalents") if fleet is not None else None
     if isinstance(freed, int | float) and not isinstance(freed, bool):
-        rows.append(Row("GPU-equivalents freed", num(float(freed))))
+        rows.append(Row("GPU-equivalents freed", gpu_count(float(freed))))  # as the statement prints it
     if evaluation.holds_across_range is not None:
         rows.append(Row("holds across the range", "yes" if evaluation.holds_across_range else "no"))
     return rows
+
+
+def _acted_on(evaluation: Evaluation) -> str:
+    """The time the headroom is of, as the amdahl finding says the change (`Context.acted`): the target's own, a
+    collective's transfer without the wait for the slowest rank, or several targets' together."""
+    said = finding(evaluation, "amdahl")
+    figures = said.figures if said is not None else {}
+    if figures.get("more_p_1") is not None:
+        return "the targets' own time"
+    if figures.get("target_wait") is not None:
+        return "the transfer's own time"
+    return "the target's own time"
 
 
 def provenance(evaluation: Evaluation) -> list[Row]:

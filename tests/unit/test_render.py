@@ -100,3 +100,35 @@ def test_reasoning_stages_render_in_order_with_their_questions() -> None:
     assert explained.index("1. Can these") < explained.index("5. On what conditions?")
     assert "reasoning:" not in render.terminal(evaluation)
     assert render.reasoning(msgspec.structs.replace(evaluation, reasoning=None)) == []
+
+
+def test_a_collectives_rows_name_its_transfer_and_print_the_statements_gpu_figure() -> None:
+    """An all-to-all whose 18% holds 7% of waiting for the slowest rank: the headroom is the transfer's (11% at 1.5×:
+    1 - 1/1.5 = 33.3%, 850 ms × 0.11 / 1.5 = 62.3 ms left), and the GPU-equivalents row prints the statement's
+    256 × 0.11 × (1 - 1/1.5) = 9.39, not a second rounding of it."""
+    raw = {
+        "target": "all_to_all",
+        "p": 0.18,
+        "k": 1.5,
+        "baseline_ms": 850,
+        "cost_weeks": 6,
+        "scope": {"measured": "rank"},
+        "flags": {
+            "fleet_gpus": 256,
+            "run_days": 40,
+            "barrier": {"ranks": 256, "critical_path": True, "wait_fraction": 0.3, "target_wait": 0.07},
+        },
+    }
+    decision = _decision(msgspec.convert(raw, Proposal))
+    rows = dict(render.figures(decision))
+    saving = 0.11 * (1 - 1 / 1.5)
+    assert rows["headroom captured"] == f"{1 - 1 / 1.5:.1%} of the transfer's own time, {850 * 0.11 / 1.5:.1f} ms left"
+    assert rows["GPU-equivalents freed"] == f"{256 * saving:.2f}" == "9.39"
+    assert f"frees {256 * saving:.2f} GPU-equivalents" in decision.statement
+
+
+def test_several_targets_share_one_headroom_row() -> None:
+    """Two targets at once: the headroom is of the time the two take together."""
+    raw = SEED | {"more_targets": [{"name": "layernorm", "p": 0.06, "k": 10}]}
+    rows = dict(render.figures(_decision(msgspec.convert(raw, Proposal))))
+    assert rows["headroom captured"].startswith("90% of the targets' own time")
