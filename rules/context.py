@@ -37,6 +37,7 @@ __all__ = [
     "KIND_LABEL",
     "NON_KERNEL",
     "PASSING",
+    "POINT_FREE",
     "REST_OF_TRAFFIC",
     "SCOPE_NOUN",
     "SMALLEST_P",
@@ -618,6 +619,22 @@ def derived_k(proposal: Proposal, p: float, k: float, baseline_ms: float | None)
     return k
 
 
+POINT_FREE = (
+    "baseline_ms",
+    "breakdown_ms",
+    "breakdown_total",
+    "target",
+    "target_phase",
+    "target_is_comm",
+    "others",
+    "largest_other",
+    "more_targets",
+    "unportable",
+)
+"""The figures of a Context that depend on the proposal and the policy but not on the point (p, k): a context of the
+same proposal at another point may take them as they are (`context(..., like=...)`; a test holds them equal)."""
+
+
 def context(
     proposal: Proposal,
     policy: Policy,
@@ -628,10 +645,13 @@ def context(
     calibration: Calibration | None = None,
     proposed: Proposal | None = None,
     verdict_only: bool = False,
+    like: Context | None = None,
 ) -> Context:
     """The context of one point (p, k as the proposal states it), with k derived end to end when work is added;
     `calibration` and `proposed` when the engine evaluates at a team's calibrated k (rules.calibration);
-    `verdict_only` when only the verdict is asked (`Context.verdict_only`)."""
+    `verdict_only` when only the verdict is asked (`Context.verdict_only`); `like`, a context of the same proposal
+    under the same policy at another point, whose `POINT_FREE` figures are taken rather than computed again (a
+    range's corners and its bisection)."""
     plain = Context(
         proposal=proposal,
         policy=policy,
@@ -642,20 +662,26 @@ def context(
         proposed=proposed,
         verdict_only=verdict_only,
     )
+    if like is not None and like.proposal is proposal and like.policy is policy:
+        known, mine = like.__dict__, plain.__dict__
+        for name in POINT_FREE:
+            if name in known:
+                mine[name] = known[name]
     if proposal.added_work is None:
         return plain
-    effective = derived_k(proposal, p, k, plain.baseline_ms)
-    return Context(
+    effective = Context(
         proposal=proposal,
         policy=policy,
         p=p,
-        k=effective,
+        k=derived_k(proposal, p, k, plain.baseline_ms),
         probe=probe,
         stated_k=k,
         calibration=calibration,
         proposed=proposed,
         verdict_only=verdict_only,
     )
+    effective.__dict__.update((name, value) for name, value in plain.__dict__.items() if name in POINT_FREE)
+    return effective
 
 
 Check = Callable[[Context], Finding | None]

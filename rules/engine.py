@@ -363,7 +363,7 @@ def _ranges(
     corners = [(p, k) for p in (p_low, p_high) for k in (k_low, k_high)]
     # Each corner's figures as the decision states them: k derived end to end (added work), several targets or a
     # collective's transfer (Context.acted), the return counting upkeep.
-    at_corner = {corner: context(proposal, policy, *corner, verdict_only=True) for corner in corners}
+    at_corner = {corner: context(proposal, policy, *corner, verdict_only=True, like=ctx) for corner in corners}
     figures = [at_corner[corner].amdahl for corner in corners]
     ranges: dict[str, Interval] = {}
     for name in RANGED:
@@ -376,7 +376,7 @@ def _ranges(
         if corner not in known:
             known[corner] = _verdict(corner_ctx, checks)
     verdicts = {corner: known[corner] for corner in corners}
-    point = _known_verdict(known, proposal, policy, ctx.p, ctx.k, checks)
+    point = _known_verdict(known, ctx, ctx.p, ctx.k, checks)
     if "remeasure" in verdicts.values() or point == "remeasure":
         return ranges, all(v == point for v in verdicts.values()), None
     passing = {corner for corner, verdict in verdicts.items() if verdict in PASSING}
@@ -386,17 +386,14 @@ def _ranges(
 
 
 def _known_verdict(
-    known: dict[tuple[float, float], Verdict],
-    proposal: Proposal,
-    policy: Policy,
-    p: float,
-    k: float,
-    checks: Sequence[ModuleType],
+    known: dict[tuple[float, float], Verdict], ctx: Context, p: float, k: float, checks: Sequence[ModuleType]
 ) -> Verdict:
-    """`verdict_at` for one proposal, each point evaluated once."""
+    """`verdict_at` for the proposal of `ctx` at another point, each point evaluated once (its point-free figures
+    taken from `ctx`)."""
     verdict = known.get((p, k))
     if verdict is None:
-        verdict = known[(p, k)] = verdict_at(proposal, policy, p, k, checks)
+        at = context(ctx.proposal, ctx.policy, p, k, verdict_only=True, like=ctx)
+        verdict = known[(p, k)] = _verdict(at, checks)
     return verdict
 
 
@@ -425,7 +422,7 @@ def _uncertainty(
     k_ranged = isinstance(proposal.k, Range) and k_high > k_low
 
     def verdict(p: float, k: float) -> Verdict:
-        return _known_verdict(known, proposal, policy, p, k, checks)
+        return _known_verdict(known, ctx, p, k, checks)
 
     def at(p: float, k: float) -> bool:
         return verdict(p, k) in PASSING

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.strategies import proposals
 from worthit.rules import engine
 from worthit.rules.calibration import Calibration
-from worthit.rules.context import Context, Example, context
+from worthit.rules.context import POINT_FREE, Context, Example, context
 from worthit.rules.engine import argued, argues, decide, registry, run_checks, verdict_at
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Finding, Proposal
@@ -146,3 +146,36 @@ def test_leaving_out_an_argued_finding_fails(monkeypatch: pytest.MonkeyPatch) ->
     assert redirects
     with pytest.raises(AssertionError):
         _left_out_only_fund_or_nothing(module, _example_context(redirects[0]))
+
+
+# --- the figures a range's corners share (context(..., like=...)) ----------------------------------------------------
+
+
+@SETTINGS
+@given(proposal=proposals(), first=st.tuples(shares, speedups), second=st.tuples(shares, speedups))
+def test_point_free_figures_are_the_same_at_every_point(
+    proposal: Proposal, first: tuple[float, float], second: tuple[float, float]
+) -> None:
+    """Each POINT_FREE figure, computed afresh at two points of one proposal, is the same: what lets a corner take
+    them from the evaluation's own context."""
+    try:
+        one, two = context(proposal, POLICY, *first), context(proposal, POLICY, *second)
+    except InvalidInput:
+        return
+    for name in POINT_FREE:
+        assert getattr(one, name) == getattr(two, name), name
+
+
+def test_a_point_free_figure_that_is_not_fails() -> None:
+    """The property can fail: the target's share of the breakdown depends on p when the target is not in it."""
+    proposal = Proposal(target="x", p=0.2, k=2.0)
+    assert context(proposal, POLICY, 0.2, 2.0).target_share != context(proposal, POLICY, 0.3, 2.0).target_share
+
+
+def test_a_context_like_another_takes_its_point_free_figures() -> None:
+    proposal = Proposal(target="x", p=0.2, k=2.0, baseline_ms=100.0)
+    first = context(proposal, POLICY, 0.2, 2.0)
+    assert first.baseline_ms == 100.0
+    second = context(proposal, POLICY, 0.3, 4.0, like=first)
+    assert second.__dict__["baseline_ms"] == 100.0  # taken, not computed: the lazy figure is already there
+    assert "target_share" not in second.__dict__  # a figure of the point is computed at the point
