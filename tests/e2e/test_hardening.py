@@ -517,3 +517,91 @@ def test_a_since_outside_the_years_in_utc_is_a_400_on_both_databases(
         assert client.get("/v1/decisions", params={"since": "0001-01-01T14:00:00+14:00"}).status_code == 200
         assert client.get("/v1/decisions", params={"since": "9999-12-31T23:59:59Z"}).status_code == 200
     assert not re.search(r'"status":5\d\d', server.log.read_text())
+
+
+# A decision that does not read back: stored, it broke every read of it and every listing that reached it.
+
+UNREADABLE = {
+    "target": "decode",
+    "p": 0.8,
+    "k": 1.0,
+    "cost_weeks": 1,
+    "scope": {"workload": "unreadable"},
+    "added_work": {
+        "speculative": {
+            "draft_tokens": 14,
+            "acceptance": 2.2250738585072014e-308,
+            "draft_cost": 0.98,
+            "verify_cost": 1.7976931348623157e308,
+        }
+    },
+}
+
+
+def _store_unreadable_copy(database_url: str, decision_id: str) -> str:
+    """A copy of a stored decision, newer than it, whose `saving_fraction` is null: what the service stored before
+    writes were checked to read back. Its id."""
+    import asyncio
+
+    from sqlalchemy import text
+
+    from worthit.service.db.engine import create_engine
+    from worthit.service.ids import new_id
+    from worthit.service.settings import Settings
+
+    bad_id = new_id()
+
+    async def write() -> None:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            async with engine.begin() as connection:
+                row = (
+                    await connection.execute(text("SELECT * FROM decisions WHERE id = :id"), {"id": decision_id})
+                ).one()
+                values = dict(row._mapping) | {"id": bad_id}
+                document = values["document"].replace(decision_id, bad_id)
+                values["document"] = re.sub(r'"saving_fraction":[^,]+', '"saving_fraction":null', document)
+                assert '"saving_fraction":null' in values["document"]
+                columns = ", ".join(values)
+                await connection.execute(
+                    text(f"INSERT INTO decisions ({columns}) VALUES ({', '.join(':' + c for c in values)})"), values
+                )
+        finally:
+            await engine.dispose()
+
+    asyncio.run(write())
+    return bad_id
+
+
+def test_a_decision_that_does_not_read_back_is_never_stored_and_never_breaks_a_listing(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """A k of 5.6e-309 made `saving_fraction` -inf, stored as null: the POST answered 201, then `GET` of it answered
+    422 and `GET /v1/decisions` cut its 200 stream mid-body for every reader. Now the write is a 422 and nothing is
+    stored; a document stored so before is left out of listings (logged) and its own read is a 500 naming it."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        refused = client.post("/v1/decisions", json=UNREADABLE)
+        assert refused.status_code == 422, refused.text[:300]
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert "saving_fraction" in refused.json()["detail"]
+        assert client.get("/v1/decisions").json()["items"] == []
+        older = client.post("/v1/decisions", json=ATTENTION | {"scope": {"workload": "unreadable"}}).json()
+    bad_id = _store_unreadable_copy(database_url, older["id"])
+    with server.client() as client:
+        newer = client.post("/v1/decisions", json=ATTENTION | {"scope": {"workload": "unreadable"}}).json()
+        listing = client.get("/v1/decisions")
+        assert listing.status_code == 200
+        assert [item["id"] for item in listing.json()["items"]] == [newer["id"], older["id"]]  # whole JSON
+        assert [item["id"] for item in client.get("/v1/decisions", params={"limit": 2}).json()["items"]] == [
+            newer["id"]
+        ]
+        one = client.get(f"/v1/decisions/{bad_id}")
+        assert one.status_code == 500
+        assert one.headers["content-type"] == "application/problem+json"
+        assert bad_id in one.json()["detail"]
+        assert client.get(f"/v1/decisions/{older['id']}").json() == older
+        assert client.get("/decisions").status_code == 200
+        assert client.get("/v1/workloads/unreadable").status_code == 200
+    assert "unhandled error" not in server.log.read_text()
+    assert "left out of a listing" in server.log.read_text()
