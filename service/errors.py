@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from worthit.rules.errors import WorthitError
 
-__all__ = ["Conflict", "Forbidden", "NotFound", "Unavailable", "Unstorable"]
+__all__ = ["Conflict", "Forbidden", "NotFound", "Unavailable", "Unreadable", "Unstorable"]
 
 
 class Conflict(WorthitError):
@@ -25,3 +25,7 @@ class Unavailable(WorthitError):
 
 class Unstorable(WorthitError):
     """A value the boundary accepted that the database cannot hold: the client's input, not an outage."""
+
+
+class Unreadable(WorthitError):
+    """A stored document this version cannot read back as its type: the service's fault, never the reader's."""

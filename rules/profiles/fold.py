@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import msgspec
 
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
+from worthit.rules.profiles.naming import STORED_NAME_MAX, short_name
 
 REST_PREFIX = "(the rest: "
 """How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold.
@@ -65,7 +66,46 @@ def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[st
 
 
 def fold_breakdown(breakdown: Breakdown, limit: int = PROFILE_MAX_PHASES) -> Breakdown:
-    """`breakdown` with its phases (and each rank's, and each step's phase times) bounded by `fold_phases`."""
+    """`breakdown` with its phases (and each rank's, and each step's phase times) bounded by `fold_phases`, and
+    every phase name cut to `STORED_NAME_MAX` characters (with a digest of the whole, so names stay distinct)."""
+    return _cut_names(_fold(breakdown, limit))
+
+
+def _cut_names(breakdown: Breakdown) -> Breakdown:
+    """Names beyond `STORED_NAME_MAX` cut as `short_name` cuts them: 60 kernels named by 400,000 characters made a
+    48 MB document (each name in `phases` and again in `step_figures`), served whole to every reader. No target can
+    name more than `STORED_NAME_MAX` characters, so a lookup finds the cut name as it found the whole."""
+
+    def cut(phases: list[Phase]) -> list[Phase]:
+        if all(len(p.name) <= STORED_NAME_MAX for p in phases):
+            return phases
+        return [msgspec.structs.replace(p, name=short_name(p.name, STORED_NAME_MAX)) for p in phases]
+
+    def long(names: Iterable[str]) -> bool:
+        return any(len(name) > STORED_NAME_MAX for name in names)
+
+    if not (
+        long(p.name for p in breakdown.phases)
+        or any(long(p.name for p in r.phases) for r in breakdown.ranks)
+        or any(long(s.phases) for s in breakdown.step_figures)
+    ):
+        return breakdown
+
+    def cut_times(times: dict[str, int]) -> dict[str, int]:
+        into: dict[str, int] = {}
+        for name, ns in times.items():
+            short = short_name(name, STORED_NAME_MAX)
+            into[short] = into.get(short, 0) + ns
+        return into
+
+    steps = [
+        msgspec.structs.replace(s, phases=cut_times(s.phases)) if long(s.phases) else s for s in breakdown.step_figures
+    ]
+    ranks = [msgspec.structs.replace(r, phases=cut(r.phases)) for r in breakdown.ranks]
+    return msgspec.structs.replace(breakdown, phases=cut(breakdown.phases), ranks=ranks, step_figures=steps)
+
+
+def _fold(breakdown: Breakdown, limit: int) -> Breakdown:
     phases = fold_phases(breakdown.phases, limit)
     ranks = [msgspec.structs.replace(r, phases=fold_phases(r.phases, limit)) for r in breakdown.ranks]
     if phases is breakdown.phases and all(a.phases is b.phases for a, b in zip(ranks, breakdown.ranks, strict=True)):

@@ -35,13 +35,7 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     if not needle:
         raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False)
     if _GLOB & set(needle):
-        if len(needle) * (names := sum(len(p.name) for p in breakdown.phases)) > GLOB_WORK:
-            why = (
-                f"a pattern of {len(needle):,} characters over names of {names:,} characters together is more "
-                f"matching than a request may do ({GLOB_WORK:,} character pairs): name the phase, its start or a "
-                "part of it without `*`, `?` or `[`"
-            )
-            raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False, why=why)
+        check_glob_work(pattern, breakdown.phases, sum(len(p.name) for p in breakdown.phases))
         matches = [p for p in breakdown.phases if fnmatch.fnmatchcase(p.name.lower(), needle)]
     else:
         prefixed = [p for p in breakdown.phases if _bare(p.name).startswith(needle)]
@@ -59,6 +53,20 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     raise PhaseNotFoundError(
         pattern, _names(largest_first(breakdown.phases)), ambiguous=False, folded=[p.name for p in folded]
     )
+
+
+def check_glob_work(pattern: str, phases: list[Phase], names: int) -> None:
+    """Refuse a glob `pattern` whose matching over `names` characters of names would exceed `GLOB_WORK`: the
+    caller sums the names it will match over, all of a distributed run's ranks together when it looks in each."""
+    needle = pattern.strip().lower()
+    if not (_GLOB & set(needle)) or len(needle) * names <= GLOB_WORK:
+        return
+    why = (
+        f"a pattern of {len(needle):,} characters over names of {names:,} characters together is more "
+        f"matching than a request may do ({GLOB_WORK:,} character pairs): name the phase, its start or a "
+        "part of it without `*`, `?` or `[`"
+    )
+    raise PhaseNotFoundError(pattern, _names(largest_first(phases)), ambiguous=False, why=why)
 
 
 def _bare(name: str) -> str:

@@ -78,7 +78,11 @@ def kernel_kind(name: str) -> Kind:
 
 #: Longest name a proposal's breakdown or display keeps (rules/model.py's Name limit).
 DISPLAY_MAX = 200
+#: Longest phase name a stored profile keeps (rules/model.py's LONG_NAME_MAX: no target can be longer). Kernels
+#: named by 400,000 characters made a 48 MB profile document; cut here, 60 of them make 2 MB.
+STORED_NAME_MAX = 16384
 _HASH_LEN = 8
+_CUT = re.compile(rf"… \[([0-9a-f]{{{_HASH_LEN}}})\]$")
 
 
 UNNAMED = "(unnamed)"
@@ -90,14 +94,28 @@ def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
 
     Kernel names are C++ signatures hundreds of characters long that often differ only near the end (template
     arguments); cutting them alone would make ``void gemm<…, 128>`` and ``void gemm<…, 256>`` one name. An empty
-    name is shown as ``(unnamed)``.
+    name is shown as ``(unnamed)``. A name already cut (a stored profile's, at `STORED_NAME_MAX`) keeps the digest
+    of the whole it was cut from, so it shows as the whole would: the CLI's table and the server's agree.
     """
     if not name:
         return UNNAMED
     if len(name) <= limit:
         return name
-    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
+    cut = _CUT.search(name)
+    if cut is not None:
+        digest = cut.group(1)
+    else:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
     return f"{name[: limit - _HASH_LEN - 4]}… [{digest}]"
 
 
-__all__ = ["DISPLAY_MAX", "UNNAMED", "api_kind", "copy_name", "is_input_op", "kernel_kind", "short_name"]
+__all__ = [
+    "DISPLAY_MAX",
+    "STORED_NAME_MAX",
+    "UNNAMED",
+    "api_kind",
+    "copy_name",
+    "is_input_op",
+    "kernel_kind",
+    "short_name",
+]

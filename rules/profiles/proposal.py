@@ -20,7 +20,7 @@ from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, rest_name
 from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
 from worthit.rules.profiles.kineto import parse_steps
-from worthit.rules.profiles.lookup import find_phase
+from worthit.rules.profiles.lookup import check_glob_work, find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Phase, RankFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.steps import select_steps
@@ -231,6 +231,12 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
     ordered = sorted(b.ranks, key=lambda r: r.rank != barrier.straggler)
     found: tuple[RankFigures, Phase] | None = None
     first_error: PhaseNotFoundError | None = None
+    # One budget for the lookup over every rank: 512 ranks, each within the per-lookup cap (13 ms), held the
+    # event loop for ~6 s.
+    try:
+        check_glob_work(target, b.phases, sum(len(p.name) for r in ordered for p in r.phases))
+    except PhaseNotFoundError as exc:
+        raise InvalidInput(exc.detail, "/target") from exc
     for rank in ordered:
         view = Breakdown(
             format=b.format, wall_ns=rank.wall_ns, device_busy_ns=None, phases=rank.phases, inclusive=False

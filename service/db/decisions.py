@@ -92,12 +92,12 @@ class DecisionStore:
         next_cursor = ids[limit - 1] if len(ids) > limit else None
         return ids[:limit], next_cursor
 
-    async def documents(self, ids: list[str]) -> list[str]:
-        """The documents of `ids`, in that order (an id not stored is left out)."""
+    async def documents(self, ids: list[str]) -> list[tuple[str, str]]:
+        """The ids and documents of `ids`, in that order (an id not stored is left out)."""
         query = select(decisions.c.id, decisions.c.document).where(decisions.c.id.in_(ids))
         async with self._engine.connect() as connection:
             found = {row.id: row.document for row in (await connection.execute(query)).all()}
-        return [found[decision_id] for decision_id in ids if decision_id in found]
+        return [(decision_id, found[decision_id]) for decision_id in ids if decision_id in found]
 
 
 def _values(row: NewDecision) -> dict[str, Any]:

@@ -12,11 +12,11 @@ import hashlib
 from typing import Annotated, TypeVar, cast
 
 import msgspec
-from litestar import Response
+from litestar import MediaType, Response
 from litestar.datastructures import CacheControlHeader
 from litestar.params import HeaderParameter
 
-__all__ = ["CACHE_CONTROL", "REVALIDATE", "IfNoneMatch", "entity_tag", "tagged"]
+__all__ = ["CACHE_CONTROL", "REVALIDATE", "IfNoneMatch", "entity_tag", "json_tag", "tagged", "tagged_json"]
 
 REVALIDATE = CacheControlHeader(private=True, no_cache=True)
 """For every read: private (behind a token), revalidated before reuse. Lists have no tag: they change."""
@@ -34,7 +34,12 @@ IfNoneMatch = Annotated[
 
 
 def entity_tag(document: object) -> str:
-    return '"' + hashlib.sha256(msgspec.json.encode(document)).hexdigest()[:32] + '"'
+    return json_tag(msgspec.json.encode(document))
+
+
+def json_tag(encoded: bytes) -> str:
+    """The tag of a document already encoded as JSON (the same as `entity_tag` of the document it encodes)."""
+    return '"' + hashlib.sha256(encoded).hexdigest()[:32] + '"'
 
 
 def _matches(header: str, tag: str) -> bool:
@@ -50,3 +55,12 @@ def tagged(document: T, if_none_match: str | None) -> Response[T]:
     if if_none_match is not None and _matches(if_none_match, tag):
         return cast("Response[T]", Response(content=b"", status_code=304, headers=headers))
     return Response(document, headers=headers)
+
+
+def tagged_json(encoded: bytes, if_none_match: str | None) -> Response[bytes]:
+    """`tagged` for a document stored as the JSON it is served as: sent as it is, never decoded and encoded again."""
+    tag = json_tag(encoded)
+    headers = {"ETag": tag, "Cache-Control": CACHE_CONTROL}
+    if if_none_match is not None and _matches(if_none_match, tag):
+        return Response(content=b"", status_code=304, headers=headers)
+    return Response(encoded, headers=headers, media_type=MediaType.JSON)

@@ -17,7 +17,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from worthit.rules.errors import InvalidInput, PolicyError
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
-from worthit.service.errors import Conflict, Forbidden, NotFound, Unavailable, Unstorable
+from worthit.service.errors import Conflict, Forbidden, NotFound, Unavailable, Unreadable, Unstorable
 from worthit.service.validation import validation_problem
 
 __all__ = [
@@ -221,6 +221,11 @@ def _internal_handler(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, "An internal error occurred; it has been logged.")
 
 
+def _unreadable(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    log.error("%s %s: %s", request.method, request.url.path, exc)
+    return problem_response(HTTP_500_INTERNAL_SERVER_ERROR, str(exc), kind="internal")
+
+
 def _profile_handler(_: Request[Any, Any, Any], exc: ProfileError) -> Response[Problem]:
     if isinstance(exc, ProfileTooLarge):
         return problem_response(413, str(exc), [ProblemError(detail=str(exc), pointer="")], kind="too-large")
@@ -239,6 +244,7 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     NotFound: _simple(404, "not-found"),
     Unavailable: _unavailable,
     Unstorable: _simple(422, "validation"),
+    Unreadable: _unreadable,
     HTTPException: _http_handler,
     Exception: _internal_handler,
 }

@@ -39,17 +39,30 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._limit = max_header_bytes()
         self._header_bytes = 0
         self._in_headers = True
+        self._in_body = False
         self._read_body = 0  # body bytes of the current read
         self._read_chunks = 0  # chunk headers of the current read
+        self._began = False  # a request began in the current read
+        self._headers_ended = False  # a request's headers ended in the current read
+        self._body_after = 0  # body bytes of the current read since the last headers ended in it
+        self._chunks_after = 0  # chunk headers of the current read since the last headers ended in it
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._header_bytes = 0
         self._in_headers = True
+        self._began = True
 
     def on_headers_complete(self) -> None:
         self._in_headers = False
+        self._in_body = True
+        self._headers_ended = True
+        self._body_after = self._chunks_after = 0
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_body = False
+        super().on_message_complete()
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._in_headers:  # after them, a trailer: dropped (counted in `data_received`)
@@ -57,23 +70,44 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
 
     def on_body(self, body: bytes) -> None:
         self._read_body += len(body)
+        self._body_after += len(body)
         super().on_body(body)
 
     def on_chunk_header(self) -> None:
         self._read_chunks += 1
+        self._chunks_after += 1
 
     def data_received(self, data: bytes) -> None:
-        self._read_body = self._read_chunks = 0
+        self._read_body = self._read_chunks = self._body_after = self._chunks_after = 0
+        self._began = self._headers_ended = False
         super().data_received(data)
         if self.transport.is_closing():
             return
+        # Only the current request's bytes count: a read of pipelined requests (600 small POSTs in one 220 KB burst)
+        # holds the earlier ones whole, and counting the whole read as the last one's headers answered it 431.
         if self._in_headers:
-            self._header_bytes += len(data)
-        else:  # the body's framing and trailers; a read's credit for small chunks is not carried to the next
-            framing = len(data) - self._read_body - CHUNK_FRAMING * self._read_chunks
-            self._header_bytes = max(0, self._header_bytes + framing)
+            if self._began:  # it began in this read: its bytes are those after the previous request's end
+                self._header_bytes = len(data) - min(len(data), self._previous_end(data))
+            else:
+                self._header_bytes += len(data)
+        elif self._in_body:  # the body's framing and trailers; a read's credit for small chunks is not carried over
+            if self._headers_ended:  # its headers ended in this read: what follows them
+                framing = len(data) - _after_blank_line(data) - self._body_after - CHUNK_FRAMING * self._chunks_after
+                self._header_bytes = max(0, framing)
+            else:
+                framing = len(data) - self._read_body - CHUNK_FRAMING * self._read_chunks
+                self._header_bytes = max(0, self._header_bytes + framing)
+        else:  # between requests: the parser holds nothing of one
+            self._header_bytes = 0
         if self._header_bytes > self._limit:
             self._send_431()
+
+    def _previous_end(self, data: bytes) -> int:
+        """Where in `data` the request before the current one ended, or a little later (chunk framing is counted at
+        its most): an under-count of at most one read, which the next read of the same headers counts whole."""
+        if self._headers_ended:  # the previous request's headers ended here too: after them, its body
+            return _after_blank_line(data) + self._body_after + CHUNK_FRAMING * self._chunks_after
+        return self._read_body + CHUNK_FRAMING * self._read_chunks
 
     def _send_431(self) -> None:
         if self.cycle is not None and not self.cycle.response_complete:
@@ -98,6 +132,13 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         ]
         self.transport.write(b"".join(head))
         self.transport.close()
+
+
+def _after_blank_line(data: bytes) -> int:
+    """Where the last blank line of `data` (the end of a request's headers) ends; 0 when there is none. The current
+    request's unfinished headers hold none, so it is at or before their start."""
+    crlf, lf = data.rfind(b"\r\n\r\n"), data.rfind(b"\n\n")
+    return max(crlf + 4 if crlf >= 0 else 0, lf + 2 if lf >= 0 else 0)
 
 
 class GuardedProtocol(HeaderDeadline, HeaderLimitedProtocol):

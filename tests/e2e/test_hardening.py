@@ -487,19 +487,55 @@ def test_a_glob_over_names_of_hundreds_of_kb_is_refused_before_it_holds_the_serv
     assert "unhandled error" not in server.log.read_text()
 
 
-def test_a_breakdown_larger_than_the_worker_may_answer_is_a_413(
+def test_kernel_names_of_hundreds_of_kb_are_stored_cut_and_read_without_copies(
     sqlite_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """67 KB of gzip: 150 kernels named by 400 KB each, within every limit of the upload, made a breakdown over the
-    64 MiB the parse worker may answer; the worker was killed and the upload answered 500. Now 413 naming it."""
+    """60 kernels named by 400 KB each (27 KB of gzip): every read of the profile was 48 MB (each name in `phases`
+    and again in `step_figures`) and 8 concurrent reads took the server to 637 MB, past the pod's 512 MiB. Names are
+    now stored cut to the model's 16,384 characters with a digest of the whole: a 2 MB document, still distinct, still
+    found by their start and by the name the CLI shows; 8 concurrent reads stay far within the pod; the 150-kernel
+    upload that was a 413 (its breakdown over the worker's 64 MiB answer) is now a profile of 5 MB."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.e2e.test_memory import POD_LIMIT, peak_rss
+    from worthit.rules.model import LONG_NAME_MAX
+    from worthit.rules.profiles.naming import short_name
+
     server = server_factory(sqlite_url)
     with server.client(timeout=60) as client:
         upload = client.post(
+            "/v1/profiles", content=_long_names_trace(60, 400_000), headers={"content-type": "application/gzip"}
+        )
+        assert upload.status_code == 201, upload.text[:300]
+        assert len(upload.content) < 4 * 1024**2
+        profile = upload.json()
+        names = [phase["name"] for phase in profile["breakdown"]["phases"]]
+        assert len(set(names)) == len(names) == 61
+        assert max(len(name) for name in names) == LONG_NAME_MAX
+        for step in profile["breakdown"]["step_figures"]:
+            assert set(step["phases"]) <= set(names)
+
+        def read(_: int) -> httpx.Response:
+            with server.client(timeout=60) as reader:
+                return reader.get(f"/v1/profiles/{profile['id']}")
+
+        with ThreadPoolExecutor(8) as pool:
+            reads = list(pool.map(read, range(8)))
+        assert all(answer.status_code == 200 for answer in reads)
+        assert reads[0].json() == profile
+        assert reads[0].headers["etag"]
+        same = client.get(f"/v1/profiles/{profile['id']}", headers={"if-none-match": reads[0].headers["etag"]})
+        assert (same.status_code, same.content) == (304, b"")
+        shown = short_name("k007" + "x" * 400_000)  # what `worthit profile` shows for the file as it was
+        for target in ("softmax", "k007", shown):
+            found = client.post("/v1/evaluate", json={"target": target, "profile_id": profile["id"], "k": 2})
+            assert found.status_code == 200, (target[:40], found.text[:300])
+        larger = client.post(
             "/v1/profiles", content=_long_names_trace(150, 400_000), headers={"content-type": "application/gzip"}
         )
-        assert upload.status_code == 413, upload.text[:300]
-        assert upload.headers["content-type"] == "application/problem+json"
-        assert "its breakdown is larger than 67108864 bytes" in upload.json()["detail"]
+        assert larger.status_code == 201, larger.text[:300]
+        assert len(larger.content) < 8 * 1024**2
+    assert peak_rss(server.process.pid) < POD_LIMIT // 2
     assert "unhandled error" not in server.log.read_text()
 
 
@@ -517,3 +553,91 @@ def test_a_since_outside_the_years_in_utc_is_a_400_on_both_databases(
         assert client.get("/v1/decisions", params={"since": "0001-01-01T14:00:00+14:00"}).status_code == 200
         assert client.get("/v1/decisions", params={"since": "9999-12-31T23:59:59Z"}).status_code == 200
     assert not re.search(r'"status":5\d\d', server.log.read_text())
+
+
+# A decision that does not read back: stored, it broke every read of it and every listing that reached it.
+
+UNREADABLE = {
+    "target": "decode",
+    "p": 0.8,
+    "k": 1.0,
+    "cost_weeks": 1,
+    "scope": {"workload": "unreadable"},
+    "added_work": {
+        "speculative": {
+            "draft_tokens": 14,
+            "acceptance": 2.2250738585072014e-308,
+            "draft_cost": 0.98,
+            "verify_cost": 1.7976931348623157e308,
+        }
+    },
+}
+
+
+def _store_unreadable_copy(database_url: str, decision_id: str) -> str:
+    """A copy of a stored decision, newer than it, whose `saving_fraction` is null: what the service stored before
+    writes were checked to read back. Its id."""
+    import asyncio
+
+    from sqlalchemy import text
+
+    from worthit.service.db.engine import create_engine
+    from worthit.service.ids import new_id
+    from worthit.service.settings import Settings
+
+    bad_id = new_id()
+
+    async def write() -> None:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            async with engine.begin() as connection:
+                row = (
+                    await connection.execute(text("SELECT * FROM decisions WHERE id = :id"), {"id": decision_id})
+                ).one()
+                values = dict(row._mapping) | {"id": bad_id}
+                document = values["document"].replace(decision_id, bad_id)
+                values["document"] = re.sub(r'"saving_fraction":[^,]+', '"saving_fraction":null', document)
+                assert '"saving_fraction":null' in values["document"]
+                columns = ", ".join(values)
+                await connection.execute(
+                    text(f"INSERT INTO decisions ({columns}) VALUES ({', '.join(':' + c for c in values)})"), values
+                )
+        finally:
+            await engine.dispose()
+
+    asyncio.run(write())
+    return bad_id
+
+
+def test_a_decision_that_does_not_read_back_is_never_stored_and_never_breaks_a_listing(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """A k of 5.6e-309 made `saving_fraction` -inf, stored as null: the POST answered 201, then `GET` of it answered
+    422 and `GET /v1/decisions` cut its 200 stream mid-body for every reader. Now the write is a 422 and nothing is
+    stored; a document stored so before is left out of listings (logged) and its own read is a 500 naming it."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        refused = client.post("/v1/decisions", json=UNREADABLE)
+        assert refused.status_code == 422, refused.text[:300]
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert "saving_fraction" in refused.json()["detail"]
+        assert client.get("/v1/decisions").json()["items"] == []
+        older = client.post("/v1/decisions", json=ATTENTION | {"scope": {"workload": "unreadable"}}).json()
+    bad_id = _store_unreadable_copy(database_url, older["id"])
+    with server.client() as client:
+        newer = client.post("/v1/decisions", json=ATTENTION | {"scope": {"workload": "unreadable"}}).json()
+        listing = client.get("/v1/decisions")
+        assert listing.status_code == 200
+        assert [item["id"] for item in listing.json()["items"]] == [newer["id"], older["id"]]  # whole JSON
+        assert [item["id"] for item in client.get("/v1/decisions", params={"limit": 2}).json()["items"]] == [
+            newer["id"]
+        ]
+        one = client.get(f"/v1/decisions/{bad_id}")
+        assert one.status_code == 500
+        assert one.headers["content-type"] == "application/problem+json"
+        assert bad_id in one.json()["detail"]
+        assert client.get(f"/v1/decisions/{older['id']}").json() == older
+        assert client.get("/decisions").status_code == 200
+        assert client.get("/v1/workloads/unreadable").status_code == 200
+    assert "unhandled error" not in server.log.read_text()
+    assert "left out of a listing" in server.log.read_text()
