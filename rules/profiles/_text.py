@@ -16,6 +16,7 @@ from worthit.rules.profiles.errors import ProfileError
 
 __all__ = [
     "MAX_PREAMBLE_LINES",
+    "UTF8_BOM",
     "CsvRows",
     "check_bytes",
     "find_column",
@@ -34,6 +35,10 @@ MAX_PREAMBLE_LINES = 64
 #: Rows a reader reads between two reports to the parse's budget (`budget.held_events`).
 _COUNT_BATCH = 4096
 _SNIFF_BYTES = 65536
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+"""The byte-order mark Windows tools write before UTF-8 text (Notepad, PowerShell's Out-File): not part of the JSON."""
 
 
 def check_bytes(data: bytes, fmt: str | None) -> None:

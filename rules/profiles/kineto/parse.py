@@ -23,7 +23,7 @@ from typing import NoReturn
 
 import msgspec
 
-from worthit.rules.profiles._text import is_blank
+from worthit.rules.profiles._text import UTF8_BOM, is_blank
 from worthit.rules.profiles.budget import json_objects
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
@@ -62,7 +62,7 @@ def _class_of(cat: str) -> tuple[str, int]:
     return cat, cls | _WALL
 
 
-_JSON_START = re.compile(rb"\s*[\[{]")
+_JSON_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*[\[{]")  # a UTF-8 BOM may stand first
 _STEP_RE = re.compile(r"ProfilerStep#(\d+)$")
 
 
@@ -386,7 +386,20 @@ class Builder:
         for step in sorted(self.steps.values(), key=lambda s: s.start):
             by_number.setdefault(step.number, step)
         out.steps = sorted(by_number.values(), key=lambda s: s.start)
+        first, last = span(out)
+        if last - first > MAX_SPAN_NS:
+            raise ProfileError(
+                f"the events span {(last - first) / 86_400e9:,.0f} days (ts {first / 1000:.0f} to {last / 1000:.0f} "
+                f"µs); expected a profiler's window of seconds to hours, under {MAX_SPAN_NS // 86_400_000_000_000} "
+                "days: are two clocks (epoch and relative) mixed?",
+                format_expected=FORMAT,
+            )
         return out
+
+
+MAX_SPAN_NS = 7 * 86_400 * 10**9
+"""The longest a trace may span: a profiler records a window of steps (seconds to hours); a week is far past any,
+and events farther apart are on two clocks, or forged (a 31-year wall made every share nonsense)."""
 
 
 def span(p: Parsed) -> tuple[int, int]:
@@ -405,6 +418,7 @@ def span(p: Parsed) -> tuple[int, int]:
 def _decode(data: bytes) -> _Trace:
     if is_gzip(data):
         data = gunzip(data, FORMAT)
+    data = data.removeprefix(UTF8_BOM)
     if is_blank(data):
         raise ProfileError("the file is empty", format_expected=FORMAT)
     if b"\x00" in data[:65536]:

@@ -27,6 +27,7 @@ from typing import BinaryIO, NoReturn
 
 import msgspec
 
+from worthit.rules.profiles._text import UTF8_BOM
 from worthit.rules.profiles.compression import is_gzip
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import (
@@ -66,9 +67,13 @@ def inflated(chunks: Iterable[bytes], progress: Progress | None = None) -> Itera
     """The chunks as plain bytes: gzip (several members allowed) is inflated as it comes, `progress(n)` told of
     each input chunk's size (the file's bytes, compressed or not)."""
     it = iter(chunks)
-    first = next((c for c in it if c), b"")
-    if progress is not None and first:
-        progress(len(first))
+    first = b""
+    for chunk in it:  # gzip's magic is two bytes: a first chunk of one says nothing yet
+        first += chunk
+        if progress is not None and chunk:
+            progress(len(chunk))
+        if len(first) >= 2:
+            break
     if not is_gzip(first):
         if first:
             yield first
@@ -105,6 +110,17 @@ def inflated(chunks: Iterable[bytes], progress: Progress | None = None) -> Itera
         raise ProfileError("the gzip stream is truncated (it ends before its last block)", format_expected=FORMAT)
 
 
+def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks with a UTF-8 byte-order mark before the first one's JSON dropped (Windows tools write one)."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(UTF8_BOM) or not UTF8_BOM.startswith(head):
+            break
+    yield head.removeprefix(UTF8_BOM)
+    yield from chunks
+
+
 #: Hands a batch of event bytes to `reduce_batch` elsewhere (a process pool) and returns a handle whose
 #: ``result()`` is what it returned: the service's parallel reader; the rules themselves start no process.
 Submit = Callable[[bytes], "Future[Builder | None]"]
@@ -124,7 +140,7 @@ def parse_stream(
 
     With `submit`, batches are reduced elsewhere (`reduce_batch`, up to `depth` at once) and merged here in order;
     a batch whose cut turns out wrong (it does not decode) sends the rest of the file through this process."""
-    reader = _Reader(inflated(chunks, progress), file, batch)
+    reader = _Reader(_without_bom(inflated(chunks, progress)), file, batch)
     reader.submit, reader.depth = submit, depth
     return reader.read()
 

@@ -133,6 +133,30 @@ def test_a_timestamp_no_clock_reaches_in_a_trace_is_refused(ts: str, dur: str) -
     assert "outside what a profiler clock records" in err.detail
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "days"),
+    [
+        ('-1e15, "dur": 10', '0, "dur": 1e15', 23_148),  # two events 2e15 µs apart: 2e15 / 86.4e9 days
+        ('1.7e15, "dur": 10', '5, "dur": 10', 19_676),  # an epoch clock beside a relative one
+        ('0, "dur": 604800000001', '0, "dur": 1', 7),  # one event a microsecond past a week
+    ],
+)
+def test_events_farther_apart_than_a_profiler_records_are_refused(first: str, second: str, days: int) -> None:
+    """A trace spanning more than a week (MAX_SPAN_NS) is two clocks or forged: refused, saying how long it spans."""
+    events = ", ".join(
+        f'{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 0, "ts": {when}}}' for when in (first, second)
+    )
+    err = read_error(f'{{"traceEvents": [{events}]}}'.encode())
+    assert f"the events span {days:,} days" in err.detail
+    assert "under 7 days" in err.detail
+
+
+def test_a_trace_of_just_under_a_week_is_read() -> None:
+    event = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 0, "ts": 0, "dur": 604800000000}'
+    data = b'{"traceEvents": [' + event + b"]}"
+    assert read_any(data).wall_ns == 604_800_000_000_000
+
+
 @pytest.mark.parametrize("end", [str(2**63), "9" * 25])
 def test_a_timestamp_past_64_bits_in_a_kernel_trace_is_refused_by_line(end: str) -> None:
     """Past 2**63 ns the interval cannot be kept: the line is named, not an OverflowError."""

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.kineto_traces import Shape, write
+from worthit.rules.profiles.detect import detect
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import parse_trace
 from worthit.rules.profiles.kineto.stream import parse_stream, reduce_batch
@@ -75,6 +76,19 @@ def test_generated_trace_plain_and_gzip() -> None:
     # Two gzip members, as `cat a.gz b.gz` makes, inflate as one stream.
     half = len(data) // 2
     assert parse_stream([gzip.compress(data[:half]) + gzip.compress(data[half:])], batch=5000) == whole
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1000])
+def test_a_byte_order_mark_before_the_json_is_read_past(chunk: int) -> None:
+    """Windows tools write a UTF-8 BOM before the JSON: detected as a PyTorch trace, and both readers find the same
+    columns as without it, plain and gzipped, however the first bytes are cut."""
+    data = generated()
+    whole = parse_trace(data)
+    marked = b"\xef\xbb\xbf" + data
+    assert detect(marked) == detect(gzip.compress(marked)) == "pytorch_trace"
+    assert parse_trace(marked) == parse_trace(gzip.compress(marked)) == whole
+    assert parse_stream(pieces(marked, chunk), batch=3000) == whole
+    assert parse_stream(pieces(gzip.compress(marked), chunk), batch=3000) == whole
 
 
 _AWKWARD = st.text(alphabet='{}[],:"\\ \n\tab\u00e9', max_size=12)
