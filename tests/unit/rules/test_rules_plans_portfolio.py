@@ -238,3 +238,26 @@ def test_portfolio_of_200_proposals_stays_within_budget_and_beats_the_rate_order
             greedy += entry.saving_ms or 0.0
     assert result.combined_saving_ms is not None
     assert result.combined_saving_ms >= greedy
+
+
+def test_plan_refuses_phases_that_sum_past_the_baseline() -> None:
+    """The seed's 100 ms of phases against an 80 ms baseline overlap by 20 ms: planning on them gave 10.7 ms at 10×
+    and 3 ms at zero while still leaving 23 ms of copy and host gaps, so the plan is refused naming both sums."""
+    with pytest.raises(InvalidInput, match="sum to 100 ms, more than its 80 ms") as caught:
+        plan(PHASES, target_speedup=2, baseline_ms=80)
+    assert caught.value.pointer == "/breakdown"
+    within = plan(PHASES, target_speedup=2, baseline_ms=99.5)  # inside the policy's 1% breakdown tolerance
+    assert within.all_at_zero.new_ms == pytest.approx(99.5 - 77)
+
+
+def test_plan_ceiling_names_the_kinds_it_planned() -> None:
+    """With copies planned too, the ceiling is of kernel and copy work (100 − 77 − 18 = 5 ms), not "kernel work";
+    with every kind planned nothing is left, said as such rather than "stops at 0 ms"."""
+    copies = plan(PHASES, target_speedup=4, kinds=("kernel", "copy"), k="inf")
+    assert copies.all_at_zero.new_ms == pytest.approx(5)
+    assert "all kernel and copy work at zero stops at 5 ms, leaving host gaps" in copies.message
+    assert "all kernel work" not in copies.message
+    everything = plan(PHASES, target_speedup=5, kinds=("kernel", "copy", "host"), k={"H2D copy": "inf"})
+    assert everything.all_at_zero.speedup is None
+    assert "all kernel, copy and host work at zero would leave nothing of the 100 ms" in everything.message
+    assert "stops at 0 ms" not in everything.message
