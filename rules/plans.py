@@ -158,6 +158,13 @@ def plan(
     total = summed if baseline_ms is None else baseline_ms
     if not total > 0:
         raise InvalidInput(f"Expected the breakdown to take some time, got {total} ms", "/breakdown")
+    if summed > total * (1 + policy.breakdown_tolerance):
+        # Phases that overlap in time double count when summed: every step and ceiling would be off by the excess.
+        raise InvalidInput(
+            f"Expected phases that fit in `baseline_ms`: they sum to {ms(summed)}, more than its {ms(total)}, so "
+            "some overlap and would be counted twice; give each phase's time on the start-to-completion timeline",
+            "/breakdown",
+        )
     goal = target_ms if target_ms is not None else total / (target_speedup or 1.0)
     slack = 1e-9 * total  # float noise only: 100 - 50 must count as reaching 50
 
@@ -255,7 +262,11 @@ def _message(result: Plan, *, uniform_k: bool) -> str:
     at = f"at {times(result.k) if isinstance(result.k, float) else '∞'}" if uniform_k else "at their k"
     goal = f"{ms(result.target_ms)} ({_speedup_text(result.target_speedup)})"
     left = join([label(item.name) for item in result.left[:3]])
-    zero = f"all kernel work at zero stops at {ms(result.all_at_zero.new_ms)}" + (f", leaving {left}" if left else "")
+    work = f"all {join(list(result.kinds))} work"
+    if result.all_at_zero.speedup is None:
+        zero = f"{work} at zero would leave nothing of the {ms(result.baseline_ms)}"
+    else:
+        zero = f"{work} at zero stops at {ms(result.all_at_zero.new_ms)}" + (f", leaving {left}" if left else "")
     if not result.steps and result.reachable:
         return sentence(f"The scope already meets {goal} at {ms(result.baseline_ms)}, so no phase needs speeding up.")
     if not result.reachable:

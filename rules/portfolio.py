@@ -86,6 +86,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         raise InvalidInput(
             f"Expected proposals on one workload, got {sorted(w for w in workloads if w)}", "/proposals/scope/workload"
         )
+    _check_disjoint(proposals, policy)
     evaluations = [evaluate(proposal, policy) for proposal in proposals]
     baselines = [evaluation.amdahl.baseline_ms for evaluation in evaluations]
     known = [b for b in baselines if b is not None]
@@ -155,6 +156,51 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     return settled(result)
 
 
+def _share(proposal: Proposal) -> float | None:
+    """The target's share of the step (of the whole run when `p` is of a narrower scope), lowest of a range."""
+    if proposal.p_end_to_end is not None:
+        return proposal.p_end_to_end
+    if proposal.scope.measured not in (None, "step", "end_to_end"):
+        return None
+    p = proposal.p
+    return p if isinstance(p, float) else p.low if p is not None else None
+
+
+def _check_disjoint(proposals: Sequence[Proposal], policy: Policy) -> None:
+    """Refuse proposals whose savings would be added though they act on the same time: a phase one proposal names
+    in `more_targets` that another targets, or targets whose shares of one step add up past the whole step."""
+    owner: dict[str, int] = {}
+    for index, proposal in enumerate(proposals):
+        if proposal.target is not None:
+            owner.setdefault(proposal.target, index)
+    for index, proposal in enumerate(proposals):
+        for extra, more in enumerate(proposal.more_targets or []):
+            other = owner.get(more.name)
+            if other is not None and proposals[other].target != proposal.target:
+                raise InvalidInput(
+                    f"Expected proposals on disjoint phases: {label(proposal.target or f'proposal {index + 1}')} "
+                    f"also speeds up {label(more.name)}, which proposal {other + 1} targets, and savings on one "
+                    "phase do not add; propose them as alternatives naming one `target`",
+                    f"/proposals/{index}/more_targets/{extra}/name",
+                )
+    shares: dict[str, float] = {}
+    for index, proposal in enumerate(proposals):
+        share = _share(proposal)
+        if share is None:
+            continue
+        share += sum(more.p for more in proposal.more_targets or [] if more.p is not None)
+        key = proposal.target if proposal.target is not None else f"proposal {index + 1}"
+        shares[key] = max(shares.get(key, 0.0), share)
+    total = sum(shares.values())
+    if total > 1 + policy.breakdown_tolerance:
+        listed = join([f"{label(name)} {pct(share)}" for name, share in shares.items()][:6])
+        raise InvalidInput(
+            f"Expected targets on disjoint phases of one step: their shares add up to {pct(total)} ({listed}), "
+            "so some overlap and their savings would be counted twice",
+            "/proposals",
+        )
+
+
 _STATES = 2000
 """Most cost/saving states the budgeted search keeps; past it, states within budget/_STATES weeks of each other
 merge, keeping the larger saving (never a set over the budget)."""
@@ -185,6 +231,8 @@ def _fund(entries: list[PortfolioEntry], proposals: Sequence[Proposal], policy: 
             other = picked.get(entry.target) if entry.target is not None else None
             if other is not None:
                 entry.note = f"same target as rank {other.rank}: savings on one phase do not add"
+            elif budget is not None and (entry.cost_weeks or 0.0) > budget * (1 + 1e-12):
+                entry.note = f"its {weeks(entry.cost_weeks or 0.0)} alone exceed the {num(budget)}-week budget"
             else:
                 entry.note = f"over the budget: the {num(used)} of {weeks(budget or 0.0)} funded save more"
 
@@ -326,6 +374,11 @@ def _message(result: Portfolio) -> str:
         # The best return is left out: the budget buys more saving without it.
         chosen = join([_name(entry, names) for entry in funded])
         why = f"under the {num(result.budget_weeks)}-week budget" if result.budget_weeks is not None else "instead"
+        if result.budget_weeks is not None and (top.cost_weeks or 0.0) > result.budget_weeks * (1 + 1e-12):
+            return sentence(
+                f"Fund {chosen} {why}: {_name(top, names)} has the best return ({_rate(result, top)}) but its "
+                f"{weeks(top.cost_weeks or 0.0)} do not fit; {together.replace('funded alone it', 'it')}."
+            )
         return sentence(
             f"Fund {chosen} {why}, though {_name(top, names)} has the best return ({_rate(result, top)}): "
             f"{together.replace('funded alone it', 'it')}."

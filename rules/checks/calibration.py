@@ -17,9 +17,11 @@ the noise floor), and the verdict turns from fund to decline.
 
 from __future__ import annotations
 
+import math
+
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Effect, Figure, Finding, Range
-from worthit.rules.text import count, label, pct, saves, times
+from worthit.rules.text import count, label, ms, pct, saves, times
 
 ID = "calibration"
 STAGE = "worth"
@@ -100,7 +102,7 @@ def check(ctx: Context) -> Finding | None:
             message=f"{opening}{still}, at {times(ctx.amdahl.speedup)} end to end.",
         )
     effect: Effect = "supports" if after == "fund" else "condition" if after == "fund_if" else "opposes"
-    saving = saves(ctx.amdahl.saving_fraction, f" of {ctx.scope_noun}")
+    saving = saves(ctx.amdahl.saving_fraction, f" of {ctx.scope_noun}") + _bar(ctx)
     on = f"{pct(ctx.p)} of {ctx.scope_noun}"
     return Finding(
         rule=ID,
@@ -109,3 +111,18 @@ def check(ctx: Context) -> Finding | None:
         figures=figures,
         message=f"{opening} and the verdict turns from {before} to {after}: {times(ctx.k)} on {on} {saving}.",
     )
+
+
+def _bar(ctx: Context) -> str:
+    """The rate bar the calibrated saving falls under, when it clears the noise floor but not the rate: "saves 2% of
+    the step" alone reads as a reason to fund. (Under the floor, the saving beside the floor says it.)"""
+    policy, worth = ctx.policy, ctx.worth
+    if worth.clears or ctx.run_saving < policy.noise_floor:
+        return ""
+    rate = worth.rate
+    if rate is None or rate >= policy.min_rate or math.isinf(rate):
+        return ""
+    base = ctx.baseline_ms
+    if base is not None and ctx.p_run == ctx.p:
+        return f", {ms(rate * base)} per engineer-week against the {ms(policy.min_rate * base)} the policy funds"
+    return f", {pct(rate)} of the step per engineer-week against the {pct(policy.min_rate)} the policy funds"

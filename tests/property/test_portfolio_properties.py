@@ -14,9 +14,10 @@ from worthit.rules.portfolio import FUNDABLE, portfolio
 
 # Shares and speedups that clear the default bars (1% floor, 1% of the step a week) for a few weeks of work, and
 # some that do not, so the search also meets proposals it must leave out; costs include 0 and fractions of a week.
+# At most 8 targets of at most 12.5% each: disjoint phases of one step (shares adding past it are refused).
 proposal = st.builds(
     lambda p, k, weeks: (p, k, weeks),
-    st.floats(min_value=0.001, max_value=0.3),
+    st.floats(min_value=0.001, max_value=0.125),
     st.sampled_from([1.1, 1.5, 2.0, 4.0, 10.0, 1e9]),
     st.sampled_from([0.0, 0.2, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 8.0]),
 )

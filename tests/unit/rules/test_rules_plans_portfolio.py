@@ -10,7 +10,7 @@ import pytest
 
 from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import Phase, Proposal, Scope
+from worthit.rules.model import MoreTarget, Phase, Proposal, Scope
 from worthit.rules.plans import plan
 from worthit.rules.policy import default_policy
 from worthit.rules.portfolio import portfolio
@@ -221,15 +221,18 @@ def test_portfolio_free_proposal_ranks_first_without_a_ratio() -> None:
 
 def test_portfolio_of_200_proposals_stays_within_budget_and_beats_the_rate_order() -> None:
     """Enough fractional costs that the search merges its states on a grid: the set stays within the budget, and
-    saves at least what funding by rate order would."""
+    saves at least what funding by rate order would. The 200 targets are disjoint phases of one step (their
+    shares add up to under 100%), under a policy whose bars are low enough that most are fundable."""
     rng = random.Random(1)
     proposals = [
-        Proposal(target=f"k{i}", p=rng.uniform(0.02, 0.2), k=rng.choice([2, 4, 10]), baseline_ms=100)
+        Proposal(target=f"k{i}", p=rng.uniform(0.0005, 0.0045), k=rng.choice([2, 4, 10]), baseline_ms=100)
         for i in range(200)
     ]
     proposals = [msgspec.structs.replace(x, cost_weeks=rng.uniform(0.3, 3)) for x in proposals]
+    policy = msgspec.structs.replace(default_policy(), noise_floor=0.0001, min_rate=0.00001)
     budget = 150.0  # the frontier passes _STATES states four times on the way
-    result = portfolio(proposals, default_policy(), budget_weeks=budget)
+    result = portfolio(proposals, policy, budget_weeks=budget)
+    assert sum(entry.funded for entry in result.entries) > 50
     assert result.funded_weeks <= budget
     greedy, used = 0.0, 0.0
     for entry in result.entries:  # ranked by rate
@@ -238,3 +241,73 @@ def test_portfolio_of_200_proposals_stays_within_budget_and_beats_the_rate_order
             greedy += entry.saving_ms or 0.0
     assert result.combined_saving_ms is not None
     assert result.combined_saving_ms >= greedy
+
+
+def test_plan_refuses_phases_that_sum_past_the_baseline() -> None:
+    """The seed's 100 ms of phases against an 80 ms baseline overlap by 20 ms: planning on them gave 10.7 ms at 10×
+    and 3 ms at zero while still leaving 23 ms of copy and host gaps, so the plan is refused naming both sums."""
+    with pytest.raises(InvalidInput, match="sum to 100 ms, more than its 80 ms") as caught:
+        plan(PHASES, target_speedup=2, baseline_ms=80)
+    assert caught.value.pointer == "/breakdown"
+    within = plan(PHASES, target_speedup=2, baseline_ms=99.5)  # inside the policy's 1% breakdown tolerance
+    assert within.all_at_zero.new_ms == pytest.approx(99.5 - 77)
+
+
+def test_plan_ceiling_names_the_kinds_it_planned() -> None:
+    """With copies planned too, the ceiling is of kernel and copy work (100 − 77 − 18 = 5 ms), not "kernel work";
+    with every kind planned nothing is left, said as such rather than "stops at 0 ms"."""
+    copies = plan(PHASES, target_speedup=4, kinds=("kernel", "copy"), k="inf")
+    assert copies.all_at_zero.new_ms == pytest.approx(5)
+    assert "all kernel and copy work at zero stops at 5 ms, leaving host gaps" in copies.message
+    assert "all kernel work" not in copies.message
+    everything = plan(PHASES, target_speedup=5, kinds=("kernel", "copy", "host"), k={"H2D copy": "inf"})
+    assert everything.all_at_zero.speedup is None
+    assert "all kernel, copy and host work at zero would leave nothing of the 100 ms" in everything.message
+    assert "stops at 0 ms" not in everything.message
+
+
+def test_portfolio_a_proposal_that_alone_exceeds_the_budget_is_not_said_to_save_less() -> None:
+    """Seed Q3 under 2 weeks: attention's 3 weeks cannot fit, though its 18.9 ms beats layernorm's 5.4 ms; the note
+    said "the 2 of 2 engineer-weeks funded save more", which is false. Both the note and the sentence say it does
+    not fit."""
+    result = portfolio([LN, ATT], default_policy(), budget_weeks=2)
+    attention, layernorm = result.entries
+    assert (attention.target, attention.funded, layernorm.funded) == ("attention_softmax", False, True)
+    assert attention.saving_ms == pytest.approx(18.9)
+    assert layernorm.saving_ms == pytest.approx(5.4)
+    assert attention.note == "its 3 engineer-weeks alone exceed the 2-week budget"
+    assert "save more" not in (attention.note or "")
+    assert result.message == (
+        "Fund layernorm under the 2-week budget: attention_softmax has the best return (6.3 ms per engineer-week) "
+        "but its 3 engineer-weeks do not fit; it takes the step from 100 ms to 94.6 ms (1.057×)."
+    )
+    assert_one_sentence(result.message)
+
+
+def test_portfolio_refuses_targets_whose_shares_overlap() -> None:
+    """attention 50%, mlp 40% and a fused attention+mlp 90% of one step add up to 180%: funding all three claimed
+    100 → 25 ms (4×), though the step is at best 25 + 20 = 45 ms shorter (55 ms, 1.82×)."""
+    attention = Proposal(target="attention", p=0.5, k=2, baseline_ms=100, cost_weeks=4)
+    mlp = Proposal(target="mlp", p=0.4, k=2, baseline_ms=100, cost_weeks=3)
+    fused = Proposal(target="fused attention+mlp", p=0.9, k=1.5, baseline_ms=100, cost_weeks=5)
+    with pytest.raises(InvalidInput, match=r"shares add up to 180% \(attention 50%, mlp 40% and fused") as caught:
+        portfolio([attention, mlp, fused], default_policy())
+    assert caught.value.pointer == "/proposals"
+    assert portfolio([attention, mlp], default_policy()).combined_new_ms == pytest.approx(55)
+
+
+def test_portfolio_refuses_a_more_target_another_proposal_targets() -> None:
+    """attention 2× that also speeds layernorm (10%) 2×, beside layernorm 10×: funding both added 5 + 9 ms off
+    the same 10 ms phase (29 ms in all, 1.408×), more than the 10 ms layernorm holds allows."""
+    fused = Proposal(
+        target="attention",
+        p=0.3,
+        k=2,
+        baseline_ms=100,
+        cost_weeks=3,
+        more_targets=[msgspec.convert({"name": "layernorm", "k": 2, "p": 0.1}, MoreTarget)],
+    )
+    alone = Proposal(target="layernorm", p=0.1, k=10, baseline_ms=100, cost_weeks=1)
+    with pytest.raises(InvalidInput, match="attention also speeds up layernorm, which proposal 2 targets") as caught:
+        portfolio([fused, alone], default_policy())
+    assert caught.value.pointer == "/proposals/0/more_targets/0/name"
