@@ -200,7 +200,9 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
             message=f"This alone takes the step to {ms(new)}, inside the {ms(goal)} latency goal.",
         )
     breakdown = ctx.proposal.breakdown if ctx.proposal.breakdown_scope == "measured" else None
-    if breakdown and ctx.target_phase is not None:
+    # Phases summing past the step overlap (overlap_double_count asks to remeasure): no plan is made on them.
+    overlapping = ctx.breakdown_ms > base * (1 + ctx.policy.breakdown_tolerance)
+    if breakdown and ctx.target_phase is not None and not overlapping:
         phases = [Phase(name=p.name, ms=p.ms, kind=p.kind, k=p.k) for p in breakdown]
         # The proposal's k is what its change does to its own kind of phase; the plan speeds up kernels.
         kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"

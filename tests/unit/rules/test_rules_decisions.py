@@ -638,3 +638,20 @@ def test_one_gpu_freed_is_one_gpu_equivalent_and_the_weeks_it_pays_for_are_a_fig
     assert found.figures["pays_for_weeks"] == pytest.approx(GPU_YEAR_USD / WEEK_USD)
     assert "on 1 GPU frees 1 GPU-equivalent, worth $18k a year" in evaluation.statement
     assert "it pays for up to 3.5 engineer-weeks" in evaluation.statement
+
+
+def test_a_latency_goal_over_overlapping_phases_is_remeasured_not_refused() -> None:
+    """Phases of 5 + 5 + 3 ms in a 10 ms step overlap: the plan that sizes a latency goal refuses such phases, so
+    the goal is weighed without one and the trust stage asks to remeasure (3 ms counted twice), not a 422."""
+    evaluation = review(
+        {
+            "target": "a",
+            "p": 0.5,
+            "k": 2,
+            "baseline_ms": 10,
+            "breakdown": [{"name": "a", "ms": 5}, {"name": "b", "ms": 5}, {"name": "c", "ms": 3}],
+            "goal": {"latency_ms": 2},
+        }
+    )
+    assert (evaluation.verdict, evaluation.deciding_rule) == ("remeasure", "overlap_double_count")
+    assert "13 ms in a 10 ms step" in evaluation.statement
