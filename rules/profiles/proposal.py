@@ -14,7 +14,7 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, PhaseKind, Proposal
+from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, Flags, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, rest_name
@@ -268,12 +268,24 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
         proposal,
         target=_name(phase),
         p=min(p, 1.0),
+        flags=_one_rank_of_many(proposal, breakdown, phase),
         p_end_to_end=min(p_end_to_end, 1.0) if p_end_to_end else proposal.p_end_to_end,
         baseline_ms=baseline_ms,
         scope=scope,
         breakdown=proposal.breakdown or breakdown_of(breakdown, _name(phase)),
         breakdown_scope="end_to_end" if on_device and proposal.breakdown is None else proposal.breakdown_scope,
     )
+
+
+def _one_rank_of_many(proposal: Proposal, breakdown: Breakdown, phase: Phase) -> Flags:
+    """The proposal's flags, with `flags.barrier` when the profile is one rank's trace of a multi-rank run
+    (`world_size` > 1) and the target is a collective: its time on this rank holds the wait for the slowest rank,
+    which only all ranks' traces measure, so the barrier is stated (its wait unmeasured) and `barrier_denominator`
+    asks for them. A barrier the proposal states itself is kept."""
+    world = breakdown.world_size
+    if proposal.flags.barrier is not None or phase.kind != "comm" or world is None or world < 2:
+        return proposal.flags
+    return msgspec.structs.replace(proposal.flags, barrier=Barrier(ranks=world, critical_path=True))
 
 
 def _check_exposed(phase: Phase, exposed: float) -> None:

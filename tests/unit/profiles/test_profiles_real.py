@@ -450,3 +450,55 @@ def test_one_ranks_breakdown_takes_its_idle_time_from_the_union_too() -> None:
     assert parts[HOST_WAIT].ms == pytest.approx((step - mine["busy"]) / 1e6)
     assert sum(p.ms for p in parts.values()) == pytest.approx(step / 1e6)
     assert resolved.p == pytest.approx(kernel.total_ns / mine["busy"])
+
+
+NCCL_RUN = REAL / "pytorch" / "nccl_parser_config_nccl_data.json.gz"
+
+
+@pytest.mark.parametrize("steps", [None, "4:5"])
+def test_a_collective_in_one_ranks_trace_of_a_multi_rank_run_is_remeasured_across_ranks(steps: str | None) -> None:
+    """Rank 0 of 2 (``distributedInfo``), target its AllReduce: its time on this rank holds the wait for the other
+    rank, which one trace cannot split, so the barrier is stated (2 ranks, wait unmeasured) and barrier_denominator
+    remeasures across all ranks, with p its exposed share of device activity (the 3.6 ms under compute left out)."""
+    doc, _ = events(NCCL_RUN)
+    world = doc["distributedInfo"]["world_size"]
+    assert (doc["distributedInfo"]["rank"], world) == (0, 2)
+    mine = hta_view(NCCL_RUN, include_last=False)
+    b = read_any(NCCL_RUN.read_bytes())
+    assert (b.rank, b.world_size, b.device_busy_ns) == (0, world, mine["busy"])
+    allreduce = next(p for p in b.phases if p.kind == "comm" and "AllReduce" in p.name)
+    raw: dict[str, Any] = {"target": allreduce.name, "k": 2, "profile_id": "one rank", "cost_weeks": 2}
+    if steps is not None:
+        raw["steps"] = steps
+    resolved = proposal_from_profile(msgspec.convert(raw, Proposal), b)
+    barrier = resolved.flags.barrier
+    assert barrier is not None
+    assert (barrier.ranks, barrier.critical_path, barrier.wait_fraction) == (world, True, None)
+    if steps is None:
+        exposed = allreduce.total_ns * (mine["either"] - mine["compute"]) / mine["comm"]
+        assert mine["comm"] - (mine["either"] - mine["compute"]) == 3_585_679
+        assert resolved.p == pytest.approx(exposed / mine["busy"])
+    evaluation = evaluate(resolved, default_policy())
+    assert (evaluation.verdict, evaluation.deciding_rule) == ("remeasure", "barrier_denominator")
+    assert f"includes its wait for the slowest of {world} ranks" in evaluation.statement
+    assert "trace the collective across all ranks" in evaluation.statement
+    # A compute kernel of the same trace states no barrier (which rank is the straggler is not known here).
+    kernel = next(p for p in b.phases if p.kind == "kernel")
+    computed = proposal_from_profile(msgspec.convert({**raw, "target": kernel.name}, Proposal), b)
+    assert computed.flags.barrier is None
+
+
+def test_a_collective_with_every_rank_read_uses_the_measured_barrier_not_a_remeasure() -> None:
+    """Both trace_filter ranks read as one run (world size 128, both ranks read): the SendRecv target gets the
+    barrier measured from the traces — its own wait split out — and no re-measurement is asked for."""
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS])
+    comm = next(p for p in b.phases if p.kind == "comm")
+    proposal = msgspec.convert({"target": comm.name, "k": 2, "profile_id": "run", "cost_weeks": 2}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    barrier = resolved.flags.barrier
+    assert barrier is not None
+    assert b.barrier is not None
+    assert (barrier.ranks, barrier.straggler) == (2, 1)
+    assert barrier.wait_fraction == pytest.approx(b.barrier.wait_fraction)
+    assert barrier.target_wait is not None
+    assert evaluate(resolved, default_policy()).verdict != "remeasure"
