@@ -5,7 +5,8 @@ the one that saves the most within an optional budget of weeks (a knapsack, not 
 3-week proposal can beat two cheaper ones whose weeks it would have used). Two proposals on the same target are
 alternatives, not additions: at most one of them is funded, and the more ambitious one only when its step up from
 the cheaper pays on its own, its extra saving for its extra weeks judged as the policy judges any proposal. The
-combined figure comes from summed ms savings on disjoint phases, never from multiplied speedups.
+combined figure comes from summed ms savings on disjoint phases, never from multiplied speedups. The workload runs
+on one fleet: a proposal that states none is valued on the one another states, and different fleets are refused.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class PortfolioEntry(msgspec.Struct, kw_only=True):
     """Saving per engineer-week, in `Portfolio.rate_unit`; `None` without a cost (ranked last)."""
     funded: bool
     note: str | None = None
-    """Why a proposal is not funded (its verdict, the budget, or a better proposal on the same target)."""
+    """Why a proposal is not funded (its verdict, the budget, or a better proposal on the same target), and the
+    fleet it was valued on when another proposal of the workload stated it and it did not."""
 
 
 class Portfolio(msgspec.Struct, kw_only=True):
@@ -87,6 +89,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
             f"Expected proposals on one workload, got {sorted(w for w in workloads if w)}", "/proposals/scope/workload"
         )
     _check_disjoint(proposals, policy)
+    proposals, shared = _shared_fleet(proposals)
     evaluations = [evaluate(proposal, policy) for proposal in proposals]
     baselines = [evaluation.amdahl.baseline_ms for evaluation in evaluations]
     known = [b for b in baselines if b is not None]
@@ -123,6 +126,9 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         entry.rank = rank
 
     _fund(entries, proposals, policy, budget_weeks)
+    for entry in entries:
+        if entry.index in shared:
+            entry.note = f"{entry.note}; {shared[entry.index]}" if entry.note else shared[entry.index]
     funded = [entry for entry in entries if entry.funded]
     used = sum(entry.cost_weeks or 0.0 for entry in funded)
     combined = sum(entry.saving_fraction for entry in funded)
@@ -164,6 +170,81 @@ def _share(proposal: Proposal) -> float | None:
         return None
     p = proposal.p
     return p if isinstance(p, float) else p.low if p is not None else None
+
+
+def _shared_fleet(proposals: Sequence[Proposal]) -> tuple[list[Proposal], dict[int, str]]:
+    """The proposals, each valued on the workload's fleet, and a note for each that was given it.
+
+    The proposals are on one workload, and a workload runs on one fleet: its size (`flags.fleet_gpus`, with its
+    device kinds), and whether it is a fixed job (`run_days`) or recurring capacity (`recurring`). Where some
+    proposals state the fleet and others do not, valuing only the former per fleet would decline a 0.5% per-run
+    saving by the noise floor beside the same saving funded on 1,000 GPUs. So a proposal that states no fleet is
+    valued on the one the others state (the device kinds without their own p and k, which belong to the proposal
+    that measured them: where the proposal's own device is not among them it is counted as no gain, as the mix
+    rule counts any unmeasured part), and its note says so. Proposals that state different fleets are refused,
+    naming both: which fleet the workload runs on is the proposer's to say.
+    """
+    stating = [(i, p) for i, p in enumerate(proposals) if p.flags.fleet_gpus is not None]
+    if not stating:
+        return list(proposals), {}
+    first, model = stating[0]
+    for index, proposal in stating[1:]:
+        for field in ("fleet_gpus", "run_days", "recurring"):
+            mine, theirs = getattr(proposal.flags, field), getattr(model.flags, field)
+            if mine != theirs:
+                raise InvalidInput(
+                    f"Expected one fleet for the workload, but proposal {first + 1} states `flags.{field}` "
+                    f"{_said(theirs)} and proposal {index + 1} states {_said(mine)}; state the fleet the workload "
+                    "runs on in each, or leave it out of all but one",
+                    f"/proposals/{index}/flags/{field}",
+                )
+        # A proposal that states the fleet's size without its device kinds prices its k on all of it: its own say.
+        if None not in (_kinds(proposal), _kinds(model)) and _kinds(proposal) != _kinds(model):
+            raise InvalidInput(
+                f"Expected one fleet for the workload, but proposal {first + 1} states `flags.fleet_mix` "
+                f"{_said(_kinds(model))} and proposal {index + 1} states {_said(_kinds(proposal))}",
+                f"/proposals/{index}/flags/fleet_mix",
+            )
+    fleet = model.flags
+    mix = None
+    if fleet.fleet_mix is not None:
+        mix = [msgspec.structs.replace(part, p=None, k=None) for part in fleet.fleet_mix]
+    out: list[Proposal] = []
+    notes: dict[int, str] = {}
+    for index, proposal in enumerate(proposals):
+        if proposal.flags.fleet_gpus is not None:
+            out.append(proposal)
+            continue
+        flags = msgspec.structs.replace(
+            proposal.flags,
+            fleet_gpus=fleet.fleet_gpus,
+            fleet_mix=mix if proposal.flags.traffic_mix is None else None,
+            run_days=proposal.flags.run_days if proposal.flags.run_days is not None else fleet.run_days,
+            recurring=proposal.flags.recurring if proposal.flags.recurring is not None else fleet.recurring,
+        )
+        out.append(msgspec.structs.replace(proposal, flags=flags))
+        job = f" for {num(fleet.run_days)} days" if fleet.run_days is not None else ""
+        kinds = f" ({_said(_kinds(model))})" if mix is not None else ""
+        notes[index] = (
+            f"valued on the workload's {num(fleet.fleet_gpus or 0)}-GPU fleet{kinds}{job}, which proposal "
+            f"{first + 1} states and this one does not"
+        )
+    return out, notes
+
+
+def _kinds(proposal: Proposal) -> dict[str, int] | None:
+    mix = proposal.flags.fleet_mix
+    return None if mix is None else {part.name: part.gpus for part in mix}
+
+
+def _said(value: object) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return ", ".join(f"{name} {num(gpus)}" for name, gpus in value.items())
+    if isinstance(value, bool):
+        return str(value).lower()
+    return num(value) if isinstance(value, int | float) else str(value)
 
 
 def _check_disjoint(proposals: Sequence[Proposal], policy: Policy) -> None:

@@ -11,8 +11,8 @@ funded on 6×; one whose estimates realized a fifth of what they said does not g
 Bounding each outcome and taking the median keeps one absurd report from moving anyone's verdicts.
 
 Example: team kernels realized 0.6× of its estimated k over 3 outcomes: 10× on 21% of a 100 ms step becomes 6×,
-still fund at 1.212× end to end. Team optimists realized 0.2×: 10× on 1.5% becomes 2× (0.75% of the step, under
-the noise floor), and the verdict turns from fund to decline.
+still fund at 1.212× end to end. Team optimists realized 0.2×: 10× on 1.5% becomes 2×, and the verdict turns from
+fund to decline: 2× on 1.5% of the step saves 0.75% of the step, under the 1% noise floor.
 """
 
 from __future__ import annotations
@@ -114,11 +114,15 @@ def check(ctx: Context) -> Finding | None:
 
 
 def _bar(ctx: Context) -> str:
-    """The rate bar the calibrated saving falls under, when it clears the noise floor but not the rate: "saves 2% of
-    the step" alone reads as a reason to fund. (Under the floor, the saving beside the floor says it.)"""
+    """The bar the calibrated saving falls under, when no money carries it: the policy's noise floor, else the rate
+    it misses. "saves 0.75% of the step" or "saves 2% of the step" alone reads as a reason to fund."""
     policy, worth = ctx.policy, ctx.worth
-    if worth.clears or ctx.run_saving < policy.noise_floor:
+    if worth.clears:
         return ""
+    if ctx.run_saving < policy.noise_floor:
+        # The floor is judged end to end: a saving stated on a narrower scope says the run's share first.
+        run = "" if ctx.p_run == ctx.p else f", {pct(ctx.run_saving)} of the run"
+        return f"{run}, under the {pct(policy.noise_floor)} noise floor"
     rate = worth.rate
     if rate is None or rate >= policy.min_rate or math.isinf(rate):
         return ""

@@ -135,6 +135,11 @@ class Breakdown(msgspec.Struct, kw_only=True):
     step_figures: list[StepFigures] = msgspec.field(default_factory=list)
     ranks: list[RankFigures] = msgspec.field(default_factory=list)
     barrier: BarrierFigures | None = None
+    rank: int | None = None
+    """The rank this recording is of, when it is one rank's trace of a distributed run (``distributedInfo``)."""
+    world_size: int | None = None
+    """How many ranks the run had (``distributedInfo.world_size``), of which this recording holds `rank` alone
+    (None when the trace does not say; for several ranks read as one, `barrier.world_size`)."""
 
 
 def share(part: int, whole: int | None) -> float | None:

@@ -14,18 +14,20 @@ from __future__ import annotations
 import msgspec
 
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, PhaseKind, Proposal
+from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, Flags, PhaseKind, Proposal
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, rest_name
 from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
 from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.lookup import check_glob_work, find_phase
-from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Phase, RankFigures
+from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.steps import select_steps
 
 MAX_NAME = DISPLAY_MAX
+# Device work that is neither compute nor communication: hidden when it runs under a kernel (see `exposure`).
+_BESIDE: tuple[Kind, ...] = ("copy", "other")
 # API calls other than copies and allocations (device queries, synchronisation) are time the host spends in the
 # runtime, not the launch gaps between kernels that `host` means; they count as `other`.
 KIND: dict[str, PhaseKind] = {
@@ -80,6 +82,50 @@ def _parts(phases: list[Phase], *, host_timeline: bool) -> list[Phase]:
     ]
 
 
+def exposure(parts: list[Phase], activity: Activity | None) -> dict[Kind, float]:
+    """The share of each kind's own time that lies on the device timeline's critical path, by kind (1 when absent).
+
+    Communication that runs while compute runs (`Activity.overlap_ns`) is already hidden behind that compute: a
+    faster collective wins none of it back, since the compute still runs. So a collective counts for its exposed
+    part, comm − overlap, spread over the collectives in proportion to their time, and compute kernels for all of
+    theirs (a compute target's p is its own time; the comm it hides was never charged to it). Copies and memsets
+    that run under kernels are hidden the same way: they count for the device time no kernel covers, busy − the
+    union of compute and communication. With these, the parts add up to the device's busy time (the union), not
+    past it, so the idle time beside them (wall − busy) is what the device really waited. The exposed share is
+    the conservative reading for a comm target: k on it assumes the hidden part stays as hidden as it was.
+    """
+    if activity is None or activity.busy_ns <= 0:
+        return {}
+    factors: dict[Kind, float] = {}
+    if activity.comm_ns > 0 and activity.overlap_ns > 0:
+        factors["comm"] = max(activity.comm_ns - activity.overlap_ns, 0) / activity.comm_ns
+    beside = sum(p.total_ns for p in parts if p.kind in _BESIDE and p.share_of_device is not None)
+    uncovered = max(activity.busy_ns - (activity.compute_ns + activity.comm_ns - activity.overlap_ns), 0)
+    if beside > uncovered:
+        for kind in _BESIDE:
+            factors[kind] = uncovered / beside
+    return factors
+
+
+def exposed_ns(phase: Phase, factors: dict[Kind, float]) -> float:
+    """`phase`'s time on the critical path (see `exposure`)."""
+    if phase.kind in _BESIDE and phase.share_of_device is None:
+        return float(phase.total_ns)
+    return phase.total_ns * factors.get(phase.kind, 1.0)
+
+
+def idle_ms(wall_ns: int, parts: list[Phase], sizes: list[float], activity: Activity | None) -> float:
+    """What no part accounts for, in ms: the device's idle time from the union of its work (wall − busy), with
+    the parts that are not device work (a stats table's API calls) beside it; where the parts still add up past
+    the busy time (kernels running concurrently on several queues), wall less their sum, so the breakdown never
+    sums past the wall."""
+    if activity is None or activity.busy_ns <= 0:
+        return (wall_ns - sum(sizes)) / 1e6
+    on_device = sum(s for p, s in zip(parts, sizes, strict=True) if p.share_of_device is not None)
+    off_device = sum(sizes) - on_device
+    return (wall_ns - max(activity.busy_ns, on_device) - off_device) / 1e6
+
+
 def device_waits(
     rest_ms: float, activity: Activity | None, *, host_timeline: bool, scale: float = 1.0
 ) -> list[ProposalPhase]:
@@ -107,10 +153,12 @@ def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[Propos
     # spends in the runtime, not a phase a speedup applies to: the calls are kept as one "rest" phase, so their
     # time still counts and no check proposes speeding one up instead of the target.
     calls = [p for n, p in named if p.kind == "api" and n != target]
+    factors = exposure(parts, breakdown.activity)
+    sizes = [exposed_ns(p, factors) for p in parts]
     phases = [
-        ProposalPhase(name=n, ms=p.total_ns / 1e6, kind=KIND.get(p.kind, "other"))
-        for n, p in named
-        if p.kind != "api" or n == target
+        ProposalPhase(name=n, ms=size / 1e6, kind=KIND.get(p.kind, "other"))
+        for (n, p), size in zip(named, sizes, strict=True)
+        if (p.kind != "api" or n == target) and (size > 0 or n == target)
     ]
     if calls:
         name = rest_name("api", len(calls), inclusive=all(p.inclusive for p in calls))
@@ -118,7 +166,7 @@ def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[Propos
     keep = frozenset(() if target is None else (target,))
     phases = fold_proposal_phases(phases, MAX_PHASES - 2, keep)
     if breakdown.wall_ns is not None:
-        rest = (breakdown.wall_ns - sum(p.total_ns for p in parts)) / 1e6
+        rest = idle_ms(breakdown.wall_ns, parts, sizes, breakdown.activity)
         phases += device_waits(rest, breakdown.activity, host_timeline=host_timeline)
     return phases
 
@@ -191,6 +239,14 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
         p, measured = phase.share_of_device, "device_activity"
         baseline_ms = (breakdown.device_busy_ns or 0) / 1e6
         p_end_to_end = phase.share_of_wall
+        # Only the part of a collective (or a copy) not hidden under compute is on the critical path (`exposure`).
+        host_timeline = _waits_on_host(breakdown.format, breakdown.activity)
+        factors = exposure(_parts(breakdown.phases, host_timeline=host_timeline), breakdown.activity)
+        exposed = exposed_ns(phase, factors) / phase.total_ns if phase.total_ns else 1.0
+        if exposed < 1.0:
+            _check_exposed(phase, exposed)
+            p = p * exposed if p is not None else p
+            p_end_to_end = p_end_to_end * exposed if p_end_to_end is not None else p_end_to_end
     else:
         p, measured = phase.share_of_wall, "end_to_end"
         baseline_ms = (breakdown.wall_ns or 0) / 1e6
@@ -212,12 +268,33 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
         proposal,
         target=_name(phase),
         p=min(p, 1.0),
+        flags=_one_rank_of_many(proposal, breakdown, phase),
         p_end_to_end=min(p_end_to_end, 1.0) if p_end_to_end else proposal.p_end_to_end,
         baseline_ms=baseline_ms,
         scope=scope,
         breakdown=proposal.breakdown or breakdown_of(breakdown, _name(phase)),
         breakdown_scope="end_to_end" if on_device and proposal.breakdown is None else proposal.breakdown_scope,
     )
+
+
+def _one_rank_of_many(proposal: Proposal, breakdown: Breakdown, phase: Phase) -> Flags:
+    """The proposal's flags, with `flags.barrier` when the profile is one rank's trace of a multi-rank run
+    (`world_size` > 1) and the target is a collective: its time on this rank holds the wait for the slowest rank,
+    which only all ranks' traces measure, so the barrier is stated (its wait unmeasured) and `barrier_denominator`
+    asks for them. A barrier the proposal states itself is kept."""
+    world = breakdown.world_size
+    if proposal.flags.barrier is not None or phase.kind != "comm" or world is None or world < 2:
+        return proposal.flags
+    return msgspec.structs.replace(proposal.flags, barrier=Barrier(ranks=world, critical_path=True))
+
+
+def _check_exposed(phase: Phase, exposed: float) -> None:
+    if exposed <= 0:
+        raise InvalidInput(
+            f"Expected `{_name(phase)}` to hold time on the critical path, but all of its "
+            f"{phase.total_ns / 1e6:,.3f} ms runs under other device work, so speeding it up shortens nothing",
+            "/target",
+        )
 
 
 def _not_found(exc: PhaseNotFoundError, breakdown: Breakdown) -> str:
@@ -253,13 +330,18 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         detail = first_error.detail if first_error is not None else f"Expected `{target}` to name a phase"
         raise InvalidInput(detail, "/target") from first_error
     rank, phase = found
+    host_timeline = _waits_on_host(b.format, rank.activity)
+    parts = _parts(rank.phases, host_timeline=host_timeline)
+    factors = exposure(parts, rank.activity)
+    exposed = exposed_ns(phase, factors) / phase.total_ns if phase.total_ns else 1.0
+    _check_exposed(phase, exposed)
     steps = [s for s in b.step_figures if s.rank == rank.rank]
     if steps:
-        target_ns = sum(s.phases.get(phase.name, 0) for s in steps)
+        target_ns = sum(s.phases.get(phase.name, 0) for s in steps) * exposed
         step_ns = sum(s.wall_ns for s in steps)
         count = len(steps)
     else:
-        target_ns, step_ns, count = phase.total_ns, rank.wall_ns, 1
+        target_ns, step_ns, count = phase.total_ns * exposed, rank.wall_ns, 1
     if target_ns <= 0 or step_ns <= 0:
         raise InvalidInput(f"Expected `{_name(phase)}` to run in the chosen steps on rank {rank.rank}", "/target")
     p = min(target_ns / step_ns, 1.0)
@@ -277,19 +359,17 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         straggler=barrier.straggler,
         step_ms=step_ns / count / 1e6,
         target_ms=target_ns / count / 1e6,
-        rank_p=min(phase.total_ns / busy, 1.0) if busy and phase.total_ns else None,
+        rank_p=min(phase.total_ns * exposed / busy, 1.0) if busy and phase.total_ns else None,
         target_wait=target_wait,
     )
-    host_timeline = _waits_on_host(b.format, rank.activity)
-    parts = _parts(rank.phases, host_timeline=host_timeline)
     scale = step_ns / count / rank.wall_ns if rank.wall_ns else 0.0  # the rank's figures per step of the barrier
-    shares = {x.name: x.total_ns / rank.wall_ns for x in parts} if rank.wall_ns else {}
+    sizes = [exposed_ns(x, factors) for x in parts]
     phases = [
-        ProposalPhase(name=n, ms=shares[x.name] * step_ns / count / 1e6, kind=KIND.get(x.kind, "other"))
-        for n, x in _unique(parts)
-        if shares.get(x.name)
+        ProposalPhase(name=n, ms=size * scale / 1e6, kind=KIND.get(x.kind, "other"))
+        for (n, x), size in zip(_unique(parts), sizes, strict=True)
+        if size * scale > 0 or x is phase
     ]
-    rest = step_ns / count / 1e6 - sum(x.ms for x in phases)
+    rest = idle_ms(rank.wall_ns, parts, sizes, rank.activity) * scale
     phases += device_waits(rest, rank.activity, host_timeline=host_timeline, scale=scale)
     scope = msgspec.structs.replace(
         proposal.scope,

@@ -39,6 +39,7 @@ def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     if not b.ranks:
         out = _of_steps(chosen, kinds, b.format)
         out.scope, out.steps = label, len(numbers)
+        out.rank, out.world_size = b.rank, b.world_size
         out.step_figures = chosen
         out.notes = [f"Steps {steps} re-read from the stored per-step figures: device phases only."]
         return out

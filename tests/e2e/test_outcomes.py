@@ -227,7 +227,7 @@ def test_a_calibrating_policy_evaluates_at_the_realized_k_and_the_calibration_ch
         assert flipped["statement"] == (
             "At the 0.2× of estimated k that team optimists realized on inference (4 outcomes, 1 of them counted at "
             "the ×10 bound), 10× becomes 2× and the verdict turns from fund to decline: 2× on 1.5% of the step saves "
-            "0.75% of the step."
+            "0.75% of the step, under the 1% noise floor."
         )
         worth = next(stage for stage in flipped["reasoning"] if stage["stage"] == "worth")
         assert "calibration" in worth["rules"]

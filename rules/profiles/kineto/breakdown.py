@@ -164,6 +164,8 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
         scope=window.label,
         device_timeline=timeline,
         activity=act,
+        rank=p.rank,
+        world_size=p.world_size,
     )
     b.step_figures = step_figures(p, window.steps[:MAX_STEP_FIGURES], None)
     return b

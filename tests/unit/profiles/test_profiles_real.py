@@ -398,3 +398,107 @@ def test_the_step_table_gives_each_steps_idle_time_of_the_step_and_its_input_wai
     assert cells[6] == f"{figures.activity.input_ns / 1e6:,.3f}"
     assert 0 < figures.activity.input_ns <= idle
     assert "idle ms    input ms     kernels" in render_table(b)
+
+
+def _step_551(path: Path) -> int:
+    """ProfilerStep#551's duration in ns, from the raw events: the step both ranks' proposals are measured on."""
+    _, evs = events(path)
+    return next(ns(e["dur"]) for e in evs if e["name"] == "ProfilerStep#551" and e["cat"] == "user_annotation")
+
+
+@pytest.mark.parametrize("kind", ["comm", "kernel"])
+def test_overlapped_communication_is_counted_once_and_the_idle_time_is_the_unions(kind: str) -> None:
+    """Rank 1 of the two-rank run: 33.7 ms of its SendRecv run under compute. The breakdown counts the collective
+    for its exposed 134.3 ms, not 168.0, and the device's idle time is the step less the union of its work (335.9
+    ms, not the 301.7 left by subtracting summed parts); the parts sum to the step, and p agrees with them for a
+    comm and a compute target alike."""
+    from worthit.rules.model import HOST_WAIT
+
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS])
+    mine = hta_view(RANKS[1], include_last=False)
+    step = _step_551(RANKS[1])
+    exposed_comm = mine["either"] - mine["compute"]
+    assert (step, mine["busy"], exposed_comm) == (607_904_000, 272_003_000, 134_336_000)
+    rank1 = next(r for r in b.ranks if r.rank == 1)
+    target = next(p for p in rank1.phases if p.kind == kind)
+    proposal = msgspec.convert({"target": target.name, "k": 2, "profile_id": "run", "cost_weeks": 2}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    parts = {p.name: p for p in resolved.breakdown or ()}
+    assert parts[HOST_WAIT].ms == pytest.approx((step - mine["busy"]) / 1e6)
+    assert sum(p.ms for p in parts.values()) == pytest.approx(step / 1e6)
+    comm = next(p for p in parts.values() if p.kind == "comm")
+    assert comm.ms == pytest.approx(exposed_comm / 1e6)
+    own = exposed_comm if kind == "comm" else target.total_ns
+    assert resolved.p == pytest.approx(own / step)
+    assert parts[resolved.target or ""].ms == pytest.approx(own / 1e6)
+    evaluation = evaluate(resolved, default_policy())
+    assert "335.9 ms of host time" in evaluation.statement
+    assert "overlap_double_count" not in {f.rule for f in evaluation.findings}
+
+
+def test_one_ranks_breakdown_takes_its_idle_time_from_the_union_too() -> None:
+    """Rank 1's trace alone, a compute target: the same 335.9 ms of idle beside parts that sum to the step."""
+    from worthit.rules.model import HOST_WAIT
+
+    b = read_any(RANKS[1].read_bytes())
+    mine = hta_view(RANKS[1], include_last=False)
+    step = _step_551(RANKS[1])
+    kernel = next(p for p in b.phases if p.kind == "kernel")
+    proposal = msgspec.convert({"target": kernel.name, "k": 2, "profile_id": "run", "cost_weeks": 2}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    parts = {p.name: p for p in resolved.breakdown or ()}
+    assert parts[HOST_WAIT].ms == pytest.approx((step - mine["busy"]) / 1e6)
+    assert sum(p.ms for p in parts.values()) == pytest.approx(step / 1e6)
+    assert resolved.p == pytest.approx(kernel.total_ns / mine["busy"])
+
+
+NCCL_RUN = REAL / "pytorch" / "nccl_parser_config_nccl_data.json.gz"
+
+
+@pytest.mark.parametrize("steps", [None, "4:5"])
+def test_a_collective_in_one_ranks_trace_of_a_multi_rank_run_is_remeasured_across_ranks(steps: str | None) -> None:
+    """Rank 0 of 2 (``distributedInfo``), target its AllReduce: its time on this rank holds the wait for the other
+    rank, which one trace cannot split, so the barrier is stated (2 ranks, wait unmeasured) and barrier_denominator
+    remeasures across all ranks, with p its exposed share of device activity (the 3.6 ms under compute left out)."""
+    doc, _ = events(NCCL_RUN)
+    world = doc["distributedInfo"]["world_size"]
+    assert (doc["distributedInfo"]["rank"], world) == (0, 2)
+    mine = hta_view(NCCL_RUN, include_last=False)
+    b = read_any(NCCL_RUN.read_bytes())
+    assert (b.rank, b.world_size, b.device_busy_ns) == (0, world, mine["busy"])
+    allreduce = next(p for p in b.phases if p.kind == "comm" and "AllReduce" in p.name)
+    raw: dict[str, Any] = {"target": allreduce.name, "k": 2, "profile_id": "one rank", "cost_weeks": 2}
+    if steps is not None:
+        raw["steps"] = steps
+    resolved = proposal_from_profile(msgspec.convert(raw, Proposal), b)
+    barrier = resolved.flags.barrier
+    assert barrier is not None
+    assert (barrier.ranks, barrier.critical_path, barrier.wait_fraction) == (world, True, None)
+    if steps is None:
+        exposed = allreduce.total_ns * (mine["either"] - mine["compute"]) / mine["comm"]
+        assert mine["comm"] - (mine["either"] - mine["compute"]) == 3_585_679
+        assert resolved.p == pytest.approx(exposed / mine["busy"])
+    evaluation = evaluate(resolved, default_policy())
+    assert (evaluation.verdict, evaluation.deciding_rule) == ("remeasure", "barrier_denominator")
+    assert f"includes its wait for the slowest of {world} ranks" in evaluation.statement
+    assert "trace the collective across all ranks" in evaluation.statement
+    # A compute kernel of the same trace states no barrier (which rank is the straggler is not known here).
+    kernel = next(p for p in b.phases if p.kind == "kernel")
+    computed = proposal_from_profile(msgspec.convert({**raw, "target": kernel.name}, Proposal), b)
+    assert computed.flags.barrier is None
+
+
+def test_a_collective_with_every_rank_read_uses_the_measured_barrier_not_a_remeasure() -> None:
+    """Both trace_filter ranks read as one run (world size 128, both ranks read): the SendRecv target gets the
+    barrier measured from the traces — its own wait split out — and no re-measurement is asked for."""
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS])
+    comm = next(p for p in b.phases if p.kind == "comm")
+    proposal = msgspec.convert({"target": comm.name, "k": 2, "profile_id": "run", "cost_weeks": 2}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    barrier = resolved.flags.barrier
+    assert barrier is not None
+    assert b.barrier is not None
+    assert (barrier.ranks, barrier.straggler) == (2, 1)
+    assert barrier.wait_fraction == pytest.approx(b.barrier.wait_fraction)
+    assert barrier.target_wait is not None
+    assert evaluate(resolved, default_policy()).verdict != "remeasure"

@@ -14,6 +14,7 @@ from worthit.rules.model import MoreTarget, Phase, Proposal, Scope
 from worthit.rules.plans import plan
 from worthit.rules.policy import default_policy
 from worthit.rules.portfolio import portfolio
+from worthit.rules.text import num
 
 PHASES = [Phase(**phase) for phase in SEED_BREAKDOWN]
 
@@ -311,3 +312,58 @@ def test_portfolio_refuses_a_more_target_another_proposal_targets() -> None:
     with pytest.raises(InvalidInput, match="attention also speeds up layernorm, which proposal 2 targets") as caught:
         portfolio([fused, alone], default_policy())
     assert caught.value.pointer == "/proposals/0/more_targets/0/name"
+
+
+def _on(workload: str, **fields: object) -> Proposal:
+    common = {"baseline_ms": 100, "cost_weeks": 1, "k": 2, "scope": {"workload": workload}}
+    return msgspec.convert(common | fields, Proposal)
+
+
+def test_portfolio_proposals_without_a_fleet_are_valued_on_the_one_the_workload_states() -> None:
+    """Two 1% kernels at 2× on one serving workload, 0.5% of the step each (under the 1% floor per run); one states
+    the 1,000-GPU fleet. Each frees 1,000 × 0.5% = 5 GPU-equivalents on that fleet: both are funded, together
+    100 → 99 ms, and the one that stated no fleet says which fleet it was valued on (it was declined as a
+    rounding error while the same saving with the fleet was funded)."""
+    softmax = _on("serving", title="softmax", target="softmax", p=0.01)
+    gemm = _on("serving", title="gemm", target="gemm", p=0.01, flags={"fleet_gpus": 1000})
+    result = portfolio([softmax, gemm], default_policy())
+    by = {e.title: e for e in result.entries}
+    assert (by["softmax"].verdict, by["softmax"].funded) == ("fund_if", True)
+    assert (by["gemm"].verdict, by["gemm"].funded) == ("fund_if", True)
+    assert by["softmax"].note == (
+        "valued on the workload's 1,000-GPU fleet, which proposal 2 states and this one does not"
+    )
+    assert by["gemm"].note is None
+    assert by["softmax"].statement == by["gemm"].statement
+    assert f"on 1,000 GPUs it frees {num(1000 * 0.01 * (1 - 1 / 2))} GPU-equivalents" in by["softmax"].statement
+    assert result.combined_saving_ms == pytest.approx(2 * 100 * 0.01 * (1 - 1 / 2))
+    assert result.combined_new_ms == pytest.approx(99.0)
+
+
+def test_portfolio_a_fixed_job_is_shared_with_its_days() -> None:
+    """The fleet stated as a 30-day job on 2,000 GPUs is the workload's: the other proposal is valued over the job
+    too, and its note names both figures."""
+    a = _on("pretrain", title="a", target="a", p=0.04)
+    b = _on("pretrain", title="b", target="b", p=0.04, flags={"fleet_gpus": 2000, "run_days": 30})
+    result = portfolio([a, b], default_policy())
+    note = next(e.note for e in result.entries if e.title == "a")
+    assert note == (
+        "valued on the workload's 2,000-GPU fleet for 30 days, which proposal 2 states and this one does not"
+    )
+
+
+@pytest.mark.parametrize(
+    ("second", "field", "said"),
+    [
+        ({"fleet_gpus": 2000}, "fleet_gpus", "proposal 1 states `flags.fleet_gpus` 1,000 and proposal 2 states 2,000"),
+        ({"fleet_gpus": 1000, "run_days": 30}, "run_days", "`flags.run_days` nothing and proposal 2 states 30"),
+    ],
+)
+def test_portfolio_refuses_proposals_that_state_different_fleets(second: dict[str, int], field: str, said: str) -> None:
+    """One workload, two fleets: which one it runs on is the proposer's to say, so the portfolio names both."""
+    a = _on("serving", target="a", p=0.01, flags={"fleet_gpus": 1000})
+    b = _on("serving", target="b", p=0.01, flags=second)
+    with pytest.raises(InvalidInput) as raised:
+        portfolio([a, b], default_policy())
+    assert raised.value.pointer == f"/proposals/1/flags/{field}"
+    assert said in str(raised.value)
