@@ -614,13 +614,15 @@ def test_a_decision_that_does_not_read_back_is_never_stored_and_never_breaks_a_l
 ) -> None:
     """A k of 5.6e-309 made `saving_fraction` -inf, stored as null: the POST answered 201, then `GET` of it answered
     422 and `GET /v1/decisions` cut its 200 stream mid-body for every reader. Now the write is a 422 and nothing is
-    stored; a document stored so before is left out of listings (logged) and its own read is a 500 naming it."""
+    stored (the engine refuses such a k; a decision that would not read back is refused before it is stored
+    either way); a document stored so before is left out of listings (logged) and its own read is a 500 naming it."""
     server = server_factory(database_url)
     with server.client() as client:
         refused = client.post("/v1/decisions", json=UNREADABLE)
         assert refused.status_code == 422, refused.text[:300]
         assert refused.headers["content-type"] == "application/problem+json"
-        assert "saving_fraction" in refused.json()["detail"]
+        # refused where the derived k is made (rules.context.derived_k); the service's read-back check stands behind
+        assert "added_work" in refused.json()["detail"]
         assert client.get("/v1/decisions").json()["items"] == []
         older = client.post("/v1/decisions", json=ATTENTION | {"scope": {"workload": "unreadable"}}).json()
     bad_id = _store_unreadable_copy(database_url, older["id"])
