@@ -9,6 +9,7 @@ containers through `worthit` commands run inside them and over HTTP on loopback 
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import shutil
 import threading
@@ -64,6 +65,11 @@ def head_revision(migrations: Path = ROOT / "migrations") -> str:
     return head
 
 
+# The images' tags name this checkout: two checkouts on one machine (another branch's suite running) share podman's
+# storage, and a tag the other suite moved mid-test would run its code here.
+CHECKOUT = hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]
+
+
 def _name(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(3)}"
 
@@ -84,7 +90,7 @@ def podman_base() -> str:
 
 @pytest.fixture(scope="session")
 def app_image(podman_base: str) -> str:
-    return podman.build(ROOT, "localhost/worthit-test:current", podman_base)
+    return podman.build(ROOT, f"localhost/worthit-test:current-{CHECKOUT}", podman_base)
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +107,7 @@ def next_image(podman_base: str, app_image: str, tmp_path_factory: pytest.TempPa
     migration = context / "migrations" / "versions" / "2099_01_01_9999_rolling_probe.py"
     migration.write_text(PROBE_MIGRATION.format(revision=PROBE_REVISION, down=head_revision()))
     assert head_revision(context / "migrations") == PROBE_REVISION
-    return podman.build(context, "localhost/worthit-test:next", podman_base)
+    return podman.build(context, f"localhost/worthit-test:next-{CHECKOUT}", podman_base)
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,8 @@ from tests.conftest import IN_CI, ROOT, Server
 from tests.e2e.test_trust import create_token
 from tests.strategies import extreme_proposals, nested_json, nesting_depths
 
-pytestmark = pytest.mark.e2e
+# Minutes each (schemathesis on SQLite, on PostgreSQL): on two workers they run side by side.
+pytestmark = [pytest.mark.e2e, pytest.mark.spread]
 
 EXAMPLES = int(os.environ.get("WORTHIT_FUZZ_EXAMPLES", "50" if IN_CI else "40"))
 

@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import socket
+import struct
 import threading
 import time
 import zlib
@@ -31,13 +32,22 @@ DEFAULT_MAX_INFLATED = 64 * 1024**2
 
 
 def gzip_of_spaces(inflated: int, head: bytes = b'{"traceEvents": [') -> bytes:
-    """A gzip bomb: a JSON start then `inflated` bytes of spaces, about a thousandth of that on the wire."""
-    deflater = zlib.compressobj(9, zlib.DEFLATED, 31)
-    parts = [deflater.compress(head)]
+    """A gzip bomb: a JSON start then `inflated` bytes of spaces, about a thousandth of that on the wire.
+
+    Made without deflating gigabytes (8.3 s of CPU for the 3 GiB one, beside the servers on two cores): after a full
+    flush the compressor starts afresh, so every MiB of spaces compresses to the same bytes; one is repeated, and the
+    gzip trailer's CRC-32 and length are those of the whole. It inflates to exactly what deflating it all gave."""
     block = b" " * (1 << 20)
-    parts += [deflater.compress(block) for _ in range(inflated >> 20)]
-    parts.append(deflater.flush())
-    return b"".join(parts)
+    count = inflated >> 20
+    deflater = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate, in a gzip member made here
+    start = deflater.compress(head) + deflater.flush(zlib.Z_FULL_FLUSH)
+    one_block = deflater.compress(block) + deflater.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(head)
+    for _ in range(count):
+        crc = zlib.crc32(block, crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # deflate, no name, no mtime, best compression, unknown OS
+    trailer = struct.pack("<II", crc, (len(head) + (count << 20)) & 0xFFFFFFFF)
+    return header + start + one_block * count + deflater.flush() + trailer
 
 
 def peak_rss(pid: int) -> int:
