@@ -117,6 +117,7 @@ def check(ctx: Context) -> Finding | None:
         elif money.payback_months is not None:
             against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
         else:
+            figures["value_over_cost"] = money.value_usd / cost  # what `times_of` prints: every figure said is kept
             against = f"against {usd(cost)} of engineering, {times_of(money.value_usd, cost)} its cost"
         return Finding(
             rule=ID,

@@ -180,6 +180,17 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
         Proposal,
     )
 )
+@example(  # a 110-day job on 1 GPU: $5,280 against $5,000 printed "1.1× its cost", a ratio no figure held
+    proposal=msgspec.convert(
+        {
+            "p": 1.0,
+            "k": 2.0,
+            "cost_weeks": 1.0,
+            "flags": {"fleet_gpus": 1, "run_days": 110.0, "fleet_mix": [{"name": "MI300X", "gpus": 1, "k": "inf"}]},
+        },
+        Proposal,
+    )
+)
 def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: Proposal) -> None:
     """No statement prints a number that no figure of the decision (or the proposal itself) holds, as printed."""
     evaluation = evaluate(proposal, POLICY)
