@@ -7,6 +7,7 @@ one way (engine → checks → context).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -669,17 +670,7 @@ def context(
                 mine[name] = known[name]
     if proposal.added_work is None:
         return plain
-    effective = Context(
-        proposal=proposal,
-        policy=policy,
-        p=p,
-        k=derived_k(proposal, p, k, plain.baseline_ms),
-        probe=probe,
-        stated_k=k,
-        calibration=calibration,
-        proposed=proposed,
-        verdict_only=verdict_only,
-    )
+    effective = dataclasses.replace(plain, k=derived_k(proposal, p, k, plain.baseline_ms), stated_k=k)
     effective.__dict__.update((name, value) for name, value in plain.__dict__.items() if name in POINT_FREE)
     return effective
 
