@@ -386,7 +386,7 @@ class Builder:
         for step in sorted(self.steps.values(), key=lambda s: s.start):
             by_number.setdefault(step.number, step)
         out.steps = sorted(by_number.values(), key=lambda s: s.start)
-        first, last = span(out)
+        first, last = span(out) if out.cpu or out.other_start or out.dev_start else (0, 0)
         if last - first > MAX_SPAN_NS:
             raise ProfileError(
                 f"the events span {(last - first) / 86_400e9:,.0f} days (ts {first / 1000:.0f} to {last / 1000:.0f} "
@@ -404,8 +404,11 @@ and events farther apart are on two clocks, or forged (a 31-year wall made every
 
 def span(p: Parsed) -> tuple[int, int]:
     """First start and last end of everything recorded (the profiler's own span left out)."""
-    starts = [s for s, _, _ in p.cpu]
-    ends = [e for _, e, _ in p.cpu]
+    starts: list[int] = []
+    ends: list[int] = []
+    if p.cpu:  # one pass each, no list of every op: `finish` asks this of every trace
+        starts.append(min(s for s, _, _ in p.cpu))
+        ends.append(max(e for _, e, _ in p.cpu))
     if p.other_start:
         starts.append(min(p.other_start))
         ends.append(max(p.other_end))

@@ -151,6 +151,12 @@ def test_events_farther_apart_than_a_profiler_records_are_refused(first: str, se
     assert "under 7 days" in err.detail
 
 
+def test_a_trace_of_only_the_profilers_own_span_is_refused_as_before() -> None:
+    """The span is checked only where something was recorded: the profiler's own span alone says no events."""
+    err = read_error(b'{"traceEvents": [{"ph": "X", "cat": "Trace", "name": "PyTorch Profiler", "ts": 1, "dur": 5}]}')
+    assert "no events" in err.detail
+
+
 def test_a_trace_of_just_under_a_week_is_read() -> None:
     event = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 0, "ts": 0, "dur": 604800000000}'
     data = b'{"traceEvents": [' + event + b"]}"
