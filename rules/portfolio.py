@@ -312,7 +312,7 @@ def _fund(entries: list[PortfolioEntry], proposals: Sequence[Proposal], policy: 
             other = picked.get(entry.target) if entry.target is not None else None
             if other is not None:
                 entry.note = f"same target as rank {other.rank}: savings on one phase do not add"
-            elif budget is not None and (entry.cost_weeks or 0.0) > budget * (1 + 1e-12):
+            elif budget is not None and (entry.cost_weeks or 0.0) > _within(budget):
                 entry.note = f"its {weeks(entry.cost_weeks or 0.0)} alone exceed the {num(budget)}-week budget"
             else:
                 entry.note = f"over the budget: the {num(used)} of {weeks(budget or 0.0)} funded save more"
@@ -356,10 +356,15 @@ Picks = tuple[PortfolioEntry, "Picks"] | None
 State = tuple[float, float, Picks]
 
 
+def _within(budget: float) -> float:
+    """The most weeks `budget` funds: the budget itself, with room for the float noise of summed costs."""
+    return budget * (1 + 1e-12)
+
+
 def _knapsack(ladders: list[list[PortfolioEntry]], budget: float) -> list[PortfolioEntry]:
     """The set with the largest summed saving within `budget` weeks, at most one rung of each ladder; ties go to
     fewer weeks, then to better ranks. Pareto states (weeks, saving), merged on a grid when they grow past _STATES."""
-    limit = budget * (1 + 1e-12)
+    limit = _within(budget)
     states: list[State] = [(0.0, 0.0, None)]
     for ladder in ladders:
         grown = list(states)
@@ -455,7 +460,7 @@ def _message(result: Portfolio) -> str:
         # The best return is left out: the budget buys more saving without it.
         chosen = join([_name(entry, names) for entry in funded])
         why = f"under the {num(result.budget_weeks)}-week budget" if result.budget_weeks is not None else "instead"
-        if result.budget_weeks is not None and (top.cost_weeks or 0.0) > result.budget_weeks * (1 + 1e-12):
+        if result.budget_weeks is not None and (top.cost_weeks or 0.0) > _within(result.budget_weeks):
             return sentence(
                 f"Fund {chosen} {why}: {_name(top, names)} has the best return ({_rate(result, top)}) but its "
                 f"{weeks(top.cost_weeks or 0.0)} do not fit; {together.replace('funded alone it', 'it')}."
