@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import gzip
 import os
 import signal
 import socket
@@ -495,15 +496,19 @@ def test_gzip_inside_gzip_inflates_from_one_allowance(sqlite_url: str, server_fa
 def test_deadline_ends_the_parse_and_its_turn(
     sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
 ) -> None:
-    """A 31 MB trace whose parse (about a second since the streaming Builder, 3 s before) outlives a 0.6 s deadline,
-    sent three times: each gets 503, its worker is killed (logged: before, the thread parsed on unseen), never two
-    parses at once, none left running afterwards."""
+    """A 200 MB trace, sent gzipped (16 MB), whose parse (about 2.5 s here) outlives a 0.6 s deadline, sent three
+    times: each gets 503, its worker is killed (logged: before, the thread parsed on unseen), never two parses at
+    once, none left running afterwards. A plain 31 MB trace no longer did: its parse came down to 0.4 s, and a CI
+    machine stored it within the deadline."""
     from benchmarks.bench_profiles import make_torch_trace
 
     trace_path = tmp_path / "trace.json"
-    make_torch_trace(trace_path, 31)
-    trace = trace_path.read_bytes()
-    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.6"})
+    make_torch_trace(trace_path, 200)
+    trace = gzip.compress(trace_path.read_bytes(), 1)
+    trace_path.unlink()
+    # Limits that let it parse, so that only the deadline can end it.
+    limits = {"WORTHIT_MAX_INFLATED_BYTES": str(256 * 1024**2), "WORTHIT_MAX_PARSE_MEMORY_BYTES": str(1024**3)}
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.6", **limits})
     with TreeMemory(server) as memory:
         for _ in range(3):
             assert upload(server, trace).status_code == 503
