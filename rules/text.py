@@ -17,6 +17,7 @@ __all__ = [
     "join",
     "k_text",
     "label",
+    "metric",
     "months",
     "ms",
     "ms_change",
@@ -128,6 +129,16 @@ def num(value: float, digits: int = 1) -> str:
     if float(value).is_integer():
         return f"{int(value):,}"
     return _trim(f"{value:,.{digits}f}")
+
+
+def metric(value: float) -> str:
+    """A quality metric (or a difference of two) in its own unit, with the digits it was given in, up to six
+    significant: `0.812`, `75.1`, `5.86`, `0.003` (two decimals would print an AUC of 0.812 → 0.809 as 0.81 → 0.81)."""
+    if value == 0:
+        return "0"
+    if not 1e-4 <= abs(value) < 1e6:
+        return f"{value:.3g}"
+    return f"{value:,.6g}"
 
 
 def usd(value: float) -> str:

@@ -17,7 +17,7 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Evaluation, Phase, Proposal, Range
 from worthit.rules.plans import plan
 from worthit.rules.policy import default_policy
-from worthit.rules.text import gpu_equivalents, k_text, ms, num, pct, times, usd
+from worthit.rules.text import gpu_equivalents, k_text, metric, ms, num, pct, times, usd
 from worthit.service.validation import decode_strict
 
 SECOND_SENTENCE = re.compile(r"[.!?]\s+[A-Z]")
@@ -157,6 +157,7 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
             num(value, 2),
             usd(value),
             gpu_equivalents(value),
+            metric(value),
         ):
             shown |= set(NUMBER.findall(text))
         if value > 0:

@@ -1,0 +1,137 @@
+"""A third review round, on proposals that trade more than time and on combinations: answers a reviewer would not
+have signed, each test naming what was wrong.
+
+Figures are re-derived here from the seeds' formulas, the rules' docstrings and the default policy's prices ($2 per
+GPU-hour around the clock, $5,000 per engineer-week, a 12-month horizon, a 1% noise floor, 1% per engineer-week),
+never read back from the engine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.rules.helpers import assert_one_sentence, finding, review
+
+GPU_YEAR_USD = 2.0 * 8760
+WEEK_USD = 5000.0
+
+# --- a quality gate met exactly ---------------------------------------------------------------------------------------
+
+
+def test_a_regression_equal_to_the_gate_passes_it() -> None:
+    """AUC 0.812 → 0.809 against a 0.003 gate is the largest regression allowed, but 0.812 − 0.809 is
+    0.0030000000000000027 in floats: the change was held back "recovers to at least 0.81: AUC falls 0 points
+    (0.81 → 0.81) against a 0-point gate"."""
+    raw = {
+        "target": "gemm",
+        "p": 0.55,
+        "k": 1.7,
+        "baseline_ms": 42,
+        "cost_weeks": 4,
+        "quality": {"metric": "AUC", "baseline": 0.812, "candidate": 0.809, "max_regression": 0.003},
+    }
+    evaluation = review(raw)
+    gate = finding(evaluation, "quality_gate")
+    assert gate.effect == "info"
+    assert gate.figures["regression"] == pytest.approx(0.003)
+    saving = 0.55 * (1 - 1 / 1.7)
+    assert evaluation.amdahl.saving_ms == pytest.approx(42 * saving)
+    assert evaluation.verdict == "fund"
+    assert "AUC loses 0.003 points (0.812 → 0.809), inside the 0.003-point gate" in gate.message
+
+
+def test_a_perplexity_equal_to_its_gate_passes_it() -> None:
+    """Lower is better: 6.1 → 6.3 against a 0.2 gate (6.3 − 6.1 = 0.20000000000000018 in floats) is allowed."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.3,
+            "k": 1.4,
+            "baseline_ms": 30,
+            "cost_weeks": 2,
+            "quality": {
+                "metric": "perplexity",
+                "baseline": 6.1,
+                "candidate": 6.3,
+                "max_regression": 0.2,
+                "higher_is_better": False,
+            },
+        }
+    )
+    assert finding(evaluation, "quality_gate").effect == "info"
+    assert evaluation.verdict == "fund"
+
+
+def test_a_failing_gate_prints_the_metric_with_the_digits_it_was_given_in() -> None:
+    """AUC 0.812 → 0.805 against 0.003 fails by 0.007; two decimals printed it `0.81 → 0.81`, a `0-point gate`."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.55,
+            "k": 1.7,
+            "baseline_ms": 42,
+            "cost_weeks": 4,
+            "quality": {"metric": "AUC", "baseline": 0.812, "candidate": 0.805, "max_regression": 0.003},
+        }
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "quality_gate"
+    gate = finding(evaluation, "quality_gate")
+    assert gate.figures["regression"] == pytest.approx(0.812 - 0.805)
+    assert gate.figures["recover_to"] == pytest.approx(0.809)
+    for words in ("recovers to at least 0.809", "falls 0.007 points (0.812 → 0.805)", "0.003-point gate"):
+        assert words in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_failing_gate_on_a_memory_fix_names_the_capacity_it_frees_not_a_negative_saving() -> None:
+    """An INT4 KV cache: 150 → 118 GB on 141 GB devices with 10 GB kept free (131 usable) is 2 → 1 GPU per replica,
+    with attention 0.95× on 35% of the step; on 512 GPUs that is worth millions, but recall falls 0.06 against 0.01.
+    The statement said "whatever the -1.8% it saves"; the work is worth the capacity it frees."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.35,
+            "k": 0.95,
+            "baseline_ms": 40,
+            "cost_weeks": 5,
+            "flags": {"fleet_gpus": 512, "recurring": True},
+            "goal": {
+                "memory_required_gb": 150,
+                "memory_after_gb": 118,
+                "device_memory_gb": 141,
+                "memory_headroom_gb": 10,
+            },
+            "quality": {"metric": "recall", "baseline": 0.97, "candidate": 0.91, "max_regression": 0.01},
+        }
+    )
+    longer = 0.35 * (1 / 0.95 - 1)
+    capacity = 1 - 0.5 * (1 + longer)
+    value = 512 * capacity * GPU_YEAR_USD
+    assert value == pytest.approx(4_402_499.37, rel=1e-6)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "quality_gate"
+    assert finding(evaluation, "quality_gate").figures["value_usd"] == pytest.approx(value)
+    assert "-1.8%" not in evaluation.statement
+    assert "whatever the $4.4M of capacity it frees over 12 months" in evaluation.statement
+    assert "recovers to at least 0.96" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_failing_gate_on_fleet_money_says_the_money_it_does_not_buy_a_waiver_for() -> None:
+    """FP8 GEMMs 1.6× on 60% of a 20,000-GPU fleet: 4,500 GPU-equivalents, $78.8M a year; MMLU falls 1.2 vs 0.5."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.6,
+            "k": 1.6,
+            "cost_weeks": 8,
+            "flags": {"fleet_gpus": 20000, "recurring": True},
+            "quality": {"metric": "MMLU", "baseline": 68.4, "candidate": 67.2, "max_regression": 0.5},
+        }
+    )
+    value = 20000 * 0.6 * (1 - 1 / 1.6) * GPU_YEAR_USD
+    assert value == pytest.approx(78_840_000)
+    assert evaluation.verdict == "fund_if"
+    assert "MMLU recovers to at least 67.9" in evaluation.statement
+    assert "whatever the $78.8M of capacity it frees over 12 months" in evaluation.statement
