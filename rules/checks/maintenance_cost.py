@@ -141,7 +141,7 @@ def check(ctx: Context) -> Finding | None:
         if worth.basis == "product":
             # the seed's flip: the product's kernel is worth owning behind a tested fallback, whatever its rate
             pays = f"the kernel is the product, so {pct(ctx.run_saving)} is worth"
-        elif money is not None:
+        elif money is not None and worth.basis in ("fleet", "job"):
             span = (
                 f"over the {num(money.job_days)}-day job"
                 if money.job_days is not None

@@ -72,7 +72,7 @@ def check(ctx: Context) -> Finding | None:
             f"{pct(saving)} of time per run is under the {pct(floor)} noise floor, but the {pct(capacity)} of the "
             "capacity it frees by fitting on fewer GPUs is what the work is worth",
         )
-    if worth.clears and worth.money is not None:
+    if worth.clears and worth.money is not None and worth.basis in ("fleet", "job"):
         money = worth.money
         figures |= {"gpu_equivalents": money.gpus, "value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}
         span = f"over the {num(money.job_days)}-day job" if money.job_days is not None else "a year"

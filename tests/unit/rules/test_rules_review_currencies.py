@@ -135,3 +135,47 @@ def test_a_failing_gate_on_fleet_money_says_the_money_it_does_not_buy_a_waiver_f
     assert evaluation.verdict == "fund_if"
     assert "MMLU recovers to at least 67.9" in evaluation.statement
     assert "whatever the $78.8M of capacity it frees over 12 months" in evaluation.statement
+
+
+# --- a strategic workload beside a fleet ------------------------------------------------------------------------------
+
+_MOE = {
+    "target": "moe_router",
+    "p": 0.02,
+    "k": 4,
+    "baseline_ms": 60,
+    "cost_weeks": 4,
+    "scope": {"model": "dense-70b", "measured": "step", "method": "timeline"},
+    "flags": {"strategic": {"model": "moe-400b", "p": 0.3, "launch_committed": True}},
+}
+
+
+def test_stating_the_measured_workloads_small_fleet_does_not_take_the_strategic_value_away() -> None:
+    """2% at 4× on today's dense model, 30% on the committed MoE model, 4 weeks: funded by the MoE model with no fleet
+    stated. With a 60-GPU fleet stated it was declined on that fleet's money (0.9 GPU-equivalents, $15,768 a year
+    against $20,000), while the reasoning said "moe-400b justifies it too"."""
+    strategic_saving = 0.3 * (1 - 1 / 4)
+    assert strategic_saving / 4 >= 0.01  # 5.6% of that step per engineer-week clears the policy's 1%
+    assert review(_MOE).verdict == "fund"
+    flags = {**_MOE["flags"], "fleet_gpus": 60, "recurring": True}
+    evaluation = review({**_MOE, "flags": flags})
+    measured = 0.02 * (1 - 1 / 4)
+    fleet = finding(evaluation, "fleet_multiplication")
+    assert fleet.figures["gpu_equivalents"] == pytest.approx(60 * measured)
+    assert fleet.figures["annual_value_usd"] == pytest.approx(60 * measured * GPU_YEAR_USD)
+    assert 60 * measured * GPU_YEAR_USD < 4 * WEEK_USD
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "wrong_model"
+    assert fleet.effect == "info"
+    assert fleet.overridden_by == "wrong_model"
+    assert "justified by moe-400b, not dense-70b" in evaluation.statement
+    worth = next(stage for stage in evaluation.reasoning or () if stage.stage == "worth")
+    assert worth.figures["basis"] == "strategic"
+
+
+def test_a_strategic_workload_that_slipped_does_not_rescue_a_fleet_that_does_not_pay() -> None:
+    """The same on 60 GPUs, but the MoE model slipped twice with no committed launch: the fleet's money decides."""
+    strategic = {"model": "moe-400b", "p": 0.3, "launch_committed": False, "slips": 2}
+    evaluation = review({**_MOE, "flags": {"strategic": strategic, "fleet_gpus": 60, "recurring": True}})
+    assert evaluation.verdict == "decline"
+    assert finding(evaluation, "fleet_multiplication").effect == "opposes"
