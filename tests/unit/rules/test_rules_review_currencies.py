@@ -8,9 +8,12 @@ never read back from the engine.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
+from worthit.rules.policy import default_policy
+from worthit.rules.portfolio import Portfolio, PortfolioRequest, portfolio
 
 GPU_YEAR_USD = 2.0 * 8760
 WEEK_USD = 5000.0
@@ -179,3 +182,53 @@ def test_a_strategic_workload_that_slipped_does_not_rescue_a_fleet_that_does_not
     evaluation = review({**_MOE, "flags": {"strategic": strategic, "fleet_gpus": 60, "recurring": True}})
     assert evaluation.verdict == "decline"
     assert finding(evaluation, "fleet_multiplication").effect == "opposes"
+
+
+# --- a portfolio ranks each proposal on the saving its decision weighs ------------------------------------------------
+
+
+def test_a_portfolio_ranks_a_traffic_mix_on_its_decisions_saving_not_the_measured_batch() -> None:
+    """A split-K decode GEMM measured 1.8× at batch 1, which is 10% of the traffic (batch 32 unmeasured): its own
+    decision is a decline on 0.1 × 50% × (1 − 1/1.8) of the production time, but the portfolio ranked it first at
+    "1.9 ms per engineer-week", the batch-1 step's 5.6 ms applied to all the traffic."""
+    serving = {"workload": "serving", "measured": "step", "method": "timeline"}
+    request = {
+        "budget_weeks": 10,
+        "proposals": [
+            {
+                "target": "decode_gemm",
+                "p": 0.5,
+                "k": 1.8,
+                "baseline_ms": 25,
+                "cost_weeks": 3,
+                "scope": {**serving, "input": "bs1"},
+                "flags": {"traffic_mix": [{"name": "bs1", "share": 0.1}, {"name": "bs32", "share": 0.9}]},
+            },
+            {"target": "layernorm", "p": 0.08, "k": 3, "baseline_ms": 25, "cost_weeks": 2, "scope": serving},
+            {"target": "attention", "p": 0.3, "k": 1.5, "baseline_ms": 25, "cost_weeks": 4, "scope": serving},
+        ],
+    }
+    result = _portfolio(request)
+    mix = 0.1 * 0.5 * (1 - 1 / 1.8)
+    rates = {
+        "decode_gemm": mix * 25 / 3,
+        "layernorm": 0.08 * (1 - 1 / 3) * 25 / 2,
+        "attention": 0.3 * (1 - 1 / 1.5) * 25 / 4,
+    }
+    by_target = {entry.target: entry for entry in result.entries}
+    for target, rate in rates.items():
+        assert by_target[target].rate == pytest.approx(rate)
+    gemm = by_target["decode_gemm"]
+    assert gemm.saving_fraction == pytest.approx(mix)
+    assert gemm.saving_ms == pytest.approx(mix * 25)
+    assert gemm.verdict == "decline"
+    assert [entry.target for entry in result.entries] == ["layernorm", "attention", "decode_gemm"]
+    assert result.top_ratio == pytest.approx(rates["layernorm"] / rates["attention"])
+    funded = 0.08 * (1 - 1 / 3) + 0.3 * (1 - 1 / 1.5)
+    assert result.combined_new_ms == pytest.approx(25 * (1 - funded))
+    assert result.message.startswith("Fund layernorm first: 666.7 µs per engineer-week is 1.1× the return of attention")
+
+
+def _portfolio(request: dict[str, object]) -> Portfolio:
+    decoded = msgspec.convert(request, PortfolioRequest)
+    return portfolio(decoded.proposals, default_policy(), decoded.budget_weeks)
