@@ -9,6 +9,7 @@ __all__ = [
     "LABEL_CHARS",
     "STATEMENT_CHARS",
     "a",
+    "at_least",
     "break_even_weeks",
     "count",
     "gpu_count",
@@ -156,6 +157,14 @@ def weeks(value: float, digits: int = 1) -> str:
     """Engineering effort: `3 engineer-weeks`, `1 engineer-week`, `157.7 engineer-weeks`."""
     w = num(value, digits)
     return f"{w} engineer-week" + ("" if w == "1" else "s")
+
+
+def at_least(value: float, digits: int = 0) -> float:
+    """A lower bound as a condition states it: rounded up at the digits printed, so that meeting the printed figure
+    meets the bound (a break-even of 1,052.4 GPUs is "at least 1,053", never "at least 1,052", which fails). Float
+    noise past nine decimals is not rounded up (12.000000000001 days is 12)."""
+    scale = 10.0**digits
+    return math.ceil(round(value * scale, 9)) / scale
 
 
 def break_even_weeks(value: float) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_equivalents, months, num, pct, saves, times, usd
+from worthit.rules.text import at_least, count, gpu_equivalents, months, num, pct, saves, times, usd
 from worthit.rules.worth import HOURS_PER_DAY
 
 ID = "fleet_multiplication"
@@ -107,10 +107,13 @@ def check(ctx: Context) -> Finding | None:
         per_day = money.net_gpus * policy.gpu_hour_usd * HOURS_PER_DAY
         figures["break_even_days"] = days = cost / per_day if per_day > 0 else 0.0
         figures["value_per_day_usd"] = per_day
+        # the days a job must run, rounded up as printed: 12.2 days printed "12" would fail at 12
+        digits = 0 if days >= 10 else 1
+        figures["break_even_days_said"] = said = at_least(days, digits)
         return condition(
             ID,
             figures,
-            f"Fund if the one-off job runs at least {num(days, 0 if days >= 10 else 1)} days: {freed}, "
+            f"Fund if the one-off job runs at least {num(said, digits)} days: {freed}, "
             f"{usd(per_day)} a day, against {usd(cost)} of engineering (give `run_days` to price the job).",
         )
     if money.clears:

@@ -22,7 +22,7 @@ import math
 
 from worthit.rules.context import Context, Example, condition, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_equivalents, num, pct, usd
+from worthit.rules.text import at_least, count, gpu_equivalents, num, pct, usd
 from worthit.rules.worth import HOURS_PER_YEAR, recurring_gpus
 
 ID = "recurring_gpu_cost"
@@ -100,9 +100,11 @@ def check(ctx: Context) -> Finding | None:
         head = f"No fleet is large enough to pay for it: {takes}, and the {pct(saving)} saved per step frees too little"
         return opposition(ctx, ID, head, figures)
     figures["break_even_fleet_gpus"] = fleet_needed
+    # whole GPUs, rounded up: 1,052.4 printed "1,052" would fail at 1,052
+    figures["break_even_fleet_gpus_said"] = said = at_least(fleet_needed)
     return condition(
         ID,
         figures,
-        f"Fund if the fleet that runs it has at least {num(fleet_needed, 0)} GPUs: {takes}, which the {pct(saving)} "
+        f"Fund if the fleet that runs it has at least {num(said, 0)} GPUs: {takes}, which the {pct(saving)} "
         f"saved per step must exceed (give `fleet_gpus`).",
     )

@@ -8,6 +8,8 @@ never read back from the engine.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -25,7 +27,7 @@ def test_a_regression_equal_to_the_gate_passes_it() -> None:
     """AUC 0.812 → 0.809 against a 0.003 gate is the largest regression allowed, but 0.812 − 0.809 is
     0.0030000000000000027 in floats: the change was held back "recovers to at least 0.81: AUC falls 0 points
     (0.81 → 0.81) against a 0-point gate"."""
-    raw = {
+    raw: dict[str, Any] = {
         "target": "gemm",
         "p": 0.55,
         "k": 1.7,
@@ -232,3 +234,79 @@ def test_a_portfolio_ranks_a_traffic_mix_on_its_decisions_saving_not_the_measure
 def _portfolio(request: dict[str, object]) -> Portfolio:
     decoded = msgspec.convert(request, PortfolioRequest)
     return portfolio(decoded.proposals, default_policy(), decoded.budget_weeks)
+
+
+# --- a condition's lower bound is the one that passes -----------------------------------------------------------------
+
+_AUTOTUNE: dict[str, Any] = {
+    "target": "fused_mlp",
+    "p": 0.2,
+    "k": 1.18,
+    "cost_weeks": 3,
+    "scope": {"method": "timeline"},
+    "flags": {"gpu_minutes_per_start": 30, "starts_per_day": 1500},
+}
+
+
+def test_the_break_even_fleet_for_a_per_start_cost_is_rounded_up() -> None:
+    """Autotuning that takes 30 GPU-minutes on each of 1,500 replica starts a day keeps 31.25 GPUs busy; a 3.05%
+    faster step pays that and $15,000 of engineering from 1,052.4 GPUs. "At least 1,052 GPUs" was printed, and on
+    1,052 GPUs the same proposal is declined."""
+    saving = 0.2 * (1 - 1 / 1.18)
+    consumed = 30 * 1500 / 1440
+    fleet = (consumed + 3 * WEEK_USD / GPU_YEAR_USD) / saving
+    assert fleet == pytest.approx(1052.37, abs=0.01)
+    evaluation = review(_AUTOTUNE)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "recurring_gpu_cost"
+    assert finding(evaluation, "recurring_gpu_cost").figures["break_even_fleet_gpus"] == pytest.approx(fleet)
+    assert "at least 1,053 GPUs" in evaluation.statement
+    on = {**_AUTOTUNE["flags"], "recurring": True}
+    assert review({**_AUTOTUNE, "flags": {**on, "fleet_gpus": 1053}}).verdict == "fund"
+    assert review({**_AUTOTUNE, "flags": {**on, "fleet_gpus": 1052}}).verdict == "decline"
+
+
+_BACKFILL: dict[str, Any] = {
+    "target": "convert",
+    "p": 0.4,
+    "k": 3,
+    "cost_weeks": 2,
+    "scope": {"method": "timeline"},
+    "flags": {"fleet_gpus": 64, "recurring": False},
+}
+
+
+def test_the_days_a_one_off_job_must_run_are_rounded_up() -> None:
+    """26.7% of 64 GPUs is 17.07 GPU-equivalents, $819.20 a day against $10,000: 12.2 days. "At least 12 days" was
+    printed, and a 12-day job is declined."""
+    per_day = 64 * 0.4 * (1 - 1 / 3) * 2.0 * 24
+    assert per_day == pytest.approx(819.2)
+    days = 2 * WEEK_USD / per_day
+    assert days == pytest.approx(12.207, abs=0.001)
+    evaluation = review(_BACKFILL)
+    assert evaluation.verdict == "fund_if"
+    assert finding(evaluation, "fleet_multiplication").figures["break_even_days"] == pytest.approx(days)
+    assert "runs at least 13 days" in evaluation.statement
+    flags = _BACKFILL["flags"]
+    assert review({**_BACKFILL, "flags": {**flags, "run_days": 13}}).verdict == "fund"
+    assert review({**_BACKFILL, "flags": {**flags, "run_days": 12}}).verdict == "decline"
+
+
+def test_a_short_break_even_is_rounded_up_at_its_tenth() -> None:
+    """An eval sweep on 128 GPUs saving 16.7%, less 1 GPU-equivalent of per-start compiles: $976 a day against $5,000
+    is 5.12 days, printed "at least 5.1 days" (declined at 5.1): now 5.2."""
+    per_day = (128 * 0.5 * (1 - 1 / 1.5) - 60 * 24 / 1440) * 2.0 * 24
+    days = WEEK_USD / per_day
+    assert days == pytest.approx(5.123, abs=0.001)
+    raw: dict[str, Any] = {
+        "target": "eval_step",
+        "p": 0.5,
+        "k": 1.5,
+        "cost_weeks": 1,
+        "scope": {"method": "timeline"},
+        "flags": {"fleet_gpus": 128, "recurring": False, "gpu_minutes_per_start": 60, "starts_per_day": 24},
+    }
+    evaluation = review(raw)
+    assert "runs at least 5.2 days" in evaluation.statement
+    assert review({**raw, "flags": {**raw["flags"], "run_days": 5.2}}).verdict == "fund"
+    assert review({**raw, "flags": {**raw["flags"], "run_days": 5.1}}).verdict == "decline"
