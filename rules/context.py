@@ -30,7 +30,7 @@ from worthit.rules.model import (
 )
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
-from worthit.rules.text import break_even_weeks, label, ms, pct, usd
+from worthit.rules.text import break_even_weeks, label, ms, pct, share_bounds, usd
 from worthit.rules.worth import Money, Worth, pays_for_weeks, worth_of
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "kinds_label",
     "lazy",
     "opposition",
+    "said_share",
 ]
 
 T = TypeVar("T")
@@ -695,6 +696,16 @@ def break_even_below(passes: Callable[[float], bool], p: float, margin: float) -
     if passes(p / margin):
         return (SMALLEST_P if passes(SMALLEST_P) else break_even(passes, SMALLEST_P, p / margin)), True
     return break_even(passes, p / margin, p), False
+
+
+def said_share(passes: Callable[[float], bool], edge: float) -> float:
+    """A break-even share as a condition states it: the lower of its two printed figures (`text.share_bounds`) at
+    which `passes` holds, so that a share equal to the printed one passes ("p ≥ 4.3%" for an edge of 4.304% would
+    fail at 4.3%: it says 4.4%; an edge of 4.5003%, bisection's side of an exact 4.5%, stays 4.5%)."""
+    if edge <= SMALLEST_P:
+        return edge
+    down, up = share_bounds(edge)
+    return down if down > 0 and passes(down) else up
 
 
 def break_even(passes: Callable[[float], bool], fail: float, ok: float, *, rel: float = 1e-3) -> float:

@@ -26,6 +26,7 @@ __all__ = [
     "pct",
     "saves",
     "sentence",
+    "share_bounds",
     "the_share",
     "times",
     "usd",
@@ -165,6 +166,16 @@ def at_least(value: float, digits: int = 0) -> float:
     noise past nine decimals is not rounded up (12.000000000001 days is 12)."""
     scale = 10.0**digits
     return math.ceil(round(value * scale, 9)) / scale
+
+
+def share_bounds(share: float) -> tuple[float, float]:
+    """A positive share rounded down and up at the digits `pct` prints it with (4.304% → 4.3% and 4.4%): the two
+    printed figures a break-even share can be stated as."""
+    value = share * 100
+    digits = 1 if value >= 1 else 1 - math.floor(math.log10(value))
+    scale = 10.0**digits
+    down = math.floor(round(value * scale, 9)) / scale
+    return down / 100, at_least(value, digits) / 100
 
 
 def break_even_weeks(value: float) -> str:

@@ -310,3 +310,52 @@ def test_a_short_break_even_is_rounded_up_at_its_tenth() -> None:
     assert "runs at least 5.2 days" in evaluation.statement
     assert review({**raw, "flags": {**raw["flags"], "run_days": 5.2}}).verdict == "fund"
     assert review({**raw, "flags": {**raw["flags"], "run_days": 5.1}}).verdict == "decline"
+
+
+def test_an_estimated_ps_break_even_is_printed_at_a_share_that_passes() -> None:
+    """A sampler estimated at 12% of a 40 ms step, 3.3× for 3 weeks: the policy's 1% a week needs a 3% saving, so
+    p ≥ 0.03 / (1 − 1/3.3) = 4.304%. It printed "p ≥ 4.3%", and at a measured 4.3% the same work is declined."""
+    edge = 0.03 / (1 - 1 / 3.3)
+    assert edge == pytest.approx(0.043043, abs=1e-6)
+    raw: dict[str, Any] = {
+        "target": "sampler",
+        "p": 0.12,
+        "k": 3.3,
+        "baseline_ms": 40,
+        "cost_weeks": 3,
+        "scope": {"method": "estimate"},
+    }
+    evaluation = review(raw)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "estimate"
+    assert finding(evaluation, "estimate").figures["break_even_p"] == pytest.approx(edge, rel=2e-3)
+    assert "p ≥ 4.4%" in evaluation.statement
+    measured = {**raw, "scope": {"method": "timeline"}}
+    assert review({**measured, "p": 0.044}).verdict == "fund"
+    assert review({**measured, "p": 0.043}).verdict == "decline"
+
+
+def test_an_exact_break_even_is_printed_as_it_is() -> None:
+    """The rule's own example: 15% estimated, 3× on 40 ms for 3 weeks breaks even at exactly 4.5% (bisection lands
+    a hair above it): still "p ≥ 4.5%", which passes."""
+    evaluation = review(
+        {"target": "sampler", "p": 0.15, "k": 3, "baseline_ms": 40, "cost_weeks": 3, "scope": {"method": "estimate"}}
+    )
+    assert "p ≥ 4.5%" in evaluation.statement
+
+
+def test_a_device_activity_shares_break_even_run_share_is_printed_at_a_share_that_passes() -> None:
+    """12% of device activity, its share of the run unknown, 3.3× for 3 weeks: the run share must be at least
+    4.304%; "at 4.3% of the run or more" was printed, and 4.3% of the run is declined."""
+    raw: dict[str, Any] = {
+        "target": "sampler",
+        "p": 0.12,
+        "k": 3.3,
+        "cost_weeks": 3,
+        "scope": {"measured": "device_activity", "method": "timeline"},
+    }
+    evaluation = review(raw)
+    assert evaluation.verdict == "fund_if"
+    assert "at 4.4% of the run or more" in evaluation.statement
+    assert review({**raw, "p_end_to_end": 0.044}).verdict == "fund"
+    assert review({**raw, "p_end_to_end": 0.043}).verdict == "decline"
