@@ -359,3 +359,38 @@ def test_a_device_activity_shares_break_even_run_share_is_printed_at_a_share_tha
     assert "at 4.4% of the run or more" in evaluation.statement
     assert review({**raw, "p_end_to_end": 0.044}).verdict == "fund"
     assert review({**raw, "p_end_to_end": 0.043}).verdict == "decline"
+
+
+# --- CPU and storage phases -------------------------------------------------------------------------------------------
+
+
+def test_a_statement_naming_cpu_work_and_io_is_never_cut_inside_a_parenthesis() -> None:
+    """An embedding kernel (6% of a 120 ms step, 3× for 2 weeks) beside 38 ms of CPU tokenizing and 30 ms of
+    object-store reads: the two fixes ran past 300 characters and the sentence was cut to "…off the step's path (more
+    CPU workers; overlap or cache the 30 ms of storage…", a parenthesis never closed."""
+    evaluation = review(
+        {
+            "target": "embedding_bag",
+            "p": 0.06,
+            "k": 3,
+            "baseline_ms": 120,
+            "cost_weeks": 2,
+            "scope": {"method": "timeline"},
+            "breakdown": [
+                {"name": "embedding_bag", "ms": 7.2},
+                {"name": "mlp", "ms": 30},
+                {"name": "tokenize", "ms": 38, "kind": "cpu"},
+                {"name": "s3_read", "ms": 30, "kind": "io"},
+                {"name": "allreduce", "ms": 14.8, "kind": "comm"},
+            ],
+        }
+    )
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "non_kernel_time"
+    statement = evaluation.statement
+    assert f"{(38 + 30) / 120 * 100:.1f}% of the step (68 ms) is not kernel time" in statement
+    assert f"against the {0.06 * (1 - 1 / 3) * 100:.0f}% this saves" in statement
+    assert "38 ms of CPU work" in statement
+    assert "30 ms of I/O" in statement
+    assert statement.count("(") == statement.count(")")
+    assert_one_sentence(statement)
