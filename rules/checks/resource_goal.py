@@ -155,7 +155,11 @@ def check(ctx: Context) -> Finding | None:
             "replicas_before": before,
             "requests_per_step": batch,
         }
-        serving = f"{ms(new)} per pass" if batch == 1 else f"{num(batch)} requests per {ms(new)} pass"
+        serving = f"{num(batch)} requests per {ms(new)} pass"
+        if goal.requests_per_step is None:  # one request per pass is an assumption, said as one
+            serving = f"one request per {ms(new)} pass (give `requests_per_step` for a batch)"
+        elif batch == 1:
+            serving = f"{ms(new)} per pass"
         found.append(
             Finding(
                 rule=ID,
@@ -206,14 +210,18 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
         phases = [Phase(name=p.name, ms=p.ms, kind=p.kind, k=p.k) for p in breakdown]
         # The proposal's k is what its change does to its own kind of phase; the plan speeds up kernels.
         kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
-        k = ctx.k if ctx.k > 1 and kind == "kernel" else ctx.policy.default_k
+        own = ctx.k > 1 and kind == "kernel"
+        k = ctx.k if own else ctx.policy.default_k
         result = plan(phases, target_ms=goal, k=math.inf if math.isinf(k) else k, baseline_ms=base, policy=ctx.policy)
         floor = result.best_ms
         figures |= {
             "single_gpu_floor_ms": floor,
             "plan_phases": len(result.steps) if result.reachable else None,
             "plan_k": k,
+            "plan_k_source": "proposal" if own else "policy",
         }
+        # the policy's default k, when the proposal's own is no kernel speedup, is said to be the policy's
+        faster = f"{times(k)} faster" + ("" if own else " (the policy's default k)")
         non_kernel = sum(phase.ms for phase in breakdown if phase.kind in NON_KERNEL)
         present = [phase.kind for phase in breakdown if phase.kind in NON_KERNEL and phase.ms > 0]
         kinds = kinds_label(present) if present else ""
@@ -231,7 +239,7 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
             figures |= {"non_kernel_ms": non_kernel, "kernel_floor_ms": kernel_floor, "alternative": kinds}
             return _redirect(
                 figures,
-                f"Even with every kernel {times(k)} faster this step stops at {ms(floor)}, above the {ms(goal)} "
+                f"Even with every kernel {faster} this step stops at {ms(floor)}, above the {ms(goal)} "
                 f"latency goal, and {ms(non_kernel)} of that is {kinds}, which more GPUs would not remove: "
                 f"overlap or remove it, and the kernels alone take {ms(kernel_floor)} on one GPU.",
             )
@@ -239,11 +247,12 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
             figures["alternative"] = "more GPUs"
             return _redirect(
                 figures,
-                f"Even with every kernel {times(k)} faster this step stops at {ms(floor)} on one GPU, above "
+                f"Even with every kernel {faster} this step stops at {ms(floor)} on one GPU, above "
                 f"the {ms(goal)} latency goal, so reaching it takes more GPUs splitting the work, not more "
                 f"tuning here.",
             )
         names = join([label(step.phase) for step in result.steps])
+        each = " each" if len(result.steps) > 1 else ""
         if non_kernel > 0 and new - non_kernel <= goal and len(result.steps) > 1:
             # Removing the time no kernel speedup touches reaches the goal with this change alone: say so first.
             figures |= {"non_kernel_ms": non_kernel, "without_non_kernel_ms": new - non_kernel}
@@ -253,14 +262,14 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
                 figures=figures,
                 message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal; removing the "
                 f"{ms(non_kernel)} of {kinds} as well reaches {ms(new - non_kernel)}, where kernel tuning alone "
-                f"needs {names} each {times(k)} faster.",
+                f"needs {names}{each} {faster}.",
             )
         return Finding(
             rule=ID,
             effect="info",
             figures=figures,
             message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal, which one "
-            f"GPU reaches with {names} each {times(k)} faster.",
+            f"GPU reaches with {names}{each} {faster}.",
         )
     floor = base * (1 - ctx.p)
     figures["single_gpu_floor_ms"] = floor

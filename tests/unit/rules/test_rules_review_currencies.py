@@ -394,3 +394,63 @@ def test_a_statement_naming_cpu_work_and_io_is_never_cut_inside_a_parenthesis() 
     assert "30 ms of I/O" in statement
     assert statement.count("(") == statement.count(")")
     assert_one_sentence(statement)
+
+
+# --- a memory fix beside a breakdown and a latency goal ---------------------------------------------------------------
+
+
+def test_a_memory_fix_is_not_told_to_rank_targets_by_share_with_its_slowdown() -> None:
+    """An FP8 KV cache: 96 → 61 GB on 80 GB devices (2 → 1 GPU per replica), attention 0.9× on 14 of 35 ms. The
+    decision was fund_if "mlp at 42.9% is the larger target: the same 0.9× there gives 0.955×", a slowdown offered
+    as the better target, against a change worth 47.8% of the capacity. The latency goal's plan used the policy's
+    default 10× without saying so."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.4,
+            "k": 0.9,
+            "baseline_ms": 35,
+            "cost_weeks": 4,
+            "scope": {"method": "timeline"},
+            "breakdown": [
+                {"name": "attention", "ms": 14},
+                {"name": "mlp", "ms": 15},
+                {"name": "sampler", "ms": 2, "kind": "cpu"},
+                {"name": "other", "ms": 4, "kind": "other"},
+            ],
+            "goal": {"latency_ms": 25, "memory_required_gb": 96, "memory_after_gb": 61, "device_memory_gb": 80},
+        }
+    )
+    new_ms = 35 - 14 + 14 / 0.9
+    capacity = 1 - 0.5 * new_ms / 35
+    assert capacity == pytest.approx(0.4778, abs=1e-4)
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "memory_fit"
+    assert finding(evaluation, "memory_fit").figures["capacity_saving"] == pytest.approx(capacity)
+    assert "bigger_target" not in {f.rule for f in evaluation.findings}
+    goal = finding(evaluation, "resource_goal")
+    assert goal.figures["plan_k"] == 10
+    assert goal.figures["plan_k_source"] == "policy"
+    assert new_ms - 15 + 15 / 10 <= 25  # mlp at 10× reaches the goal
+    assert "short of the 25 ms latency goal, which one GPU reaches with mlp 10× faster (the policy's default k)" in (
+        goal.message
+    )
+
+
+def test_a_throughput_goal_without_requests_per_step_says_it_counts_one() -> None:
+    """3,000 requests a second on a 48 → 38.4 ms step: 116 replicas at one request per pass, an assumption the
+    statement did not state (a batch of 32 needs 4)."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.6,
+            "k": 1.5,
+            "baseline_ms": 48,
+            "cost_weeks": 4,
+            "goal": {"throughput_per_s": 3000},
+        }
+    )
+    goal = finding(evaluation, "resource_goal")
+    assert goal.figures["replicas_after"] == -(-3000 // (1000 / 38.4))
+    assert goal.figures["replicas_after"] == 116
+    assert "one request per 38.4 ms pass (give `requests_per_step` for a batch)" in goal.message
