@@ -454,3 +454,38 @@ def test_a_throughput_goal_without_requests_per_step_says_it_counts_one() -> Non
     assert goal.figures["replicas_after"] == -(-3000 // (1000 / 38.4))
     assert goal.figures["replicas_after"] == 116
     assert "one request per 38.4 ms pass (give `requests_per_step` for a batch)" in goal.message
+
+
+# --- upkeep with no build cost ----------------------------------------------------------------------------------------
+
+
+def test_unportable_code_with_no_build_cost_never_says_the_build_is_free() -> None:
+    """A vendor-specific GEMM 1.3× on 30% of a 50 ms step, no cost given: the policy's 2 weeks of upkeep a year are
+    the only cost known. Stage 3 said "2 engineer-weeks ($10k): 0 to build", the condition "6.9% pays for 2
+    engineer-weeks including 2 weeks of upkeep", and the rate was given as if the build were free."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": 1.3,
+            "baseline_ms": 50,
+            "scope": {"method": "timeline"},
+            "flags": {"portability": "vendor_specific"},
+        }
+    )
+    saving = 0.3 * (1 - 1 / 1.3)
+    assert evaluation.verdict == "fund_if"
+    # the build's break-even: (saving / 1% per week) weeks in all, less the 2 weeks of upkeep
+    assert finding(evaluation, "unstated_cost").figures["break_even_weeks"] == pytest.approx(
+        saving / 0.01 - 2, rel=2e-3
+    )
+    cost = next(stage for stage in evaluation.reasoning or () if stage.stage == "cost")
+    assert cost.answer == "At least 2 engineer-weeks ($10k): 2 of upkeep over the horizon; no build cost given."
+    assert "0 to build" not in cost.answer
+    upkeep = finding(evaluation, "maintenance_cost").message
+    assert "pays for 2 weeks of upkeep over 12 months" in upkeep
+    assert "with the build not yet estimated" in upkeep
+    assert "including" not in upkeep
+    assert finding(evaluation, "amdahl").message.endswith(
+        f"{50 * saving / 2:.1f} ms per engineer-week, counting only 2 weeks of upkeep (no build cost given)."
+    )
