@@ -489,3 +489,14 @@ def test_unportable_code_with_no_build_cost_never_says_the_build_is_free() -> No
     assert finding(evaluation, "amdahl").message.endswith(
         f"{50 * saving / 2:.1f} ms per engineer-week, counting only 2 weeks of upkeep (no build cost given)."
     )
+
+
+def test_a_change_to_the_whole_step_has_no_floor_to_stop_at() -> None:
+    """torch.compile on the whole step (p = 1), 1.08×, no baseline: the ceiling said "even at zero the step stops at
+    unbounded"."""
+    evaluation = review({"target": "step", "p": 1.0, "k": 1.08, "cost_weeks": 2})
+    ceiling = finding(evaluation, "ceiling")
+    assert ceiling.figures["ceiling_speedup"] is None
+    assert ceiling.figures["headroom_captured"] == pytest.approx(1 - 1 / 1.08)
+    assert "stops at unbounded" not in ceiling.message
+    assert ceiling.message.endswith("and at zero nothing of the step would be left.")
