@@ -2,13 +2,15 @@
 
 What it checks: a `goal`. Memory needed above device memory is a capacity problem that speed cannot fix: redirect
 (keep less resident, change the execution, or split model and state across GPUs). A latency goal below the floor
-single-GPU work can reach on this breakdown (every kernel phase at the proposal's k; without a breakdown, the
-target at zero) needs more GPUs: redirect; unless the breakdown's copies, host and input time is what holds the step
-above the goal (the kernels at k alone fit in it), when the redirect is to that time, which more GPUs would not
-remove. A latency goal reachable on one GPU gets the plan that reaches it, and, when removing the copies, host and
-input time with this change already reaches it, that first. A throughput goal, when the model fits
-one GPU, is a replica count: info with the replicas before and after, each step serving `goal.requests_per_step`
-requests (one when absent: a step of batch 48 serves 48, so counting one understates a GPU 48-fold).
+single-GPU work can reach on this breakdown (every kernel phase at the proposal's k; without a breakdown, the target
+at zero) needs more GPUs: redirect; unless the breakdown's copies, host and input time is what holds the step above
+the goal (the kernels at k alone fit in it), when the redirect is to that time, which more GPUs would not remove —
+unless the goal needs this very change too (without it the kernels miss the goal) and it pays on its own: then info
+naming the rest the goal needs. A latency goal reachable on one GPU gets the plan that reaches it, and, when
+removing the copies, host and input time with this change already reaches it, that first. A throughput goal, when
+the model fits one GPU, is a replica count: info with the replicas before and after, each step serving
+`goal.requests_per_step` requests (one when absent: a step of batch 48 serves 48, so counting one understates a GPU
+48-fold).
 
 Why it matters: reading data quickly and having room to hold it are different problems, as are how long one request
 takes and how many requests the service handles. Tuning one GPU further cannot meet a goal that needs another.
@@ -236,7 +238,22 @@ def _latency(ctx: Context, goal: float, base: float, new: float, figures: dict[s
             )
         if not result.reachable and non_kernel > 0 and kernel_floor <= goal:
             # The kernels at k fit in the goal; what keeps the step above it is time more GPUs would not remove.
-            figures |= {"non_kernel_ms": non_kernel, "kernel_floor_ms": kernel_floor, "alternative": kinds}
+            figures |= {"non_kernel_ms": non_kernel, "kernel_floor_ms": kernel_floor}
+            target_ms = ctx.target_phase.ms
+            without = kernel_floor + target_ms - target_ms / k if kind == "kernel" and own else kernel_floor
+            if without > goal and ctx.worth.clears:
+                # The goal needs this change too (without it the kernels take `without`): not a redirect away from
+                # work the goal itself counts on, but the rest it needs, said beside it.
+                figures["kernel_floor_without_ms"] = without
+                return Finding(
+                    rule=ID,
+                    effect="info",
+                    figures=figures,
+                    message=f"This takes the step to {ms(new)}, short of the {ms(goal)} latency goal, which one GPU "
+                    f"reaches only with every kernel {faster}, this one included, and the {ms(non_kernel)} of "
+                    f"{kinds} off the step's path: {ms(kernel_floor)}.",
+                )
+            figures["alternative"] = kinds
             return _redirect(
                 figures,
                 f"Even with every kernel {faster} this step stops at {ms(floor)}, above the {ms(goal)} "
