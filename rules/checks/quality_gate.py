@@ -119,6 +119,13 @@ def _value(ctx: Context, figures: dict[str, Figure]) -> str:
     if worth.basis == "strategic" and strategic is not None and worth.strategic_saving is not None:
         figures["strategic_saving"] = worth.strategic_saving
         return f"the {pct(worth.strategic_saving)} it saves on {label(strategic.model)}"
+    ends = ctx.range_ends
+    if ends is not None and ctx.mix is None and ctx.p_run == ctx.p:
+        # a range is quoted from end to end, never at its midpoint (which is one point of it)
+        low, high = ends[0].saving_fraction, ends[1].saving_fraction
+        figures |= {"saving_fraction_low": low, "saving_fraction_high": high}
+        if pct(low) != pct(high):
+            return f"the {pct(low).removesuffix('%')}–{pct(high)} it saves"
     figures["end_to_end_saving"] = ctx.run_saving
     return f"the {pct(ctx.run_saving)} it saves"
 

@@ -538,3 +538,26 @@ def test_a_latency_goal_is_not_a_redirect_away_from_a_kernel_it_needs() -> None:
     # what stage 4 still names is a materially larger phase: mlp's 30 ms is 42.9% against the 17.5% this saves
     assert evaluation.verdict == "fund_if"
     assert evaluation.deciding_rule == "bigger_target"
+
+
+def test_a_failing_gate_on_a_ranged_k_quotes_the_range_not_its_midpoint() -> None:
+    """FP8 attention, k 1.1–1.8 on 30% of the step, accuracy 71 → 70.2 against 0.5: "whatever the 9.3% it saves"
+    was the midpoint k = 1.45, a saving nobody proposed; the range saves 2.7–13.3%."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.3,
+            "k": {"low": 1.1, "high": 1.8},
+            "baseline_ms": 30,
+            "cost_weeks": 4,
+            "quality": {"metric": "accuracy", "baseline": 71.0, "candidate": 70.2, "max_regression": 0.5},
+        }
+    )
+    low, high = 0.3 * (1 - 1 / 1.1), 0.3 * (1 - 1 / 1.8)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "quality_gate"
+    gate = finding(evaluation, "quality_gate")
+    assert gate.figures["saving_fraction_low"] == pytest.approx(low)
+    assert gate.figures["saving_fraction_high"] == pytest.approx(high)
+    assert f"whatever the {low * 100:.1f}–{high * 100:.1f}% it saves" in evaluation.statement
+    assert "recovers to at least 70.5" in evaluation.statement
