@@ -16,8 +16,10 @@ the step in a graph.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from worthit.rules.context import NON_KERNEL, Context, Example, condition
-from worthit.rules.model import Figure, Finding
+from worthit.rules.model import Figure, Finding, PhaseKind
 from worthit.rules.text import STATEMENT_CHARS, ms, pct
 
 ID = "non_kernel_time"
@@ -110,7 +112,7 @@ def check(ctx: Context) -> Finding | None:
     return Finding(rule=ID, effect="info", figures=figures, message=_with_fixes(head, present, by_kind))
 
 
-def _with_fixes(head: str, present: list[str], by_kind: dict[str, float]) -> str:
+def _with_fixes(head: str, present: Sequence[PhaseKind], by_kind: Mapping[PhaseKind, float]) -> str:
     """`head` and the fixes of the two largest kinds (every one is in the figures: three do not fit one sentence),
     each in full where the sentence has room, else in its short form: never a sentence cut inside a parenthesis."""
     full = [_FIX[kind].format(ms(by_kind[kind])) for kind in present[:2]]

@@ -101,7 +101,9 @@ def _judged(evaluation: Evaluation) -> Row | None:
     shows only a figure the decision did not judge on (6.5% of the step on H100 beside 130 GPU-equivalents freed, which
     are 3.2% of a fleet half of which was never measured)."""
     worth = next((stage for stage in evaluation.reasoning or () if stage.stage == "worth"), None)
-    saving = worth.figures.get("end_to_end_saving") if worth is not None else None
+    if worth is None:
+        return None
+    saving = worth.figures.get("end_to_end_saving")
     if not isinstance(saving, int | float) or isinstance(saving, bool):
         return None
     measured = evaluation.amdahl.saving_fraction
@@ -112,9 +114,10 @@ def _judged(evaluation: Evaluation) -> Row | None:
         of = "of the run"
     else:
         of = "of the fleet's time" if "of the fleet's time" in mix.message else "of the production time"
-    rate = worth.figures.get("rate_fraction") if worth is not None else None
-    rated = isinstance(rate, int | float) and not isinstance(rate, bool)
-    per_week = f", {pct(rate)} per engineer-week" if rated else ""
+    rate = worth.figures.get("rate_fraction")
+    per_week = ""
+    if isinstance(rate, int | float) and not isinstance(rate, bool):
+        per_week = f", {pct(rate)} per engineer-week"
     return Row("judged on", f"{pct(saving)} {of}{per_week}")
 
 
