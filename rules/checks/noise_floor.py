@@ -96,7 +96,14 @@ def check(ctx: Context) -> Finding | None:
             f"{pct(saving)} end to end is under the {pct(floor)} noise floor per run, which the value of the "
             "work carries",
         )
-    if saving < 0:
+    if saving < 0 and ctx.stated_k is not None:
+        # the work the change adds (a draft model, a dequantize) is why: said, against the k the proposal states
+        figures |= {"stated_k": ctx.stated_k, "effective_k": ctx.k}
+        head = (
+            f"Counting the work it adds, {ctx.target} ends up {times(ctx.k)} as fast, not the {times(ctx.stated_k)} "
+            f"stated, and the run {pct(-saving)} longer, so there is nothing to win"
+        )
+    elif saving < 0:
         head = (
             f"At {times(ctx.k)} {ctx.target} gets slower and the run {pct(-saving)} longer, so there is nothing to win"
         )

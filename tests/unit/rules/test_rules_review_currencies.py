@@ -561,3 +561,34 @@ def test_a_failing_gate_on_a_ranged_k_quotes_the_range_not_its_midpoint() -> Non
     assert gate.figures["saving_fraction_high"] == pytest.approx(high)
     assert f"whatever the {low * 100:.1f}–{high * 100:.1f}% it saves" in evaluation.statement
     assert "recovers to at least 70.5" in evaluation.statement
+
+
+# --- added work that leaves the target slower -------------------------------------------------------------------------
+
+
+def test_a_draft_model_that_makes_decoding_slower_is_declined_naming_the_stated_k() -> None:
+    """A 7B draft for a 70B model: γ = 4, α = 0.5, draft steps at 0.25 and a verify pass at 1.3 plain steps yield
+    1.9375 tokens for 2.3 steps, 0.842×, against the "2.4×" proposed. The statement said "At 0.842× decode gets
+    slower", a k the proposer never wrote, without saying why."""
+    evaluation = review(
+        {
+            "target": "decode",
+            "p": 0.9,
+            "k": 2.4,
+            "baseline_ms": 1800,
+            "cost_weeks": 5,
+            "added_work": {
+                "speculative": {"draft_tokens": 4, "acceptance": 0.5, "draft_cost": 0.25, "verify_cost": 1.3}
+            },
+        }
+    )
+    tokens = (1 - 0.5**5) / (1 - 0.5)
+    k = tokens / (4 * 0.25 + 1.3)
+    assert (tokens, k) == (pytest.approx(1.9375), pytest.approx(0.842391, abs=1e-6))
+    longer = -0.9 * (1 - 1 / k)
+    assert evaluation.verdict == "decline"
+    assert evaluation.amdahl.new_ms == pytest.approx(1800 * (1 + longer))
+    assert evaluation.statement == (
+        f"Counting the work it adds, decode ends up {k:.3f}× as fast, not the 2.4× stated, and the run "
+        f"{longer * 100:.1f}% longer, so there is nothing to win."
+    )
