@@ -186,7 +186,12 @@ def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -
 def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
     """What the value of the work is weighed against, as a clause: `against $15k of engineering`, `at no engineering
     cost`, or, with no cost stated, the most engineering the value pays for (`for an unstated cost; it pays for up
-    to 262.8 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
+    to 262.8 engineer-weeks`, also put in `figures` as `pays_for_weeks`; with p or k a range, no figure: the one that
+    holds over the range is unstated_cost's), never a cost of $0 nobody stated."""
+    if ctx.worth.cost.weeks is None and ctx.range_ends is not None:
+        # a range's value here is its midpoint's: the break-even that holds over the range is unstated_cost's, at its
+        # low end, and one decision never states two ("up to 90.1" beside "under 52.5" engineer-weeks)
+        return "for an unstated cost"
     if ctx.worth.cost.weeks is None:
         most = pays_for_weeks(money, ctx.worth.cost, ctx.policy)
         if most is None:

@@ -592,3 +592,23 @@ def test_a_draft_model_that_makes_decoding_slower_is_declined_naming_the_stated_
         f"Counting the work it adds, decode ends up {k:.3f}× as fast, not the 2.4× stated, and the run "
         f"{longer * 100:.1f}% longer, so there is nothing to win."
     )
+
+
+def test_a_ranged_k_with_no_cost_states_one_break_even() -> None:
+    """k 1.2–1.6 on 30% of the step, measured on H100 (300 of 1,000 GPUs), no cost: stage 2 said "it pays for up to
+    90.1 engineer-weeks" (the midpoint's 1.4×) and the condition "under 52.5 engineer-weeks" (the low end's 1.2×)."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": {"low": 1.2, "high": 1.6},
+            "scope": {"method": "timeline", "device": "H100"},
+            "flags": {"recurring": True, "fleet_mix": [{"name": "H100", "gpus": 300}, {"name": "A100", "gpus": 700}]},
+        }
+    )
+    low_end = 300 * 0.3 * (1 - 1 / 1.2) * GPU_YEAR_USD / WEEK_USD
+    assert low_end == pytest.approx(52.56)
+    assert finding(evaluation, "unstated_cost").figures["break_even_weeks"] == pytest.approx(low_end, rel=2e-3)
+    said = [f.message for f in evaluation.findings] + [stage.answer for stage in evaluation.reasoning or ()]
+    assert not any("pays for up to" in text for text in said), said
+    assert "pays_for_weeks" not in finding(evaluation, "fleet_multiplication").figures
