@@ -612,3 +612,31 @@ def test_a_ranged_k_with_no_cost_states_one_break_even() -> None:
     said = [f.message for f in evaluation.findings] + [stage.answer for stage in evaluation.reasoning or ()]
     assert not any("pays for up to" in text for text in said), said
     assert "pays_for_weeks" not in finding(evaluation, "fleet_multiplication").figures
+
+
+def test_the_break_even_fleet_of_a_fixed_job_is_counted_over_the_job() -> None:
+    """A 20-day run restarting 3 times a day, each restart's max-autotune taking 8,000 GPU-minutes (16.7 GPUs around
+    the clock), for a 5.7% faster step and $10,000 of engineering, no fleet given: the break-even fleet was counted
+    over a year (305 GPUs, "$292k a year"), and on 305 GPUs the 20-day job is declined."""
+    saving = 1 - 1 / 1.06
+    consumed = 8000 * 3 / 1440
+    hours = 20 * 24
+    fleet = (consumed + 2 * WEEK_USD / 2.0 / hours) / saving
+    assert fleet == pytest.approx(478.5, abs=0.1)
+    raw: dict[str, Any] = {
+        "target": "step",
+        "p": 1.0,
+        "k": 1.06,
+        "cost_weeks": 2,
+        "scope": {"method": "timeline"},
+        "flags": {"run_days": 20, "recurring": False, "gpu_minutes_per_start": 8000, "starts_per_day": 3},
+    }
+    evaluation = review(raw)
+    cost = finding(evaluation, "recurring_gpu_cost")
+    assert evaluation.verdict == "fund_if"
+    assert cost.figures["break_even_fleet_gpus"] == pytest.approx(fleet)
+    assert cost.figures["consumed_usd_over_job"] == pytest.approx(consumed * 2.0 * hours)
+    assert "at least 479 GPUs" in evaluation.statement
+    assert "$16k over the 20-day job" in evaluation.statement
+    assert review({**raw, "flags": {**raw["flags"], "fleet_gpus": 479}}).verdict == "fund"
+    assert review({**raw, "flags": {**raw["flags"], "fleet_gpus": 478}}).verdict == "decline"
