@@ -30,7 +30,7 @@ from worthit.rules.model import (
 )
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
-from worthit.rules.text import break_even_weeks, label, ms, pct, usd
+from worthit.rules.text import break_even_weeks, label, ms, pct, share_bounds, usd
 from worthit.rules.worth import Money, Worth, pays_for_weeks, worth_of
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "kinds_label",
     "lazy",
     "opposition",
+    "said_share",
 ]
 
 T = TypeVar("T")
@@ -185,7 +186,12 @@ def carried(ctx: Context, rule: str, figures: dict[str, Figure], message: str) -
 def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
     """What the value of the work is weighed against, as a clause: `against $15k of engineering`, `at no engineering
     cost`, or, with no cost stated, the most engineering the value pays for (`for an unstated cost; it pays for up
-    to 262.8 engineer-weeks`, also put in `figures` as `pays_for_weeks`), never a cost of $0 nobody stated."""
+    to 262.8 engineer-weeks`, also put in `figures` as `pays_for_weeks`; with p or k a range, no figure: the one that
+    holds over the range is unstated_cost's), never a cost of $0 nobody stated."""
+    if ctx.worth.cost.weeks is None and ctx.range_ends is not None:
+        # a range's value here is its midpoint's: the break-even that holds over the range is unstated_cost's, at its
+        # low end, and one decision never states two ("up to 90.1" beside "under 52.5" engineer-weeks)
+        return "for an unstated cost"
     if ctx.worth.cost.weeks is None:
         most = pays_for_weeks(money, ctx.worth.cost, ctx.policy)
         if most is None:
@@ -526,12 +532,16 @@ class Context:
     @lazy
     def material_alternative(self) -> Alternative | None:
         """The alternative when it could win materially more than this proposal: its whole time at least
-        `alternative_ratio` times the proposal's own end-to-end saving (stage 4 names it even when the proposal
-        passes)."""
+        `alternative_ratio` times the proposal's own end-to-end saving, or the capacity a memory fix frees (stage 4
+        names it even when the proposal passes)."""
         alternative = self.alternative
         if alternative is None:
             return None
-        if alternative.share < self.policy.alternative_ratio * max(self.run_saving, 0.0):
+        # what the work is worth, as a share: the run's saving, or for a memory fix the capacity it frees (a phase
+        # larger than a 4% slower step is not "materially more" than the 48% of the GPUs an FP8 KV cache frees)
+        capacity = self.worth.capacity_saving
+        value = capacity if capacity is not None else self.run_saving
+        if alternative.share < self.policy.alternative_ratio * max(value, 0.0):
             return None
         return alternative
 
@@ -695,6 +705,16 @@ def break_even_below(passes: Callable[[float], bool], p: float, margin: float) -
     if passes(p / margin):
         return (SMALLEST_P if passes(SMALLEST_P) else break_even(passes, SMALLEST_P, p / margin)), True
     return break_even(passes, p / margin, p), False
+
+
+def said_share(passes: Callable[[float], bool], edge: float) -> float:
+    """A break-even share as a condition states it: the lower of its two printed figures (`text.share_bounds`) at
+    which `passes` holds, so that a share equal to the printed one passes ("p ≥ 4.3%" for an edge of 4.304% would
+    fail at 4.3%: it says 4.4%; an edge of 4.5003%, bisection's side of an exact 4.5%, stays 4.5%)."""
+    if edge <= SMALLEST_P:
+        return edge
+    down, up = share_bounds(edge)
+    return down if down > 0 and passes(down) else up
 
 
 def break_even(passes: Callable[[float], bool], fail: float, ok: float, *, rel: float = 1e-3) -> float:

@@ -579,6 +579,9 @@ def _cost_answer(cost: Cost) -> str:
     if cost.weeks is None:
         return "Unknown: no cost was given."
     money = f" ({usd(cost.usd)})" if cost.usd else ""
+    if cost.upkeep_weeks and cost.build_weeks is None:
+        upkeep = num(cost.upkeep_weeks)
+        return f"At least {weeks(cost.weeks)}{money}: {upkeep} of upkeep over the horizon; no build cost given."
     if cost.upkeep_weeks:
         return (
             f"{weeks(cost.weeks)}{money}: {num(cost.build_weeks or 0)} to build and {num(cost.upkeep_weeks)} of "

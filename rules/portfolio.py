@@ -20,7 +20,7 @@ from msgspec import Meta
 
 from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import Base, NonNegativeFloat, PolicyRef, Proposal, Verdict
+from worthit.rules.model import Base, Evaluation, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled
 from worthit.rules.text import join, label, ms, num, pct, sentence, times, weeks
@@ -42,7 +42,10 @@ class PortfolioEntry(msgspec.Struct, kw_only=True):
     verdict: Verdict
     statement: str
     saving_fraction: float
+    """The share of the run the decision judges the work on (its `end_to_end_saving`): end to end when `p` is of a
+    narrower scope, part by part over a fleet or traffic mix, a collective's transfer without its wait."""
     saving_ms: float | None
+    """`saving_fraction` of the workload's `baseline_ms`."""
     cost_weeks: float | None
     """Build plus upkeep of unportable code over the policy's horizon, as in the proposal's own decision."""
     rate: float | None
@@ -102,9 +105,12 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
 
     entries: list[PortfolioEntry] = []
     for index, (proposal, evaluation) in enumerate(zip(proposals, evaluations, strict=True)):
-        figures = evaluation.amdahl
         cost = cost_of(proposal, policy).weeks  # build plus upkeep: the same cost the decision weighs
-        saving = figures.saving_ms if in_ms and figures.saving_ms is not None else figures.saving_fraction
+        # the saving the decision weighs, not the measured part's: a k measured at batch 1 is never applied to the
+        # batch-32 traffic, nor a share of device activity taken for a share of the run
+        fraction = _judged_saving(evaluation)
+        saving_ms = fraction * baseline if baseline is not None else None
+        saving = saving_ms if saving_ms is not None else fraction
         rate = None if cost is None else (saving / cost if cost > 0 else math.inf)
         entries.append(
             PortfolioEntry(
@@ -114,8 +120,8 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
                 target=proposal.target,
                 verdict=evaluation.verdict,
                 statement=evaluation.statement,
-                saving_fraction=figures.saving_fraction,
-                saving_ms=figures.saving_ms if in_ms else None,
+                saving_fraction=fraction,
+                saving_ms=saving_ms,
                 cost_weeks=cost,
                 rate=rate,
                 funded=False,
@@ -160,6 +166,15 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     )
     result.message = _message(result)
     return settled(result)
+
+
+def _judged_saving(evaluation: Evaluation) -> float:
+    """The end-to-end saving the decision's worth stage judged the work on (one figure per fact)."""
+    for stage in evaluation.reasoning or ():
+        saving = stage.figures.get("end_to_end_saving") if stage.stage == "worth" else None
+        if isinstance(saving, float | int) and not isinstance(saving, bool):
+            return float(saving)
+    return evaluation.amdahl.saving_fraction  # pragma: no cover - the worth stage always states it
 
 
 def _share(proposal: Proposal) -> float | None:

@@ -9,6 +9,7 @@ __all__ = [
     "LABEL_CHARS",
     "STATEMENT_CHARS",
     "a",
+    "at_least",
     "break_even_weeks",
     "count",
     "gpu_count",
@@ -17,6 +18,7 @@ __all__ = [
     "join",
     "k_text",
     "label",
+    "metric",
     "months",
     "ms",
     "ms_change",
@@ -24,6 +26,7 @@ __all__ = [
     "pct",
     "saves",
     "sentence",
+    "share_bounds",
     "the_share",
     "times",
     "usd",
@@ -130,6 +133,16 @@ def num(value: float, digits: int = 1) -> str:
     return _trim(f"{value:,.{digits}f}")
 
 
+def metric(value: float) -> str:
+    """A quality metric (or a difference of two) in its own unit, with the digits it was given in, up to six
+    significant: `0.812`, `75.1`, `5.86`, `0.003` (two decimals would print an AUC of 0.812 → 0.809 as 0.81 → 0.81)."""
+    if value == 0:
+        return "0"
+    if not 1e-4 <= abs(value) < 1e6:
+        return f"{value:.3g}"
+    return f"{value:,.6g}"
+
+
 def usd(value: float) -> str:
     """Money, rounded the way a planning meeting rounds it: `$21.9M`, `$15k`, `$820`."""
     if abs(value) >= 1e12:
@@ -145,6 +158,24 @@ def weeks(value: float, digits: int = 1) -> str:
     """Engineering effort: `3 engineer-weeks`, `1 engineer-week`, `157.7 engineer-weeks`."""
     w = num(value, digits)
     return f"{w} engineer-week" + ("" if w == "1" else "s")
+
+
+def at_least(value: float, digits: int = 0) -> float:
+    """A lower bound as a condition states it: rounded up at the digits printed, so that meeting the printed figure
+    meets the bound (a break-even of 1,052.4 GPUs is "at least 1,053", never "at least 1,052", which fails). Float
+    noise past nine decimals is not rounded up (12.000000000001 days is 12)."""
+    scale = 10.0**digits
+    return math.ceil(round(value * scale, 9)) / scale
+
+
+def share_bounds(share: float) -> tuple[float, float]:
+    """A positive share rounded down and up at the digits `pct` prints it with (4.304% → 4.3% and 4.4%): the two
+    printed figures a break-even share can be stated as."""
+    value = share * 100
+    digits = 1 if value >= 1 else 1 - math.floor(math.log10(value))
+    scale = 10.0**digits
+    down = math.floor(round(value * scale, 9)) / scale
+    return down / 100, at_least(value, digits) / 100
 
 
 def break_even_weeks(value: float) -> str:

@@ -305,7 +305,11 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
     # (maintenance_cost), not a part of its value: without one the answer is "fund if it ships", never a decline.
     product = unportable and flags.kernel_is_product and saving > 0
     basis: Basis
-    if money is not None:
+    if money is not None and not money.clears and strategic_ok:
+        # The measured workload's fleet does not pay for it, but the credible strategic workload does, per run, as it
+        # would with no fleet stated: stating where today's model runs never takes the strategic value away.
+        clears, basis = True, "strategic"
+    elif money is not None:
         clears, basis = money.clears, "job" if flags.run_days is not None else "fleet"
     elif product:
         clears, basis = True, "product"

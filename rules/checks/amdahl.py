@@ -76,7 +76,10 @@ def check(ctx: Context) -> Finding:
     upkeep = ctx.worth.cost.upkeep_weeks
     if f.rate is not None and upkeep > 0:
         figures["upkeep_weeks"] = upkeep
-        message += f", counting {num(upkeep)} weeks of upkeep"
+        if ctx.worth.cost.build_weeks is None:  # the rate is over the upkeep alone: an upper bound, said as one
+            message += f", counting only {num(upkeep)} weeks of upkeep (no build cost given)"
+        else:
+            message += f", counting {num(upkeep)} weeks of upkeep"
     return Finding(rule=ID, effect="supports", verdict="fund", message=message + ".", figures=figures)
 
 

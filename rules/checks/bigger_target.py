@@ -1,13 +1,14 @@
 """bigger_target — rank targets by p first.
 
-What it checks: a breakdown is given and another phase that a speedup applies to (not copies, host, allocation
-or input-pipeline time, which `non_kernel_time` names with their own fixes) is larger than the target. It reports
-what the same k on the largest such phase would give (for communication, what hiding it behind compute would
+What it checks: a breakdown is given, the change speeds its target up (k > 1: a slower kernel's value is elsewhere,
+in memory, and offers no k to another phase), and another phase that a speedup applies to (not copies, host,
+allocation or input-pipeline time, which `non_kernel_time` names with their own fixes) is larger than the target. It
+reports what the same k on the largest such phase would give (for communication, what hiding it behind compute would
 give: NCCL is overlapped, not tuned). The proposal's k is offered there only when that phase is of the kind the
 change acts on (a kernel speedup on another kernel); a launch-gap fix, a copy removed (k = ∞) or a CPU change says
 nothing of a kernel phase, which is then named with its own fix and the most it holds. Info; a redirect when the
-target itself is under the noise floor, to the decision's alternative: that phase, or what is larger still (the copies
-and allocations together, the wait inside a collective), with that phase named before it.
+target itself is under the noise floor, to the decision's alternative: that phase, or what is larger still (the
+copies and allocations together, the wait inside a collective), with that phase named before it.
 
 Why it matters: a mediocre speedup on the dominant phase beats a heroic one on a small phase; this is the single
 most valuable habit Amdahl's law gives. The cheaper, smaller project is not the better one by default.
@@ -99,6 +100,8 @@ def check(ctx: Context) -> Finding | None:
     """Reports the largest phase when it is larger than the target; redirects when the target is under the floor."""
     if ctx.unit_slip is not None:
         return None  # shares of a breakdown in another unit than its step mean nothing
+    if ctx.k <= 1:
+        return None  # a change that speeds nothing up (its value is elsewhere: memory) has no k to offer a phase
     largest = max(
         (p for p in ctx.others if p.kind not in NON_KERNEL and not is_aggregate(p.name)),
         key=lambda phase: phase.ms,

@@ -80,11 +80,17 @@ def check(ctx: Context) -> Finding | None:
     noun = ctx.scope_noun  # what p is a share of: the step, device activity, the run
     ceiling = "unbounded" if f.ceiling_speedup is None else times(f.ceiling_speedup)
     floor = f"{ms(base * (1 - p))} ({ceiling})" if base is not None else ceiling
+    # with the target all of the scope (p = 1) there is no floor to stop at: nothing of it would be left
+    at_zero = (
+        f"even at zero {noun} stops at {floor}"
+        if f.ceiling_speedup is not None
+        else f"at zero nothing of {noun} would be left"
+    )
     if several:
         left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of {noun}"
         head = (
             f"Together the change captures {pct(f.headroom_captured)} of the headroom of the {pct(p)} of {noun} it "
-            f"touches, leaving {left} there for any follow-up, and even at zero {noun} stops at {floor}"
+            f"touches, leaving {left} there for any follow-up, and {at_zero}"
         )
     elif ctx.wait_share:
         # A faster transfer never shortens the wait for the slowest rank: its ceiling is the transfer's.
@@ -93,18 +99,18 @@ def check(ctx: Context) -> Finding | None:
         captured = f"{pct(f.headroom_captured)} of its headroom" if ctx.k > 1 else "none of its headroom"
         head = (
             f"{how} {ctx.target}'s transfer ({pct(p)} of {noun}) captures {captured}, leaving {left} for any "
-            f"follow-up, and even at zero {noun} stops at {floor}, the {pct(ctx.wait_share)} spent waiting for the "
+            f"follow-up, and {at_zero}, the {pct(ctx.wait_share)} spent waiting for the "
             f"slowest rank untouched"
         )
     elif math.isinf(ctx.k):
         head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of {noun}, the ceiling of {floor}"
     elif ctx.k <= 1:
-        head = f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and even at zero {noun} stops at {floor}"
+        head = f"At {times(ctx.k)} {ctx.target} captures none of its headroom, and {at_zero}"
     else:
         left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of {noun}"
         head = (
             f"At {times(ctx.k)} {ctx.target} captures {pct(f.headroom_captured)} of its own headroom, leaving "
-            f"{left} for any follow-up, and even at zero {noun} stops at {floor}"
+            f"{left} for any follow-up, and {at_zero}"
         )
     return Finding(rule=ID, effect="info", figures=figures, message=f"{head}{after}.")
 

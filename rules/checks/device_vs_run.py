@@ -25,7 +25,7 @@ import math
 import msgspec
 
 from worthit.rules import amdahl
-from worthit.rules.context import PASSING, Context, Example, break_even_below, condition, opposition
+from worthit.rules.context import PASSING, Context, Example, break_even_below, condition, opposition, said_share
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, pct, saves, times
 
@@ -149,18 +149,19 @@ def _unconfirmed(ctx: Context) -> Finding | None:
         return None  # it fails even if all of device activity were the run: the other checks say why
     edge, safe = found
     figures: dict[str, Figure] = {"p_measured": ctx.p, "estimate_margin": margin, "break_even_p_end_to_end": edge}
+    figures["break_even_p_end_to_end_said"] = said = said_share(passes, edge)
     if safe:
         return Finding(
             rule=ID,
             effect="info",
             figures=figures,
             message=f"{ctx.target} is {pct(ctx.p)} of device activity, with its share of the run unknown, but the "
-            f"work pays down to {pct(edge)} of the run, so that share cannot change the answer.",
+            f"work pays down to {pct(said)} of the run, so that share cannot change the answer.",
         )
     return condition(
         ID,
         figures,
-        f"Fund if a whole-run timeline shows {ctx.target} at {pct(edge)} of the run or more: its "
+        f"Fund if a whole-run timeline shows {ctx.target} at {pct(said)} of the run or more: its "
         f"{pct(ctx.p)} is of device activity, which the run's idle time, copies and host work only dilute.",
         stage="condition",
     )

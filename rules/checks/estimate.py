@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import msgspec
 
-from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below, condition
+from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below, condition, said_share
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct, the_share
 
@@ -64,6 +64,7 @@ def check(ctx: Context) -> Finding | None:
         return None
     edge, safe = found
     figures: dict[str, Figure] = {"p": ctx.p, "estimate_margin": margin, "break_even_p": edge}
+    figures["break_even_p_said"] = said = said_share(passes, edge)
     if safe:
         # Passing at a tenth of the estimate, the estimate's error cannot change the answer.
         figures["estimate_headroom"] = ctx.p / edge
@@ -71,7 +72,7 @@ def check(ctx: Context) -> Finding | None:
             why = "the work pays at any p, so no error in the estimate changes the answer"
         else:
             why = (
-                f"the work pays down to p = {pct(edge)}, so the estimate would have to be "
+                f"the work pays down to p = {pct(said)}, so the estimate would have to be "
                 f"{num(ctx.p / edge, 0)}× too high to change the answer"
             )
         return Finding(
@@ -80,6 +81,6 @@ def check(ctx: Context) -> Finding | None:
     return condition(
         ID,
         figures,
-        f"Fund if a timeline shows p ≥ {pct(edge)}: the {pct(ctx.p)} is an estimate, and below "
-        f"{pct(edge)} the same work no longer pays for itself.",
+        f"Fund if a timeline shows p ≥ {pct(said)}: the {pct(ctx.p)} is an estimate, and below "
+        f"{pct(said)} the same work no longer pays for itself.",
     )

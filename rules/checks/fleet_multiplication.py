@@ -5,7 +5,8 @@ the policy's `gpu_hour_usd` around the clock (8,760 hours a year) over `horizon_
 cost: (`cost_weeks` + upkeep of unportable code over the horizon) × `engineer_week_usd`. With `flags.run_days` the
 fleet is a fixed job: the capacity is valued over those days once, not as recurring capacity. When the value covers
 the cost it supports funding — and, being the value of the work (rules.worth), it is what per-run bars are then
-judged against; when it does not, it opposes.
+judged against; when it does not, it opposes, unless a credible strategic workload pays for the work per run
+(rules.worth), which then carries it.
 
 Why it matters: a percentage that looks trivial per run is enormous in aggregate, and it recurs, while the
 engineering cost is paid once. Per-run rate-of-return thresholds are the wrong test at fleet scale.
@@ -16,9 +17,9 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, condition, engineering, opposition
+from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_equivalents, months, num, pct, saves, times, usd
+from worthit.rules.text import at_least, count, gpu_equivalents, months, num, pct, saves, times, usd
 from worthit.rules.worth import HOURS_PER_DAY
 
 ID = "fleet_multiplication"
@@ -76,8 +77,9 @@ def check(ctx: Context) -> Finding | None:
     consumed = money.consumed_gpus
     loses = consumed > 0 and money.net_gpus <= 0
     one_off = money.clears and money.recurrence is False and money.job_days is None and cost > 0
-    if ctx.verdict_only and money.clears and not (loses or one_off):
-        return None  # it supports funding
+    carried_elsewhere = not money.clears and ctx.worth.clears and not loses
+    if ctx.verdict_only and ((money.clears and not (loses or one_off)) or carried_elsewhere):
+        return None  # it supports funding, or informs
     if saving > 0:
         freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
     else:
@@ -105,10 +107,13 @@ def check(ctx: Context) -> Finding | None:
         per_day = money.net_gpus * policy.gpu_hour_usd * HOURS_PER_DAY
         figures["break_even_days"] = days = cost / per_day if per_day > 0 else 0.0
         figures["value_per_day_usd"] = per_day
+        # the days a job must run, rounded up as printed: 12.2 days printed "12" would fail at 12
+        digits = 0 if days >= 10 else 1
+        figures["break_even_days_said"] = said = at_least(days, digits)
         return condition(
             ID,
             figures,
-            f"Fund if the one-off job runs at least {num(days, 0 if days >= 10 else 1)} days: {freed}, "
+            f"Fund if the one-off job runs at least {num(said, digits)} days: {freed}, "
             f"{usd(per_day)} a day, against {usd(cost)} of engineering (give `run_days` to price the job).",
         )
     if money.clears:
@@ -125,6 +130,16 @@ def check(ctx: Context) -> Finding | None:
             verdict="fund",
             figures=figures,
             message=f"{freed}, {worth}, {against}.",
+        )
+    if carried_elsewhere:
+        # a credible strategic workload pays for the work per run (rules.worth): the measured fleet's shortfall is
+        # said, and carried, never a decline beside "justified by model B"
+        return carried(
+            ctx,
+            ID,
+            figures,
+            f"On the measured workload {freed[0].lower()}{freed[1:]}, {worth}, short of the {usd(cost)} of "
+            "engineering, which the strategic workload carries",
         )
     if gpus <= 0:
         head = freed

@@ -111,6 +111,10 @@ def check(ctx: Context) -> Finding | None:
     figures["upkeep_source"] = cost.upkeep_source
     figures["maintenance_weeks_per_year"] = cost.upkeep_per_year
     horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months ({per} a year × {kept}{source})"
+    # with no build cost given the total is the upkeep alone, said so: never a build of 0 nobody stated
+    spend = (
+        f"{weeks(total)} including {horizon}" if build is not None else f"{horizon}, with the build not yet estimated"
+    )
     # code for a CPU (x86, Arm) is not at risk from the next GPU, but from the next CPU generation
     chip = "CPU" if on_cpu(ctx.proposal.scope.device) else "GPU"
     if not worth.clears and rate < policy.min_rate:
@@ -141,7 +145,7 @@ def check(ctx: Context) -> Finding | None:
         if worth.basis == "product":
             # the seed's flip: the product's kernel is worth owning behind a tested fallback, whatever its rate
             pays = f"the kernel is the product, so {pct(ctx.run_saving)} is worth"
-        elif money is not None:
+        elif money is not None and worth.basis in ("fleet", "job"):
             span = (
                 f"over the {num(money.job_days)}-day job"
                 if money.job_days is not None
@@ -155,13 +159,13 @@ def check(ctx: Context) -> Finding | None:
             ID,
             figures,
             f"Fund on the condition that a tested portable fallback ships with it: {pays} "
-            f"{weeks(total)} including {horizon}, but {what} can break silently on the next {chip}.",
+            f"{spend}, but {what} can break silently on the next {chip}.",
             stage="condition",
         )
     return Finding(
         rule=ID,
         effect="info",
         figures=figures,
-        message=f"{pct(ctx.run_saving)} of the step pays for {weeks(total)} including {horizon}, and a "
+        message=f"{pct(ctx.run_saving)} of the step pays for {spend}, and a "
         f"tested portable fallback covers the next {chip} generation.",
     )

@@ -18,7 +18,7 @@ replica): half the GPUs that serve it are freed, on 400 GPUs 200 GPU-equivalents
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, engineering, opposition
+from worthit.rules.context import Context, Example, carried, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, count, gpu_equivalents, num, pct, usd, weeks
 
@@ -66,9 +66,7 @@ def check(ctx: Context) -> Finding | None:
     if goal is None or fit is None:
         return None
     money = worth.money
-    if ctx.verdict_only and (
-        fit.gpus_before == 1 or not fit.fixes or (money.clears if money is not None else worth.clears)
-    ):
+    if ctx.verdict_only and (fit.gpus_before == 1 or not fit.fixes or worth.clears):
         return None  # it informs or supports funding
     before, after = goal.memory_required_gb or 0.0, goal.memory_after_gb or 0.0
     figures: dict[str, Figure] = {
@@ -121,7 +119,10 @@ def check(ctx: Context) -> Finding | None:
                 figures=figures,
                 message=f"{head}: {value}, {usd(money.value_usd)} over {span} {engineering(ctx, money, figures)}.",
             )
-        return opposition(ctx, ID, f"{head}, but {value} is worth less than its {usd(money.cost_usd)}", figures)
+        short = f"{head}, but {value} is worth less than its {usd(money.cost_usd)}"
+        if worth.clears:  # a credible strategic workload pays for it per run (rules.worth)
+            return carried(ctx, ID, figures, f"{short}, which the strategic workload carries.")
+        return opposition(ctx, ID, short, figures)
     if worth.clears:
         cost = worth.cost.weeks
         spent = f" for {weeks(cost)}" if cost else ""

@@ -72,7 +72,7 @@ def check(ctx: Context) -> Finding | None:
             f"{pct(saving)} of time per run is under the {pct(floor)} noise floor, but the {pct(capacity)} of the "
             "capacity it frees by fitting on fewer GPUs is what the work is worth",
         )
-    if worth.clears and worth.money is not None:
+    if worth.clears and worth.money is not None and worth.basis in ("fleet", "job"):
         money = worth.money
         figures |= {"gpu_equivalents": money.gpus, "value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}
         span = f"over the {num(money.job_days)}-day job" if money.job_days is not None else "a year"
@@ -96,7 +96,14 @@ def check(ctx: Context) -> Finding | None:
             f"{pct(saving)} end to end is under the {pct(floor)} noise floor per run, which the value of the "
             "work carries",
         )
-    if saving < 0:
+    if saving < 0 and ctx.stated_k is not None:
+        # the work the change adds (a draft model, a dequantize) is why: said, against the k the proposal states
+        figures |= {"stated_k": ctx.stated_k, "effective_k": ctx.k}
+        head = (
+            f"Counting the work it adds, {ctx.target} ends up {times(ctx.k)} as fast, not the {times(ctx.stated_k)} "
+            f"stated, and the run {pct(-saving)} longer, so there is nothing to win"
+        )
+    elif saving < 0:
         head = (
             f"At {times(ctx.k)} {ctx.target} gets slower and the run {pct(-saving)} longer, so there is nothing to win"
         )

@@ -16,9 +16,11 @@ the step in a graph.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from worthit.rules.context import NON_KERNEL, Context, Example, condition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import ms, pct
+from worthit.rules.model import Figure, Finding, PhaseKind
+from worthit.rules.text import STATEMENT_CHARS, ms, pct
 
 ID = "non_kernel_time"
 STAGE = "alternative"
@@ -66,6 +68,16 @@ _FIX = {
     "io": "overlap or cache the {} of storage and network I/O (asynchronous checkpoints, prefetched or cached reads)",
 }
 
+_SHORT = {
+    "copy": "overlap or remove the {} of copies",
+    "host": "graph-capture the {} of launch gaps",
+    "alloc": "pool the {} of allocations",
+    "input": "prefetch the {} of input",
+    "cpu": "move the {} of CPU work off the step's path",
+    "io": "overlap or cache the {} of I/O",
+}
+"""Each fix in a few words, for a sentence with no room for the full one (whose figures keep it in full)."""
+
 
 def check(ctx: Context) -> Finding | None:
     """Names the fix when copies, allocation and host gaps hold at least `non_kernel_share` of the step."""
@@ -89,20 +101,24 @@ def check(ctx: Context) -> Finding | None:
     figures |= {f"{kind}_ms": value for kind, value in by_kind.items()}
     present = sorted((kind for kind in NON_KERNEL if by_kind[kind] > 0), key=lambda kind: -by_kind[kind])
     figures |= {f"fix_{kind}": _FIX[kind].format(ms(by_kind[kind])) for kind in present}
-    # The two largest in the sentence, every one in the figures: three fixes do not fit one sentence.
-    fixes = "; ".join(_FIX[kind].format(ms(by_kind[kind])) for kind in present[:2])
     if conditional and material is not None:
         figures |= material.figures() | {"alternative_ratio": ctx.policy.alternative_ratio}
-        return condition(
-            ID,
-            figures,
+        head = (
             f"Fund, but the bigger win is elsewhere: {pct(share)} of the step ({ms(non_kernel)}) is not "
-            f"kernel time, against the {pct(ctx.run_saving)} this saves, so {fixes}.",
+            f"kernel time, against the {pct(ctx.run_saving)} this saves, so "
         )
-    return Finding(
-        rule=ID,
-        effect="info",
-        figures=figures,
-        message=f"{pct(share)} of the step ({ms(non_kernel)}) is not kernel time, which no kernel "
-        f"speedup touches: {fixes}.",
-    )
+        return condition(ID, figures, _with_fixes(head, present, by_kind))
+    head = f"{pct(share)} of the step ({ms(non_kernel)}) is not kernel time, which no kernel speedup touches: "
+    return Finding(rule=ID, effect="info", figures=figures, message=_with_fixes(head, present, by_kind))
+
+
+def _with_fixes(head: str, present: Sequence[PhaseKind], by_kind: Mapping[PhaseKind, float]) -> str:
+    """`head` and the fixes of the two largest kinds (every one is in the figures: three do not fit one sentence),
+    each in full where the sentence has room, else in its short form: never a sentence cut inside a parenthesis."""
+    full = [_FIX[kind].format(ms(by_kind[kind])) for kind in present[:2]]
+    short = [_SHORT[kind].format(ms(by_kind[kind])) for kind in present[:2]]
+    for fixes in (full, full[:1] + short[1:], short, short[:1]):
+        message = f"{head}{'; '.join(fixes)}."
+        if len(message) <= STATEMENT_CHARS:
+            return message
+    return f"{head}{'; '.join(short[:1])}."

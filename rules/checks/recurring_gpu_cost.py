@@ -5,8 +5,8 @@ conversion on each deploy or replica start). Around the clock that keeps minutes
 equivalents subtracted from those the saving frees on `flags.fleet_gpus` (rules.worth nets them out of the value,
 priced at the policy's `gpu_hour_usd`). When the starts take as much as the saving frees, the change loses capacity
 overall: oppose. Without a fleet the saving cannot be weighed against them: fund only if the fleet is at least the
-break-even size, (GPUs the starts take + engineering ÷ the GPU-hours of the horizon) ÷ the saving, computed; when no
-finite fleet breaks even (a GPU-hour priced near nothing), oppose.
+break-even size, (GPUs the starts take + engineering ÷ the GPU-hours of the horizon, or of the job with
+`flags.run_days`) ÷ the saving, computed; when no finite fleet breaks even (a GPU-hour priced near nothing), oppose.
 
 Why it matters: a per-step win is counted on every step, a per-start cost on every start; on a serving fleet that
 scales replicas up and down all day, a compile that takes most of an hour per replica can cost more GPUs than the
@@ -22,8 +22,8 @@ import math
 
 from worthit.rules.context import Context, Example, condition, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_equivalents, num, pct, usd
-from worthit.rules.worth import HOURS_PER_YEAR, recurring_gpus
+from worthit.rules.text import at_least, count, gpu_equivalents, num, pct, usd
+from worthit.rules.worth import HOURS_PER_DAY, HOURS_PER_YEAR, recurring_gpus
 
 ID = "recurring_gpu_cost"
 STAGE = "cost"
@@ -67,9 +67,14 @@ def check(ctx: Context) -> Finding | None:
         "consumed_usd_per_year": consumed * policy.gpu_hour_usd * HOURS_PER_YEAR,
         "end_to_end_saving": saving,
     }
+    days = flags.run_days
+    if days is None:
+        spent = f"{usd(consumed * policy.gpu_hour_usd * HOURS_PER_YEAR)} a year"
+    else:  # a fixed job pays its starts over its own days, not over a year it does not run
+        figures["consumed_usd_over_job"] = job_usd = consumed * policy.gpu_hour_usd * HOURS_PER_DAY * days
+        spent = f"{usd(job_usd)} over the {num(days)}-day job"
     takes = (
-        f"{num(minutes)} GPU-minutes on each of {num(starts, 0)} starts a day take {gpu_equivalents(consumed)}, "
-        f"{usd(consumed * policy.gpu_hour_usd * HOURS_PER_YEAR)} a year"
+        f"{num(minutes)} GPU-minutes on each of {num(starts, 0)} starts a day take {gpu_equivalents(consumed)}, {spent}"
     )
     money = ctx.worth.money
     fleet = flags.fleet_gpus
@@ -91,7 +96,8 @@ def check(ctx: Context) -> Finding | None:
     if saving <= 0:
         head = f"The change saves nothing per step, and {takes}"
         return opposition(ctx, ID, head, figures)
-    hours = HOURS_PER_YEAR * policy.horizon_months / 12
+    # the hours the freed capacity is counted over: the fixed job's, else the policy's horizon (rules.worth)
+    hours = HOURS_PER_DAY * days if days is not None else HOURS_PER_YEAR * policy.horizon_months / 12
     cost_usd = ctx.worth.cost.usd or 0.0
     # One factor at a time: a price and a horizon each positive can multiply to 0 (1e-200 × 1e-200), a 500.
     engineering = cost_usd / policy.gpu_hour_usd / hours if cost_usd > 0 and policy.gpu_hour_usd > 0 else 0.0
@@ -100,9 +106,11 @@ def check(ctx: Context) -> Finding | None:
         head = f"No fleet is large enough to pay for it: {takes}, and the {pct(saving)} saved per step frees too little"
         return opposition(ctx, ID, head, figures)
     figures["break_even_fleet_gpus"] = fleet_needed
+    # whole GPUs, rounded up: 1,052.4 printed "1,052" would fail at 1,052
+    figures["break_even_fleet_gpus_said"] = said = at_least(fleet_needed)
     return condition(
         ID,
         figures,
-        f"Fund if the fleet that runs it has at least {num(fleet_needed, 0)} GPUs: {takes}, which the {pct(saving)} "
+        f"Fund if the fleet that runs it has at least {num(said, 0)} GPUs: {takes}, which the {pct(saving)} "
         f"saved per step must exceed (give `fleet_gpus`).",
     )

@@ -83,6 +83,9 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
         rows.append(Row("cost", weeks(a.cost_weeks)))
     if a.rate is not None:
         rows.append(Row("return", f"{ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week"))
+    judged = _judged(evaluation)
+    if judged is not None:
+        rows.append(judged)
     fleet = finding(evaluation, "fleet_multiplication")
     freed = fleet.figures.get("gpu_equivalents") if fleet is not None else None
     if isinstance(freed, int | float) and not isinstance(freed, bool):
@@ -90,6 +93,32 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     if evaluation.holds_across_range is not None:
         rows.append(Row("holds across the range", "yes" if evaluation.holds_across_range else "no"))
     return rows
+
+
+def _judged(evaluation: Evaluation) -> Row | None:
+    """The saving the decision weighs, where it is not the measured scope's (a fleet or traffic mix priced part by
+    part, a share of device activity judged on the run's): the row beside `saving` and `return`, so the table never
+    shows only a figure the decision did not judge on (6.5% of the step on H100 beside 130 GPU-equivalents freed, which
+    are 3.2% of a fleet half of which was never measured)."""
+    worth = next((stage for stage in evaluation.reasoning or () if stage.stage == "worth"), None)
+    if worth is None:
+        return None
+    saving = worth.figures.get("end_to_end_saving")
+    if not isinstance(saving, int | float) or isinstance(saving, bool):
+        return None
+    measured = evaluation.amdahl.saving_fraction
+    if abs(saving - measured) <= 1e-9 * max(abs(saving), abs(measured), 1e-12):
+        return None
+    mix = finding(evaluation, "mix")
+    if mix is None:
+        of = "of the run"
+    else:
+        of = "of the fleet's time" if "of the fleet's time" in mix.message else "of the production time"
+    rate = worth.figures.get("rate_fraction")
+    per_week = ""
+    if isinstance(rate, int | float) and not isinstance(rate, bool):
+        per_week = f", {pct(rate)} per engineer-week"
+    return Row("judged on", f"{pct(saving)} {of}{per_week}")
 
 
 def _acted_on(evaluation: Evaluation) -> str:

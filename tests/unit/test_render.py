@@ -132,3 +132,52 @@ def test_several_targets_share_one_headroom_row() -> None:
     raw = SEED | {"more_targets": [{"name": "layernorm", "p": 0.06, "k": 10}]}
     rows = dict(render.figures(_decision(msgspec.convert(raw, Proposal))))
     assert rows["headroom captured"].startswith("90% of the targets' own time")
+
+
+def test_a_fleet_mix_shows_the_saving_its_decision_weighs_beside_the_measured_one() -> None:
+    """A split-K GEMM 1.35× on 25% of the step, measured on H100 (half of a 4,000-GPU fleet), no k on A100 or MI300X.
+    The table said "saving 6.5% of the step", "return 1.3% per engineer-week" and "GPU-equivalents freed 130", which
+    is 3.2% of the fleet, not 6.5%: the decision's own 3.2% and 0.65% a week were in no row."""
+    raw = {
+        "target": "gemm_splitk",
+        "p": 0.25,
+        "k": 1.35,
+        "cost_weeks": 5,
+        "scope": {"measured": "step", "method": "timeline", "device": "H100"},
+        "flags": {
+            "recurring": True,
+            "fleet_mix": [
+                {"name": "H100", "gpus": 2000},
+                {"name": "A100", "gpus": 1500},
+                {"name": "MI300X", "gpus": 500},
+            ],
+        },
+    }
+    decision = _decision(msgspec.convert(raw, Proposal))
+    measured = 0.25 * (1 - 1 / 1.35)
+    fleet = 0.5 * measured
+    rows = dict(render.figures(decision))
+    assert rows["saving"] == f"{measured:.1%} of the step"
+    assert rows["judged on"] == f"{fleet:.1%} of the fleet's time, {fleet / 5:.2%} per engineer-week"
+    assert rows["GPU-equivalents freed"] == f"{4000 * fleet:.0f}"
+    assert dict(figure_rows(decision))["judged on"] == rows["judged on"]
+
+
+def test_a_device_activity_share_shows_the_run_share_it_is_judged_on() -> None:
+    """1.2% of device activity, 0.3% of the run, 5× for 2 weeks: 0.96% of device activity, judged on 0.24%."""
+    raw = {
+        "target": "reduce_kernel",
+        "p": 0.012,
+        "p_end_to_end": 0.003,
+        "k": 5,
+        "cost_weeks": 2,
+        "scope": {"measured": "device_activity"},
+    }
+    rows = dict(render.figures(_decision(msgspec.convert(raw, Proposal))))
+    assert rows["saving"] == "0.96% of device activity"
+    assert rows["judged on"] == f"{0.003 * 0.8:.2%} of the run, {0.003 * 0.8 / 2:.2%} per engineer-week"
+
+
+def test_a_proposal_judged_on_its_measured_scope_has_no_second_saving_row() -> None:
+    rows = dict(render.figures(_decision(msgspec.convert(SEED, Proposal))))
+    assert "judged on" not in rows
