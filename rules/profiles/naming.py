@@ -109,12 +109,19 @@ def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
     return f"{name[: limit - _HASH_LEN - 4]}… [{digest}]"
 
 
+def cut_head(name: str) -> str | None:
+    """What a name `short_name` cut keeps of the whole (the part before ``… [digest]``), None for a name not cut."""
+    cut = _CUT.search(name)
+    return None if cut is None else name[: cut.start()]
+
+
 __all__ = [
     "DISPLAY_MAX",
     "STORED_NAME_MAX",
     "UNNAMED",
     "api_kind",
     "copy_name",
+    "cut_head",
     "is_input_op",
     "kernel_kind",
     "short_name",
