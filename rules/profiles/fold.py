@@ -48,8 +48,11 @@ def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[st
     groups: dict[tuple[str, bool], list[Phase]] = {}
     for phase in others[n:]:
         groups.setdefault((phase.kind, phase.inclusive), []).append(phase)
+    # A group of one keeps its phase by name: "(the rest: 1 copy phases)" would hide "H2D copy".
     folded = [
-        Phase(
+        group[0]
+        if len(group) == 1
+        else Phase(
             name=rest_name(kind, len(group), inclusive),
             kind=group[0].kind,
             total_ns=sum(p.total_ns for p in group),

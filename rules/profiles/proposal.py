@@ -187,8 +187,11 @@ def fold_proposal_phases(
     groups: dict[str, list[ProposalPhase]] = {}
     for phase in others[n:]:
         groups.setdefault(phase.kind, []).append(phase)
+    # A kind with one phase beyond the largest keeps it by name: "(the rest: 1 copy phases)" hid "H2D copy".
     folded = [
-        ProposalPhase(name=rest_name(kind, len(group)), ms=sum(p.ms for p in group), kind=group[0].kind)
+        group[0]
+        if len(group) == 1
+        else ProposalPhase(name=rest_name(kind, len(group)), ms=sum(p.ms for p in group), kind=group[0].kind)
         for kind, group in groups.items()
     ]
     return [p for p in phases if p.name in kept] + sorted(folded, key=lambda p: -p.ms)

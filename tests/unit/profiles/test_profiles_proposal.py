@@ -7,16 +7,20 @@ import io
 import itertools
 import json
 import re
+from typing import Literal
 
 import msgspec
 import pytest
 
 from tests.kineto_traces import ELEMENTWISE, GEMM, Shape, write
 from worthit.rules.errors import InvalidInput
+from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import combine
+from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_phases
+from worthit.rules.profiles.model import Phase
 from worthit.rules.profiles.naming import short_name
-from worthit.rules.profiles.proposal import proposal_from_profile
+from worthit.rules.profiles.proposal import fold_proposal_phases, proposal_from_profile
 
 from .conftest import fixtures_dir
 
@@ -97,3 +101,27 @@ def test_every_device_phase_of_the_two_real_ranks_is_named_by_its_whole_and_its_
                 continue
             assert resolved.target == short_name(name)
     assert refused == []
+
+
+def test_a_kind_with_one_phase_beyond_the_largest_keeps_its_name_when_folded() -> None:
+    """100 kernels of 1,000 ns down to 901 ns, an 800 ns copy and a 700 ns memset folded to `MAX_PHASES`: the 39
+    kernels beyond the largest 61 (61 + 1 rest + 2 single phases = 64) are one "rest" phase of their summed time,
+    and the copy and the memset stay by name (before: "(the rest: 1 copy phases)", "(the rest: 1 other phases)"),
+    in a stored profile's fold as in a proposal's."""
+    kernels: list[tuple[str, Literal["kernel", "copy", "other"], int]] = [
+        (f"k{i:03d}", "kernel", 1_000 - i) for i in range(100)
+    ]
+    rows = [*kernels, ("H2D copy", "copy", 800), ("Memset (Device)", "other", 700)]
+    phases = [Phase(name=n, kind=k, total_ns=t, calls=1, share_of_device=None, share_of_wall=None) for n, k, t in rows]
+    proposal = [ProposalPhase(name=n, ms=t / 1e6, kind=k) for n, k, t in rows]
+    for folded in (
+        [(p.name, p.kind, p.total_ns / 1e6) for p in fold_phases(phases, MAX_PHASES)],
+        [(p.name, p.kind, p.ms) for p in fold_proposal_phases(proposal, MAX_PHASES)],
+    ):
+        assert len(folded) == MAX_PHASES
+        assert folded[:61] == [(n, k, t / 1e6) for n, k, t in kernels[:61]]
+        assert folded[61:] == [
+            (f"{REST_PREFIX}39 kernel phases)", "kernel", pytest.approx(sum(t for _, _, t in kernels[61:]) / 1e6)),
+            ("H2D copy", "copy", 800 / 1e6),
+            ("Memset (Device)", "other", 700 / 1e6),
+        ]
