@@ -143,32 +143,47 @@ def device_waits(
     return phases
 
 
-def breakdown_of(breakdown: Breakdown, target: str | None = None) -> list[ProposalPhase]:
+def breakdown_of(breakdown: Breakdown, target: Phase | None = None) -> list[ProposalPhase]:
     """The recording's top-level parts in ms, with what no part accounts for as more phases (`device_waits`); at
-    most `MAX_PHASES` in all, the `target` always among them (the others beyond the largest folded per kind)."""
+    most `MAX_PHASES` in all, the `target` (a phase of `breakdown`) always among them (`_bounded_parts`)."""
     host_timeline = _waits_on_host(breakdown.format, breakdown.activity)
     parts = _parts(breakdown.phases, host_timeline=host_timeline)
-    named = _unique(parts)
-    # A runtime API call's total (hipGetDeviceCount, a sync; summed in a stats table, or traced) is time the host
-    # spends in the runtime, not a phase a speedup applies to: the calls are kept as one "rest" phase, so their
-    # time still counts and no check proposes speeding one up instead of the target.
-    calls = [p for n, p in named if p.kind == "api" and n != target]
     factors = exposure(parts, breakdown.activity)
     sizes = [exposed_ns(p, factors) for p in parts]
-    phases = [
-        ProposalPhase(name=n, ms=size / 1e6, kind=KIND.get(p.kind, "other"))
-        for (n, p), size in zip(named, sizes, strict=True)
-        if (p.kind != "api" or n == target) and (size > 0 or n == target)
-    ]
-    if calls:
-        name = rest_name("api", len(calls), inclusive=all(p.inclusive for p in calls))
-        phases.append(ProposalPhase(name=name, ms=sum(p.total_ns for p in calls) / 1e6, kind="other"))
-    keep = frozenset(() if target is None else (target,))
-    phases = fold_proposal_phases(phases, MAX_PHASES - 2, keep)
+    phases = _bounded_parts(parts, sizes, target)
     if breakdown.wall_ns is not None:
         rest = idle_ms(breakdown.wall_ns, parts, sizes, breakdown.activity)
         phases += device_waits(rest, breakdown.activity, host_timeline=host_timeline)
     return phases
+
+
+def _bounded_parts(
+    parts: list[Phase], sizes: list[float], target: Phase | None, *, scale: float = 1.0
+) -> list[ProposalPhase]:
+    """`parts` as a proposal's phases, each its exposed size (`sizes`, ns) × `scale` in ms, at most `MAX_PHASES` − 2
+    (room for `device_waits`' two): the largest and `target` (a phase of `parts`, found by identity) by name, the
+    others folded per kind. One path for a single recording and a distributed run's rank: a run of hundreds of
+    ranks and thousands of kernel names made a proposal of as many phases."""
+    named = _unique(parts)
+    # A runtime API call's total (hipGetDeviceCount, a sync; summed in a stats table, or traced) is time the host
+    # spends in the runtime, not a phase a speedup applies to: the calls are kept as one "rest" phase, so their
+    # time still counts and no check proposes speeding one up instead of the target.
+    calls = [p for _, p in named if p.kind == "api" and p is not target]
+    phases = [
+        ProposalPhase(name=n, ms=size * scale / 1e6, kind=KIND.get(p.kind, "other"))
+        for (n, p), size in zip(named, sizes, strict=True)
+        if (p.kind != "api" or p is target) and (size * scale > 0 or p is target)
+    ]
+    if calls:
+        name = rest_name("api", len(calls), inclusive=all(p.inclusive for p in calls))
+        phases.append(ProposalPhase(name=name, ms=sum(p.total_ns for p in calls) * scale / 1e6, kind="other"))
+    keep = frozenset(n for n, p in named if p is target)
+    return fold_proposal_phases(phases, MAX_PHASES - 2, keep)
+
+
+def _display_name(parts: list[Phase], phase: Phase) -> str:
+    """`phase`'s name in a proposal built from `parts` (`_unique`): the proposal's `target` names that phase."""
+    return next((n for n, p in _unique(parts) if p is phase), _name(phase))
 
 
 def fold_proposal_phases(
@@ -237,14 +252,14 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
             f"({breakdown.notes[0] if breakdown.notes else 'no device intervals'})",
             "/profile_id",
         )
+    parts = _parts(breakdown.phases, host_timeline=_waits_on_host(breakdown.format, breakdown.activity))
     on_device = phase.share_of_device is not None and breakdown.device_busy_ns
     if on_device:
         p, measured = phase.share_of_device, "device_activity"
         baseline_ms = (breakdown.device_busy_ns or 0) / 1e6
         p_end_to_end = phase.share_of_wall
         # Only the part of a collective (or a copy) not hidden under compute is on the critical path (`exposure`).
-        host_timeline = _waits_on_host(breakdown.format, breakdown.activity)
-        factors = exposure(_parts(breakdown.phases, host_timeline=host_timeline), breakdown.activity)
+        factors = exposure(parts, breakdown.activity)
         exposed = exposed_ns(phase, factors) / phase.total_ns if phase.total_ns else 1.0
         if exposed < 1.0:
             _check_exposed(phase, exposed)
@@ -269,13 +284,13 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
     )
     return msgspec.structs.replace(
         proposal,
-        target=_name(phase),
+        target=_name(phase) if proposal.breakdown else _display_name(parts, phase),
         p=min(p, 1.0),
         flags=_one_rank_of_many(proposal, breakdown, phase),
         p_end_to_end=min(p_end_to_end, 1.0) if p_end_to_end else proposal.p_end_to_end,
         baseline_ms=baseline_ms,
         scope=scope,
-        breakdown=proposal.breakdown or breakdown_of(breakdown, _name(phase)),
+        breakdown=proposal.breakdown or breakdown_of(breakdown, phase),
         breakdown_scope="end_to_end" if on_device and proposal.breakdown is None else proposal.breakdown_scope,
     )
 
@@ -376,11 +391,7 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
     )
     scale = step_ns / count / rank.wall_ns if rank.wall_ns else 0.0  # the rank's figures per step of the barrier
     sizes = [exposed_ns(x, factors) for x in parts]
-    phases = [
-        ProposalPhase(name=n, ms=size * scale / 1e6, kind=KIND.get(x.kind, "other"))
-        for (n, x), size in zip(_unique(parts), sizes, strict=True)
-        if size * scale > 0 or x is phase
-    ]
+    phases = _bounded_parts(parts, sizes, phase, scale=scale)
     rest = idle_ms(rank.wall_ns, parts, sizes, rank.activity) * scale
     phases += device_waits(rest, rank.activity, host_timeline=host_timeline, scale=scale)
     scope = msgspec.structs.replace(
@@ -392,7 +403,7 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
     flags = msgspec.structs.replace(proposal.flags, barrier=proposal.flags.barrier or measured_barrier)
     return msgspec.structs.replace(
         proposal,
-        target=_name(phase),
+        target=_name(phase) if proposal.breakdown else _display_name(parts, phase),
         p=p,
         p_end_to_end=proposal.p_end_to_end or p,
         baseline_ms=step_ns / count / 1e6,

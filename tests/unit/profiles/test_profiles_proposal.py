@@ -1,5 +1,6 @@
-"""A proposal built from a profile: the target found by the name the report shows, every figure checked against the
-test's own reading of the JSON."""
+"""A proposal built from a profile: its breakdown bounded at `MAX_PHASES` whichever path measured it (one rank, or a
+distributed run's target rank), the target always kept and found by the name the report shows, every figure checked
+against the test's own reading of the JSON."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.kineto_traces import ELEMENTWISE, GEMM, Shape, write
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.model import Proposal
-from worthit.rules.profiles import combine
+from worthit.rules.profiles import combine, read_any
 from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_phases
 from worthit.rules.profiles.model import Phase
 from worthit.rules.profiles.naming import short_name
@@ -40,6 +41,101 @@ def distinct_kernels(shape: Shape) -> bytes:
 
 def ns(us: float) -> int:
     return round(us * 1000)
+
+
+def test_a_distributed_proposals_breakdown_is_bounded_with_its_target_kept() -> None:
+    """8 ranks × 3 steps × 300 layers (7,200 GEMM names, 900 per rank, none shared), rank 5 the straggler: the
+    proposal on a small kernel of the straggler carries at most `MAX_PHASES` phases, the target among them, and its
+    phases still add up to the straggler's step; the target's ms stand to the device phases' ms as its duration to
+    the durations of the device work of the rank's measured steps (all but the last), read from the JSON here."""
+    ranks, straggler, layers = 8, 5, 300
+    traces = [
+        distinct_kernels(
+            Shape(
+                rank=r,
+                world_size=ranks,
+                steps=3,
+                layers=layers,
+                compute_scale=1.25 if r == straggler else 1.0,
+                lead_scale=1.25,
+            )
+        )
+        for r in range(ranks)
+    ]
+    b = combine(traces, names=[f"rank-{r}.json" for r in range(ranks)])
+    assert b.barrier is not None
+    assert b.barrier.straggler == straggler
+    doc = json.loads(traces[straggler])
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    # (start, duration) in ns: a float of epoch µs holds a timestamp to 0.25 µs, a duration exactly.
+    steps = sorted((ns(e["ts"]), ns(e["dur"])) for e in events if e["name"].startswith("ProfilerStep#"))
+    lo, hi = steps[0][0], steps[-2][0] + steps[-2][1]  # the last, incomplete step is left out
+    launch = {e["args"]["correlation"]: ns(e["ts"]) for e in events if e["cat"] == "cuda_runtime"}
+    device = [
+        e
+        for e in events
+        if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and lo <= launch[e["args"]["correlation"]] < hi
+    ]
+    target = f"gemm_r{straggler}_{layers + 7}"  # one GEMM of the second step
+    duration = next(ns(e["dur"]) for e in device if e["name"] == target)
+    proposal = msgspec.convert({"target": target, "k": 2, "profile_id": "run", "cost_weeks": 1}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    phases = resolved.breakdown or []
+    assert len(phases) <= MAX_PHASES
+    by_name = {p.name: p for p in phases}
+    assert target in by_name
+    assert resolved.target == target
+    step_ms = sum(d for _, d in steps[:-1]) / (len(steps) - 1) / 1e6
+    assert resolved.baseline_ms == pytest.approx(step_ms)
+    assert sum(p.ms for p in phases) == pytest.approx(step_ms)
+    # The GEMM runs once in the two measured steps: p is its time per step over the step.
+    assert resolved.p == pytest.approx(duration / sum(d for _, d in steps[:-1]))
+    # Every device phase (kernels, the collective, the copy, the memset, kind `other`) scaled alike.
+    on_device = [p for p in phases if p.kind in ("kernel", "comm", "copy", "other")]
+    scale = by_name[target].ms / (duration / 1e6)
+    assert sum(p.ms for p in on_device) == pytest.approx(sum(ns(e["dur"]) for e in device) / 1e6 * scale)
+    # The GEMMs not named are one "rest" phase: its count and its time are theirs.
+    gemm_ns = next(ns(e["dur"]) for e in device if e["name"].startswith("gemm_"))
+    named = [p for p in phases if p.name.startswith(f"gemm_r{straggler}_")]
+    folded = [p for p in phases if p.name.startswith(REST_PREFIX)]
+    assert [(p.name, p.kind) for p in folded] == [
+        (f"{REST_PREFIX}{2 * layers - len(named):,} kernel phases)", "kernel")
+    ]
+    assert folded[0].ms == pytest.approx((2 * layers - len(named)) * gemm_ns / 1e6 * scale)
+
+
+@real
+def test_the_two_real_ranks_proposal_is_bounded_and_still_sums_to_the_step() -> None:
+    """The HTA two-rank set (187 device phases on the straggler, rank 1): a proposal on its smallest kernel
+    carries at most `MAX_PHASES` phases (188 before), the target kept at its own ms, the whole still the step."""
+    b = combine([p.read_bytes() for p in RANKS], names=[p.name for p in RANKS])
+    assert b.barrier is not None
+    straggler = next(r for r in b.ranks if r.rank == b.barrier.straggler)
+    assert len(straggler.phases) == 187
+    smallest = min((p for p in straggler.phases if p.kind == "kernel"), key=lambda p: (p.total_ns, p.name))
+    proposal = msgspec.convert({"target": smallest.name, "k": 2, "profile_id": "run"}, Proposal)
+    resolved = proposal_from_profile(proposal, b)
+    phases = resolved.breakdown or []
+    assert len(phases) <= MAX_PHASES
+    assert resolved.target in {p.name for p in phases}
+    assert resolved.baseline_ms is not None
+    assert sum(p.ms for p in phases) == pytest.approx(resolved.baseline_ms)
+    # Rank 1's two steps, #551 and #552, from the JSON: the breakdown is per step of the straggler.
+    doc = json.loads(__import__("gzip").decompress(RANKS[1].read_bytes()))
+    walls = sorted(
+        (e["ts"], e["dur"]) for e in doc["traceEvents"] if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")
+    )
+    assert resolved.baseline_ms == pytest.approx(sum(ns(d) for _, d in walls[:-1]) / (len(walls) - 1) / 1e6)
+
+
+def test_a_single_rank_proposal_is_bounded_too() -> None:
+    """The same trace read alone (one rank, 900 GEMM names): the one-rank path keeps its bound as before."""
+    data = distinct_kernels(Shape(rank=0, world_size=1, steps=3, layers=300))
+    b = read_any(data)
+    proposal = msgspec.convert({"target": "gemm_r0_307", "k": 2, "profile_id": "one"}, Proposal)
+    phases = proposal_from_profile(proposal, b).breakdown or []
+    assert len(phases) <= MAX_PHASES
+    assert "gemm_r0_307" in {p.name for p in phases}
 
 
 @pytest.mark.parametrize("shown", [False, True], ids=["whole name", "display name"])
