@@ -4,6 +4,7 @@ against the test's own reading of the JSON."""
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import json
@@ -19,7 +20,7 @@ from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.model import Proposal
 from worthit.rules.profiles import combine, read_any
 from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_phases
-from worthit.rules.profiles.model import Phase
+from worthit.rules.profiles.model import Breakdown, Phase
 from worthit.rules.profiles.naming import short_name
 from worthit.rules.profiles.proposal import fold_proposal_phases, proposal_from_profile
 
@@ -37,6 +38,12 @@ def distinct_kernels(shape: Shape) -> bytes:
     counter = itertools.count()
     text = re.sub(rf'"name": "{GEMM}"', lambda _: f'"name": "gemm_r{shape.rank}_{next(counter)}"', out.getvalue())
     return text.encode()
+
+
+def trace_of(shape: Shape) -> bytes:
+    out = io.StringIO()
+    write(out, shape)
+    return out.getvalue().encode()
 
 
 def ns(us: float) -> int:
@@ -221,3 +228,68 @@ def test_a_kind_with_one_phase_beyond_the_largest_keeps_its_name_when_folded() -
             ("H2D copy", "copy", 800 / 1e6),
             ("Memset (Device)", "other", 700 / 1e6),
         ]
+
+
+def per_step(trace: bytes) -> dict[int, tuple[int, int, int, int]]:
+    """Per measured step (all but the last) of one rank, from the JSON: (wall, compute, collective, GEMM) in ns,
+    each the durations of the kernels launched in the step (none overlap on their stream)."""
+    events = [e for e in json.loads(trace)["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted(
+        (ns(e["ts"]), ns(e["dur"]), int(e["name"].split("#")[1]))
+        for e in events
+        if e["name"].startswith("ProfilerStep#")
+    )[:-1]
+    launch = {e["args"]["correlation"]: ns(e["ts"]) for e in events if e["cat"] == "cuda_runtime"}
+    out = {}
+    for start, wall, number in steps:
+        kernels = [
+            e for e in events if e["cat"] == "kernel" and start <= launch[e["args"]["correlation"]] < start + wall
+        ]
+        compute = sum(ns(e["dur"]) for e in kernels if not e["name"].startswith("nccl"))
+        comm = sum(ns(e["dur"]) for e in kernels if e["name"].startswith("nccl"))
+        out[number] = (wall, compute, comm, sum(ns(e["dur"]) for e in kernels if e["name"] == GEMM))
+    return out
+
+
+@functools.cache
+def run_of_64() -> tuple[list[bytes], Breakdown]:
+    """64 ranks × 10 steps of one layer (0.7 ms), rank 60 the straggler (compute × 1.3), read as one run."""
+    traces = [
+        trace_of(
+            Shape(rank=r, world_size=64, steps=10, layers=1, compute_scale=1.3 if r == 60 else 1.0, lead_scale=1.3)
+        )
+        for r in range(64)
+    ]
+    return traces, combine(traces, names=[f"rank-{r:02d}.json" for r in range(64)])
+
+
+def test_a_run_of_more_step_figures_than_kept_keeps_every_ranks_steps_so_the_straggler_is_measured() -> None:
+    """64 ranks × 9 measured steps is 576 step figures, past the 512 kept: rank 60, the straggler, kept none, so a
+    proposal on its GEMM took the whole 9-step window for its step (baseline 1.169 ms, not 0.113; p 0.400, not 0.461)
+    and steps 1:8 re-read the barrier over the 57 ranks kept (straggler 0, no wait, not 60 and 12.0%). Every rank now
+    keeps the same first 8 steps: the straggler's GEMM is measured per step, and the range's barrier over all 64
+    ranks is the one computed here."""
+    ranks, straggler = 64, 60
+    traces, b = run_of_64()
+    assert b.barrier is not None
+    assert (b.barrier.straggler, b.barrier.steps) == (straggler, 9)
+    assert len(b.step_figures) == ranks * 8
+    assert {(s.rank, s.number) for s in b.step_figures} == {(r, n) for r in range(ranks) for n in range(1, 9)}
+    figures = [per_step(t) for t in traces]
+    mine = figures[straggler]
+    kept = range(1, 9)
+    resolved = proposal_from_profile(msgspec.convert({"target": GEMM, "k": 2, "profile_id": "run"}, Proposal), b)
+    assert resolved.p == pytest.approx(sum(mine[n][3] for n in kept) / sum(mine[n][0] for n in kept))
+    assert resolved.baseline_ms == pytest.approx(sum(mine[n][0] for n in kept) / 8 / 1e6)
+    # Steps 1:8 re-read from the kept figures: the barrier of all 64 ranks over those steps, from its definition.
+    ranged = proposal_from_profile(
+        msgspec.convert({"target": GEMM, "k": 2, "profile_id": "run", "steps": "1:8"}, Proposal), b
+    )
+    barrier = ranged.flags.barrier
+    assert barrier is not None
+    lead = {n: max(f[n][1] for f in figures) for n in kept}
+    waits = sum(min(f[n][2], lead[n] - f[n][1]) for f in figures for n in kept)
+    walls = sum(f[n][0] for f in figures for n in kept)
+    assert (barrier.ranks, barrier.straggler) == (ranks, straggler)
+    assert barrier.wait_fraction == pytest.approx(waits / walls)
+    assert ranged.p == pytest.approx(resolved.p)
