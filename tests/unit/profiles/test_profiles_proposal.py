@@ -15,9 +15,11 @@ import msgspec
 import pytest
 
 from tests.kineto_traces import ELEMENTWISE, GEMM, Shape, write
+from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.model import Proposal
+from worthit.rules.policy import default_policy
 from worthit.rules.profiles import combine, read_any
 from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_phases
 from worthit.rules.profiles.model import Breakdown, Phase
@@ -293,3 +295,20 @@ def test_a_run_of_more_step_figures_than_kept_keeps_every_ranks_steps_so_the_str
     assert (barrier.ranks, barrier.straggler) == (ranks, straggler)
     assert barrier.wait_fraction == pytest.approx(waits / walls)
     assert ranged.p == pytest.approx(resolved.p)
+
+
+def test_a_distributed_proposals_breakdown_is_of_the_steps_its_p_is_of() -> None:
+    """The 64-rank run's straggler GEMM: p is measured on the rank's steps, and so is the breakdown, so the target's ms
+    in it over the step are p, the phases add up to the step, and `consistency` has nothing to doubt (before, the
+    breakdown was the rank's whole window scaled to a step: 40.0% against p 46.1%)."""
+    _, b = run_of_64()
+    resolved = proposal_from_profile(
+        msgspec.convert({"target": GEMM, "k": 2, "profile_id": "run", "cost_weeks": 1}, Proposal), b
+    )
+    phases = {p.name: p for p in resolved.breakdown or []}
+    assert resolved.baseline_ms is not None
+    assert phases[GEMM].ms / resolved.baseline_ms == pytest.approx(resolved.p)
+    assert sum(p.ms for p in phases.values()) == pytest.approx(resolved.baseline_ms)
+    evaluation = evaluate(resolved, default_policy())
+    assert [f.rule for f in evaluation.findings if f.effect == "remeasure"] == []
+    assert evaluation.verdict == "fund"
