@@ -21,7 +21,7 @@ from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.profiles import combine, read_any
-from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_phases
+from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_breakdown, fold_phases
 from worthit.rules.profiles.model import Breakdown, Phase
 from worthit.rules.profiles.naming import short_name
 from worthit.rules.profiles.proposal import fold_proposal_phases, proposal_from_profile
@@ -312,3 +312,39 @@ def test_a_distributed_proposals_breakdown_is_of_the_steps_its_p_is_of() -> None
     evaluation = evaluate(resolved, default_policy())
     assert [f.rule for f in evaluation.findings if f.effect == "remeasure"] == []
     assert evaluation.verdict == "fund"
+
+
+def test_a_kernel_folded_elsewhere_but_named_on_its_rank_keeps_its_step_times_when_stored() -> None:
+    """Rank 0 runs 20 GEMMs and 20 small kernels of its own names, rank 1 (the straggler) the usual two, one of its
+    small kernels named `e_5` as one of rank 0's. Stored with 16 phases kept, `e_5` is folded in the run's sum and on
+    rank 0 but kept by name on rank 1: its step times there were renamed into a "rest" rank 1 does not hold, and a
+    proposal on it was refused ("Expected `e_5` to run in the chosen steps on rank 1"). Every rank's step figures
+    now name only that rank's own stored phases, and p of `e_5` is its one run over rank 1's two measured steps."""
+
+    def trace(rank: int) -> bytes:
+        text = trace_of(
+            Shape(rank=rank, world_size=2, steps=3, layers=10, compute_scale=1.5 if rank else 1.0, lead_scale=1.5)
+        ).decode()
+        gemms, smalls = itertools.count(), itertools.count()
+        if rank == 0:
+            text = re.sub(f'"name": "{GEMM}"', lambda _: f'"name": "g_{next(gemms)}"', text)
+            return re.sub(re.escape(f'"name": "{ELEMENTWISE}"'), lambda _: f'"name": "e_{next(smalls)}"', text).encode()
+        first = re.escape(f'"name": "{ELEMENTWISE}"')
+        return re.sub(first, lambda m: '"name": "e_5"' if next(smalls) == 0 else m.group(0), text).encode()
+
+    traces = [trace(0), trace(1)]
+    b = combine(traces, names=["rank-0.json", "rank-1.json"])
+    stored = fold_breakdown(b, limit=16)
+    assert "e_5" not in {p.name for p in stored.phases}
+    assert "e_5" not in {p.name for p in stored.ranks[0].phases}
+    assert "e_5" in {p.name for p in stored.ranks[1].phases}
+    for rank in stored.ranks:
+        names = {p.name for p in rank.phases}
+        assert all(set(s.phases) <= names for s in stored.step_figures if s.rank == rank.rank)
+    steps = per_step(traces[1])
+    events = [e for e in json.loads(traces[1])["traceEvents"] if e.get("ph") == "X"]
+    e_5 = next(ns(e["dur"]) for e in events if e["name"] == "e_5")
+    proposal = msgspec.convert({"target": "e_5", "k": 2, "profile_id": "run"}, Proposal)
+    for breakdown in (b, stored):
+        resolved = proposal_from_profile(proposal, breakdown)
+        assert resolved.p == pytest.approx(e_5 / sum(wall for wall, _, _, _ in steps.values()))
