@@ -46,6 +46,14 @@ def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     by_rank: dict[int, list[StepFigures]] = defaultdict(list)
     for s in chosen:
         by_rank[s.rank if s.rank is not None else 0].append(s)
+    # A rank that holds none of the steps is refused, as reading its trace with these steps is: measured without it,
+    # the barrier had one rank fewer (7 of 8 paying the straggler's time) and never its wait, or it as the straggler.
+    for rank in b.ranks:
+        if rank.rank not in by_rank:
+            held = sorted({s.number for s in b.step_figures if s.rank == rank.rank})
+            where = f" ({rank.file})" if rank.file else ""
+            listed = ", ".join(map(str, held)) or "none"
+            raise ProfileError(f"no steps {steps} on rank {rank.rank}{where}; it holds the figures of steps {listed}")
     barrier, waits = barrier_of(dict(by_rank), b.barrier.world_size if b.barrier else None)
     parts = {rank: of_steps(figures, kinds, b.format) for rank, figures in sorted(by_rank.items())}
     files = {r.rank: r.file for r in b.ranks}

@@ -348,3 +348,40 @@ def test_a_kernel_folded_elsewhere_but_named_on_its_rank_keeps_its_step_times_wh
     for breakdown in (b, stored):
         resolved = proposal_from_profile(proposal, breakdown)
         assert resolved.p == pytest.approx(e_5 / sum(wall for wall, _, _, _ in steps.values()))
+
+
+def test_steps_a_rank_of_a_stored_run_does_not_hold_are_refused_not_measured_without_it() -> None:
+    """Four ranks, rank 2's trace without its ProfilerStep#2 annotation (the profiler missed it): reading the traces
+    with steps 2 refuses rank 2's file, and a proposal naming steps 2 of the stored run now does too, naming the rank
+    and the steps it holds (before: the barrier of ranks 0, 1 and 3 alone, `ranks` 3 of 4). Steps 1:3 still measure
+    all four ranks over the steps they share, 1 and 3, against the waits computed here."""
+
+    def trace(rank: int) -> bytes:
+        doc = json.loads(
+            trace_of(
+                Shape(
+                    rank=rank, world_size=4, steps=4, layers=2, compute_scale=1.5 if rank == 1 else 1.0, lead_scale=1.5
+                )
+            )
+        )
+        if rank == 2:
+            doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("name") != "ProfilerStep#2"]
+        return json.dumps(doc).encode()
+
+    traces = [trace(r) for r in range(4)]
+    b = combine(traces, names=[f"rank-{r}.json" for r in range(4)])
+    with pytest.raises(
+        InvalidInput, match=r"no steps 2:2 on rank 2 \(rank-2.json\); it holds the figures of steps 1, 3"
+    ):
+        proposal_from_profile(msgspec.convert({"target": GEMM, "k": 2, "profile_id": "run", "steps": "2"}, Proposal), b)
+    ranged = proposal_from_profile(
+        msgspec.convert({"target": GEMM, "k": 2, "profile_id": "run", "steps": "1:3"}, Proposal), b
+    )
+    barrier = ranged.flags.barrier
+    assert barrier is not None
+    figures = [per_step(t) for t in traces]
+    shared = (1, 3)
+    lead = {n: max(f[n][1] for f in figures) for n in shared}
+    waits = sum(min(f[n][2], lead[n] - f[n][1]) for f in figures for n in shared)
+    assert (barrier.ranks, barrier.straggler) == (4, 1)
+    assert barrier.wait_fraction == pytest.approx(waits / sum(f[n][0] for f in figures for n in shared))
