@@ -48,8 +48,11 @@ def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[st
     groups: dict[tuple[str, bool], list[Phase]] = {}
     for phase in others[n:]:
         groups.setdefault((phase.kind, phase.inclusive), []).append(phase)
+    # A group of one keeps its phase by name: "(the rest: 1 copy phases)" would hide "H2D copy".
     folded = [
-        Phase(
+        group[0]
+        if len(group) == 1
+        else Phase(
             name=rest_name(kind, len(group), inclusive),
             kind=group[0].kind,
             total_ns=sum(p.total_ns for p in group),
@@ -110,16 +113,14 @@ def _fold(breakdown: Breakdown, limit: int) -> Breakdown:
     ranks = [msgspec.structs.replace(r, phases=fold_phases(r.phases, limit)) for r in breakdown.ranks]
     if phases is breakdown.phases and all(a.phases is b.phases for a, b in zip(ranks, breakdown.ranks, strict=True)):
         return breakdown
-    into: dict[str, str] = {}
-    pairs = [(breakdown.phases, phases), *((r.phases, f.phases) for r, f in zip(breakdown.ranks, ranks, strict=True))]
-    for source, bounded in pairs:
-        names = {p.name for p in bounded}
-        by_group = {(p.kind, p.inclusive): p.name for p in bounded if p.name.startswith(REST_PREFIX)}
-        for p in source:
-            if p.name not in names:
-                into.setdefault(p.name, by_group[(p.kind, p.inclusive)])
+    # A step's phases are renamed as its own rank's were folded: a kernel folded in the run's sum or on another rank
+    # but kept by name on this one stays named in its steps (it went into a "rest" this rank does not even hold, so
+    # a proposal on it found the kernel and none of its time).
+    whole = _renames(breakdown.phases, phases)
+    per_rank = {r.rank: _renames(r.phases, f.phases) for r, f in zip(breakdown.ranks, ranks, strict=True)}
     steps = []
     for step in breakdown.step_figures:
+        into = per_rank.get(step.rank, whole) if step.rank is not None else whole
         times: dict[str, int] = {}
         for name, ns in step.phases.items():
             target = into.get(name, name)
@@ -129,6 +130,13 @@ def _fold(breakdown: Breakdown, limit: int) -> Breakdown:
     return msgspec.structs.replace(
         breakdown, phases=phases, ranks=ranks, step_figures=steps, notes=[*breakdown.notes, note]
     )
+
+
+def _renames(source: list[Phase], bounded: list[Phase]) -> dict[str, str]:
+    """Each name of `source` that `fold_phases` folded, to the "rest" phase of `bounded` it went into."""
+    names = {p.name for p in bounded}
+    by_group = {(p.kind, p.inclusive): p.name for p in bounded if p.name.startswith(REST_PREFIX)}
+    return {p.name: by_group[(p.kind, p.inclusive)] for p in source if p.name not in names}
 
 
 def _sum(values: Iterable[float | None]) -> float | None:

@@ -6,7 +6,7 @@ import fnmatch
 
 from worthit.rules.profiles.errors import PhaseNotFoundError
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
-from worthit.rules.profiles.naming import short_name
+from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, cut_head, short_name
 
 MAX_CANDIDATES = 10
 GLOB_WORK = 10_000_000
@@ -25,12 +25,9 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     ``void softmax_warp_forward<…>(…)`` when it is the only one). Raises PhaseNotFoundError listing up to ten
     candidates (display names): the matches when several match, else the largest phases.
     """
-    for phase in breakdown.phases:
-        if phase.name == pattern:
-            return phase
-    shown = [p for p in breakdown.phases if short_name(p.name) == pattern]
-    if len(shown) == 1:
-        return shown[0]
+    exact = exact_phase(breakdown.phases, pattern)
+    if exact is not None:
+        return exact
     needle = pattern.strip().lower()
     if not needle:
         raise PhaseNotFoundError(pattern, _names(largest_first(breakdown.phases)), ambiguous=False)
@@ -53,6 +50,26 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     raise PhaseNotFoundError(
         pattern, _names(largest_first(breakdown.phases)), ambiguous=False, folded=[p.name for p in folded]
     )
+
+
+def exact_phase(phases: list[Phase], name: str) -> Phase | None:
+    """The phase `name` names exactly: its whole name, else its display name (`short_name`) when one phase has it.
+
+    Only a name longer than `DISPLAY_MAX` is shown cut, so only those that begin as the cut name does are digested:
+    the display name of a kernel is found among 512 ranks' phases without hashing every stored name."""
+    for phase in phases:
+        if phase.name == name:
+            return phase
+    if name == UNNAMED:
+        shown = [p for p in phases if not p.name]
+    else:
+        head = cut_head(name)
+        if head is None:
+            return None
+        shown = [
+            p for p in phases if len(p.name) > DISPLAY_MAX and p.name.startswith(head) and short_name(p.name) == name
+        ]
+    return shown[0] if len(shown) == 1 else None
 
 
 def check_glob_work(pattern: str, phases: list[Phase], names: int) -> None:

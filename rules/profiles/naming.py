@@ -81,8 +81,11 @@ DISPLAY_MAX = 200
 #: Longest phase name a stored profile keeps (rules/model.py's LONG_NAME_MAX: no target can be longer). Kernels
 #: named by 400,000 characters made a 48 MB profile document; cut here, 60 of them make 2 MB.
 STORED_NAME_MAX = 16384
-_HASH_LEN = 8
-_CUT = re.compile(rf"… \[([0-9a-f]{{{_HASH_LEN}}})\]$")
+# 64 bits: at 32, two names forged to collide took 34,000 tries (0.05 s: the state after a shared 16 KB head is
+# copied, not rehashed), and once stored cut their step figures merged into one kernel's.
+_HASH_LEN = 16
+# A cut name ends with the digest of the whole: 16 hex characters, or 8 in profiles stored before they were widened.
+_CUT = re.compile(r"… \[([0-9a-f]{16}|[0-9a-f]{8})\]$")
 
 
 UNNAMED = "(unnamed)"
@@ -95,18 +98,28 @@ def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
     Kernel names are C++ signatures hundreds of characters long that often differ only near the end (template
     arguments); cutting them alone would make ``void gemm<…, 128>`` and ``void gemm<…, 256>`` one name. An empty
     name is shown as ``(unnamed)``. A name already cut (a stored profile's, at `STORED_NAME_MAX`) keeps the digest
-    of the whole it was cut from, so it shows as the whole would: the CLI's table and the server's agree.
+    of the whole it was cut from, so it shows as the whole would: the CLI's table and the server's agree. That digest
+    is 16 hex characters (64 bits), or 8 in a profile stored before: such a name still reads, shows and is found
+    by the display name it had, which differs from the one the CLI now gives the whole file.
     """
     if not name:
         return UNNAMED
     if len(name) <= limit:
         return name
-    cut = _CUT.search(name)
+    # Only a stored cut is exactly STORED_NAME_MAX long: a longer name ending in "… [digest]" is a whole one, and
+    # taking its tail on trust would let two wholes with one head and one forged tail share a name.
+    cut = _CUT.search(name) if len(name) == STORED_NAME_MAX else None
     if cut is not None:
         digest = cut.group(1)
     else:
         digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
-    return f"{name[: limit - _HASH_LEN - 4]}… [{digest}]"
+    return f"{name[: limit - len(digest) - 4]}… [{digest}]"
+
+
+def cut_head(name: str) -> str | None:
+    """What a name `short_name` cut keeps of the whole (the part before ``… [digest]``), None for a name not cut."""
+    cut = _CUT.search(name)
+    return None if cut is None else name[: cut.start()]
 
 
 __all__ = [
@@ -115,6 +128,7 @@ __all__ = [
     "UNNAMED",
     "api_kind",
     "copy_name",
+    "cut_head",
     "is_input_op",
     "kernel_kind",
     "short_name",

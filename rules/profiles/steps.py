@@ -37,7 +37,7 @@ def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     numbers = sorted({s.number for s in chosen})
     label = f"{STEP_PREFIX}{numbers[0]}" + (f"..{STEP_PREFIX}{numbers[-1]}" if len(numbers) > 1 else "")
     if not b.ranks:
-        out = _of_steps(chosen, kinds, b.format)
+        out = of_steps(chosen, kinds, b.format)
         out.scope, out.steps = label, len(numbers)
         out.rank, out.world_size = b.rank, b.world_size
         out.step_figures = chosen
@@ -46,8 +46,16 @@ def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     by_rank: dict[int, list[StepFigures]] = defaultdict(list)
     for s in chosen:
         by_rank[s.rank if s.rank is not None else 0].append(s)
+    # A rank that holds none of the steps is refused, as reading its trace with these steps is: measured without it,
+    # the barrier had one rank fewer (7 of 8 paying the straggler's time) and never its wait, or it as the straggler.
+    for rank in b.ranks:
+        if rank.rank not in by_rank:
+            held = sorted({s.number for s in b.step_figures if s.rank == rank.rank})
+            where = f" ({rank.file})" if rank.file else ""
+            listed = ", ".join(map(str, held)) or "none"
+            raise ProfileError(f"no steps {steps} on rank {rank.rank}{where}; it holds the figures of steps {listed}")
     barrier, waits = barrier_of(dict(by_rank), b.barrier.world_size if b.barrier else None)
-    parts = {rank: _of_steps(figures, kinds, b.format) for rank, figures in sorted(by_rank.items())}
+    parts = {rank: of_steps(figures, kinds, b.format) for rank, figures in sorted(by_rank.items())}
     files = {r.rank: r.file for r in b.ranks}
     total_busy = sum(p.device_busy_ns or 0 for p in parts.values())
     totals: dict[tuple[str, Kind], list[int]] = defaultdict(lambda: [0, 0])
@@ -94,8 +102,8 @@ def select_steps(b: Breakdown, steps: StepRange) -> Breakdown:
     )
 
 
-def _of_steps(figures: list[StepFigures], kinds: dict[str, Kind], fmt: str) -> Breakdown:
-    """One rank's steps added up: phase totals, activity, duration."""
+def of_steps(figures: list[StepFigures], kinds: dict[str, Kind], fmt: str) -> Breakdown:
+    """One rank's steps added up: phase totals (of kind `kinds[name]`, else kernel), activity, duration."""
     totals: dict[str, int] = defaultdict(int)
     for s in figures:
         for name, ns in s.phases.items():
@@ -118,3 +126,6 @@ def _of_steps(figures: list[StepFigures], kinds: dict[str, Kind], fmt: str) -> B
 
 def _sum(acts: list[Activity]) -> Activity:
     return Activity(**{f: sum(getattr(a, f) for a in acts) for f in Activity.__struct_fields__})
+
+
+__all__ = ["of_steps", "select_steps"]

@@ -22,7 +22,7 @@ from worthit.rules.profiles.kineto.breakdown import (
     step_figures,
     window_breakdown,
 )
-from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, parse_trace, span
+from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, Parsed, parse_trace, span
 from worthit.rules.profiles.kineto.steps import StepRange, window
 from worthit.rules.profiles.model import (
     Activity,
@@ -119,12 +119,7 @@ def run_of(parts: Sequence[RankPart]) -> Breakdown:
         )
         for i in order
     ]
-    figures_out: list[StepFigures] = []
-    for i in order:
-        figures_out += [s for s in rank_steps[ranks[i]] if s.name != "run"][: MAX_STEP_FIGURES - len(figures_out)]
-        if len(figures_out) >= MAX_STEP_FIGURES:
-            break
-    combined.step_figures = figures_out
+    combined.step_figures, trimmed = kept_figures(rank_steps)
     combined.barrier = barrier
     first = per_rank[order[0]]
     combined.steps = first.steps
@@ -138,8 +133,35 @@ def run_of(parts: Sequence[RankPart]) -> Breakdown:
         f"Straggler: rank {barrier.straggler} (its compute sets the step); ranks wait "
         f"{barrier.wait_fraction * 100:.1f}% of their step time inside collectives for it."
     )
+    if trimmed:
+        notes.append(trimmed)
     combined.notes = notes + [n for n in combined.notes if n not in notes]
     return combined
+
+
+def kept_figures(rank_steps: dict[int, list[StepFigures]]) -> tuple[list[StepFigures], str | None]:
+    """The ranks' step figures a run keeps, rank by rank, and a note when some are left out.
+
+    All of them when they number at most `MAX_STEP_FIGURES`; else the same steps of every rank, the first that all
+    ranks hold (at least one each): a proposal measures its target on its own rank's steps, and a range re-read from
+    the stored figures re-measures the barrier, so a rank left out entirely (64 ranks × 9 steps kept ranks 0-56 only)
+    lost the straggler, its p and its step."""
+    real = {rank: [s for s in figures if s.name != "run"] for rank, figures in rank_steps.items()}
+    total = sum(len(figures) for figures in real.values())
+    if total <= MAX_STEP_FIGURES:
+        return [s for rank in sorted(real) for s in real[rank]], None
+    common = sorted(set.intersection(*({s.number for s in figures} for figures in real.values())))
+    keep = common[: max(1, MAX_STEP_FIGURES // len(real))]
+    if not keep:  # `barrier_of` refuses ranks that share no step before this is asked
+        return [], None
+    numbers = set(keep)
+    kept = [s for rank in sorted(real) for s in real[rank] if s.number in numbers]
+    first, last = keep[0], keep[-1]
+    shown = f"{STEP_PREFIX}{first}" if first == last else f"{STEP_PREFIX}{first}..{STEP_PREFIX}{last}"
+    return kept, (
+        f"Per-step figures are kept for {shown} of every rank ({len(kept):,} of {total:,}): a proposal's p is "
+        "measured on those steps of its rank, and a range of steps re-read from them."
+    )
 
 
 def check_same_run(ranges: Sequence[tuple[str, int, int]]) -> None:
