@@ -257,7 +257,7 @@ def evaluate(
         policy=PolicyRef(name=policy.name, version=policy.version),
         ranges=ranges,
         holds_across_range=holds,
-        reasoning=reasoning(ctx, findings, straddle),
+        reasoning=reasoning(ctx, findings, straddle, verdict=verdict),
     )
     return settled_evaluation(evaluation)
 
@@ -537,15 +537,19 @@ def _plain(value: float) -> str:
 # --- reasoning -----------------------------------------------------------------------------------------------------
 
 
-def reasoning(ctx: Context, findings: Sequence[Finding], straddle: Straddle | None = None) -> list[StageAnswer]:
+def reasoning(
+    ctx: Context, findings: Sequence[Finding], straddle: Straddle | None = None, *, verdict: Verdict | None = None
+) -> list[StageAnswer]:
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
     finding carries) — stage 5 the sentences of every condition, which all must hold — or a short fixed answer when
     no check spoke to it. With a `straddle` (a range decided by its break-even), a stage whose finding objects only
     at the midpoint — set aside by `uncertainty` — answers with what holds across the range instead: its figure at
-    the best passing corner and at the worst failing one, and the verdict at each. One pass over the findings: this
-    runs for every proposal.
+    the best passing corner and at the worst failing one, and the verdict at each. Under a `remeasure` verdict the
+    conditions of stage 5 are kept, said to wait for the new numbers (they are what funding asks of the proposal
+    once it is re-measured, not what stands between it and funding now). One pass over the findings: this runs for
+    every proposal.
     """
     worth = ctx.worth
     cost = worth.cost
@@ -624,7 +628,7 @@ def reasoning(ctx: Context, findings: Sequence[Finding], straddle: Straddle | No
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=" ".join(conditions) or "None.",
+            answer=_conditions_answer(conditions, verdict),
             rules=rules["condition"],
         ),
     ]
@@ -719,6 +723,17 @@ def _straddled_cost(ctx: Context, straddle: Straddle, figures: dict[str, Figure]
 
 def _k_figure(k: float) -> Figure:
     return "inf" if math.isinf(k) else k
+
+
+REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still hold: "
+"""Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
+
+
+def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None) -> str:
+    if not conditions:
+        return "None."
+    said = " ".join(conditions)
+    return REMEASURED_FIRST + said if verdict == "remeasure" else said
 
 
 def _no_alternative(ctx: Context) -> str:
