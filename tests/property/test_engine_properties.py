@@ -107,6 +107,18 @@ def test_plan_is_minimal_and_consistent(phases: list[dict[str, object]], target:
         best = sorted((o.saving_ms for o in result.steps), reverse=True)
         assert result.baseline_ms - sum(best[:-1]) > result.target_ms
     assert result.all_at_zero.new_ms <= result.all_at_k.new_ms + 1e-9
+    # Out of reach at k: the one k on every plannable phase that reaches the target, or none past the ceiling at zero.
+    if result.reachable:
+        assert result.k_needed is None
+    elif result.k_needed is None:
+        assert result.all_at_zero.new_ms > result.target_ms
+    elif result.k_needed == "inf":
+        assert result.all_at_zero.new_ms == pytest.approx(result.target_ms, rel=1e-6, abs=1e-9)
+    else:
+        plannable = result.all_at_zero.saving_ms
+        at_needed = result.baseline_ms - plannable + plannable / result.k_needed
+        assert at_needed == pytest.approx(result.target_ms, rel=1e-9)
+        assert isinstance(result.k, str) or result.k_needed > result.k
 
 
 # --- statements true by construction ---------------------------------------------------------------------------------
