@@ -54,7 +54,7 @@ from worthit.rules.model import (
 from worthit.rules.pointer import to_pointer
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled_evaluation
-from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, times, usd, weeks
+from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, significant, times, usd, weeks
 from worthit.rules.worth import CARRIED_BY, Cost
 
 __all__ = [
@@ -530,8 +530,8 @@ def _speed(p: float, k: float) -> float:
 
 
 def _plain(value: float) -> str:
-    """A break-even value as typed back: 1.23, not 1.2300000001."""
-    return f"{value:.3g}"
+    """A break-even value as typed back: 1.23, not 1.2300000001 (three figures, rounded as every figure is)."""
+    return significant(value)
 
 
 # --- reasoning -----------------------------------------------------------------------------------------------------
