@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
@@ -53,7 +54,7 @@ from worthit.rules.model import (
 from worthit.rules.pointer import to_pointer
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled_evaluation
-from worthit.rules.text import STATEMENT_CHARS, num, pct, sentence, times, usd, weeks
+from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, significant, times, usd, weeks
 from worthit.rules.worth import CARRIED_BY, Cost
 
 __all__ = [
@@ -91,6 +92,9 @@ EFFECT_VERDICT: dict[str, Verdict] = {
     "supports": "fund",
 }
 
+
+UNCERTAINTY = "uncertainty"
+"""The rule of the condition a straddling range puts on the decision (its break-even)."""
 
 STAGES: tuple[Stage, ...] = ("trust", "worth", "cost", "alternative", "condition")
 QUESTIONS: dict[Stage, str] = {
@@ -234,7 +238,9 @@ def evaluate(
         ranges, holds, uncertainty = _ranges(proposal, policy, checks, ctx, known)
     else:
         ranges, holds, uncertainty = None, None, None
+    straddle = None
     if uncertainty is not None:
+        straddle = _straddle(ctx, known)
         # A range straddling the bar is decided by its break-even (PRODUCT §3, stage 5): what argues against the
         # work at the midpoint is one point of the range, not the range, and no corner asks to remeasure.
         for finding in findings:
@@ -251,7 +257,7 @@ def evaluate(
         policy=PolicyRef(name=policy.name, version=policy.version),
         ranges=ranges,
         holds_across_range=holds,
-        reasoning=reasoning(ctx, findings),
+        reasoning=reasoning(ctx, findings, straddle, verdict=verdict),
     )
     return settled_evaluation(evaluation)
 
@@ -439,7 +445,7 @@ def _uncertainty(
                 f"Fund if a prototype shows k ≥ {_plain(edge)}{where}: {k_span} straddles the bar, and at its low "
                 f"end{slower} the verdict is {worst}."
             )
-            return condition("uncertainty", figures, message, stage="condition")
+            return condition(UNCERTAINTY, figures, message, stage="condition")
     if p_ranged:
         k_at = k_low if k_ranged else ctx.given_k
         if at(p_high, k_at) and not at(p_low, k_at):
@@ -456,7 +462,7 @@ def _uncertainty(
                     f"Fund if a timeline shows p ≥ {pct(edge)}: {p_span} straddles the bar, and at its low end the "
                     f"verdict is {worst}."
                 )
-            return condition("uncertainty", figures, message, stage="condition")
+            return condition(UNCERTAINTY, figures, message, stage="condition")
     if p_ranged and k_ranged and at(p_high, k_high) and not at(p_low, k_low):
         # Neither input alone carries the other's whole range: the pair where the diagonal crosses the bar, both
         # to be shown (every point with p and k at least these passes when the verdict is monotonic in each).
@@ -468,13 +474,55 @@ def _uncertainty(
             f"{times(k_high)} is {verdict(p_low, k_high)}, and {pct(p_high)} at {times(k_low)} is "
             f"{verdict(p_high, k_low)}."
         )
-        return condition("uncertainty", figures, message, stage="condition")
+        return condition(UNCERTAINTY, figures, message, stage="condition")
     # The range straddles the bar in both inputs at once; no single break-even value separates it.
     message = (
         f"Fund on the condition that a prototype narrows the range: at {times(_speed(*failing[0]))} the verdict "
         f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
     )
-    return condition("uncertainty", figures, message, stage="condition")
+    return condition(UNCERTAINTY, figures, message, stage="condition")
+
+
+@dataclass(frozen=True, slots=True)
+class Corner:
+    """One corner of a straddling range as the reasoning quotes it: the point as the proposal states it, its verdict
+    and the context whose figures (the value of the work, its return) are the decision's there."""
+
+    p: float
+    k: float
+    verdict: Verdict
+    ctx: Context
+
+
+@dataclass(frozen=True, slots=True)
+class Straddle:
+    """A range whose corners straddle the bar: the worst failing corner (`low`) and the best passing one (`high`),
+    by the end-to-end saving, and which inputs are ranged (what the reasoning names)."""
+
+    low: Corner
+    high: Corner
+    p_ranged: bool
+    k_ranged: bool
+
+
+def _straddle(ctx: Context, known: dict[tuple[float, float], Verdict]) -> Straddle:
+    """The two corners stages 2 and 3 quote for a range decided by its break-even (`known` holds every corner's
+    verdict): of those that fail, the one that saves least; of those that pass, the one that saves most."""
+    proposal = ctx.proposal
+    (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
+    corners = sorted({(p, k) for p in (p_low, p_high) for k in (k_low, k_high)})
+    at = {
+        corner: Corner(*corner, known[corner], context(proposal, ctx.policy, *corner, verdict_only=True, like=ctx))
+        for corner in corners
+    }
+    failing = [at[corner] for corner in corners if known[corner] not in PASSING]
+    passing = [at[corner] for corner in corners if known[corner] in PASSING]
+    return Straddle(
+        low=min(failing, key=lambda corner: corner.ctx.run_saving),
+        high=max(reversed(passing), key=lambda corner: corner.ctx.run_saving),
+        p_ranged=p_high > p_low,
+        k_ranged=k_high > k_low,
+    )
 
 
 def _speed(p: float, k: float) -> float:
@@ -482,26 +530,34 @@ def _speed(p: float, k: float) -> float:
 
 
 def _plain(value: float) -> str:
-    """A break-even value as typed back: 1.23, not 1.2300000001."""
-    return f"{value:.3g}"
+    """A break-even value as typed back: 1.23, not 1.2300000001 (three figures, rounded as every figure is)."""
+    return significant(value)
 
 
 # --- reasoning -----------------------------------------------------------------------------------------------------
 
 
-def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
+def reasoning(
+    ctx: Context, findings: Sequence[Finding], straddle: Straddle | None = None, *, verdict: Verdict | None = None
+) -> list[StageAnswer]:
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
     finding carries) — stage 5 the sentences of every condition, which all must hold — or a short fixed answer when
-    no check spoke to it. One pass over the findings: this runs for
+    no check spoke to it. With a `straddle` (a range decided by its break-even), a stage whose finding objects only
+    at the midpoint — set aside by `uncertainty` — answers with what holds across the range instead: its figure at
+    the best passing corner and at the worst failing one, and the verdict at each. Under a `remeasure` verdict the
+    conditions of stage 5 are kept, said to wait for the new numbers (they are what funding asks of the proposal
+    once it is re-measured, not what stands between it and funding now). One pass over the findings: this runs for
     every proposal.
     """
     worth = ctx.worth
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = objection = carried = priced = better = first_alternative = None
+    doubt = carried = better = first_alternative = None
+    objection: Finding | None = None
+    priced: Finding | None = None
     conditions: list[str] = []  # every condition must hold: stage 5 lists them all
     for finding in findings:
         stage = finding.stage or "condition"
@@ -515,10 +571,10 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         elif stage == "worth":
             # a worth-stage condition (a failing quality gate) answers what the work is worth, as an objection does
             if effect in ("opposes", "condition") and objection is None:
-                objection = finding.message
+                objection = finding
         elif stage == "cost":
             if effect != "info" and priced is None:
-                priced = finding.message
+                priced = finding
         elif stage == "alternative":
             if first_alternative is None:
                 first_alternative = finding.message
@@ -527,6 +583,20 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         if finding.rule == carrier and carried is None:
             carried = finding.message
     alternative = ctx.material_alternative or ctx.alternative
+    worth_figures = _worth_figures(ctx)
+    cost_figures: dict[str, Figure] = {
+        "build_weeks": cost.build_weeks,
+        "upkeep_weeks": cost.upkeep_weeks,
+        "cost_weeks": cost.weeks,
+        "cost_usd": cost.usd,
+    }
+    worth_answer = objection.message if objection is not None else carried or "No objection."
+    cost_answer = priced.message if priced is not None else _cost_answer(cost)
+    if straddle is not None:
+        if objection is not None and objection.overridden_by == UNCERTAINTY:
+            worth_answer = _straddled_worth(ctx, straddle, worth_figures)
+        if priced is not None and priced.overridden_by == UNCERTAINTY:
+            cost_answer = _straddled_cost(ctx, straddle, cost_figures)
     return [
         StageAnswer(
             stage="trust",
@@ -537,21 +607,16 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         StageAnswer(
             stage="worth",
             question=QUESTIONS["worth"],
-            answer=objection or carried or "No objection.",
+            answer=worth_answer,
             rules=rules["worth"],
-            figures=_worth_figures(ctx),
+            figures=worth_figures,
         ),
         StageAnswer(
             stage="cost",
             question=QUESTIONS["cost"],
-            answer=priced or _cost_answer(cost),
+            answer=cost_answer,
             rules=rules["cost"],
-            figures={
-                "build_weeks": cost.build_weeks,
-                "upkeep_weeks": cost.upkeep_weeks,
-                "cost_weeks": cost.weeks,
-                "cost_usd": cost.usd,
-            },
+            figures=cost_figures,
         ),
         StageAnswer(
             stage="alternative",
@@ -563,10 +628,112 @@ def reasoning(ctx: Context, findings: Sequence[Finding]) -> list[StageAnswer]:
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=" ".join(conditions) or "None.",
+            answer=_conditions_answer(conditions, verdict),
             rules=rules["condition"],
         ),
     ]
+
+
+def _corners(straddle: Straddle, figures: dict[str, Figure]) -> tuple[str, str, str]:
+    """The range as said (`the 1%–4.5% range of p`) and each quoted corner (`p = 4.5%`), high then low, with the
+    corners' coordinates and verdicts put in `figures` (`_high` the passing corner, `_low` the failing one, as the
+    `uncertainty` finding's `verdict_high` and `verdict_low`)."""
+    proposal = straddle.high.ctx.proposal
+    (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
+    if straddle.p_ranged and straddle.k_ranged:
+        span = "the ranges of p and k"
+    elif straddle.p_ranged:
+        span = f"the {pct(p_low)}–{pct(p_high)} range of p"
+    else:
+        span = f"the {times(k_low)}–{times(k_high)} range of k"
+    said: list[str] = []
+    for end, corner in (("high", straddle.high), ("low", straddle.low)):
+        figures |= {f"p_{end}": corner.p, f"k_{end}": _k_figure(corner.k), f"verdict_{end}": corner.verdict}
+        where = []
+        if straddle.p_ranged:
+            where.append(f"p = {pct(corner.p)}")
+        if straddle.k_ranged:
+            where.append(f"k = {times(corner.k)}")
+        said.append(" and ".join(where))
+    return span, said[0], said[1]
+
+
+def _straddled_worth(ctx: Context, straddle: Straddle, figures: dict[str, Figure]) -> str:
+    """Stage 2 across a straddling range: the end-to-end saving (or, on a fleet, the value) at both quoted corners,
+    against the noise floor (or the cost) when that is the bar the two sides of the range fall on."""
+    span, high_at, low_at = _corners(straddle, figures)
+    high, low = straddle.high.ctx.worth, straddle.low.ctx.worth
+    verdicts = f"({straddle.high.verdict})", f"({straddle.low.verdict})"
+    if high.money is not None and low.money is not None:
+        value_high, value_low, against = high.money.value_usd, low.money.value_usd, high.money.cost_usd
+        figures |= {"value_usd_high": value_high, "value_usd_low": value_low, "engineering_cost_usd": against}
+        straddles = f"straddles its {usd(against)} cost:" if value_low < against <= value_high else "is"
+        return (
+            f"Across {span} the value {straddles} {usd(value_high)} at {high_at} {verdicts[0]}, "
+            f"{usd(value_low)} at {low_at} {verdicts[1]}."
+        )
+    floor = ctx.policy.noise_floor
+    figures |= {"end_to_end_saving_high": high.saving, "end_to_end_saving_low": low.saving}
+    if low.saving < floor <= high.saving:
+        figures["noise_floor"] = floor
+        straddles = f"straddles the {pct(floor)} noise floor:"
+    else:
+        straddles = "is"  # the range turns on another bar (a cost, a redirect): its figures, not a bar it misses
+    return (
+        f"Across {span} the saving {straddles} {pct(high.saving)} end to end at {high_at} {verdicts[0]}, "
+        f"{pct(low.saving)} at {low_at} {verdicts[1]}."
+    )
+
+
+def _straddled_cost(ctx: Context, straddle: Straddle, figures: dict[str, Figure]) -> str:
+    """Stage 3 across a straddling range: the cost (one figure everywhere) and the return per engineer-week at both
+    quoted corners, against the rate the policy funds when that is the bar the two sides fall on."""
+    head = _cost_answer(ctx.worth.cost).removesuffix(".")
+    span, high_at, low_at = _corners(straddle, figures)
+    high, low = straddle.high.ctx, straddle.low.ctx
+    verdicts = f"({straddle.high.verdict})", f"({straddle.low.verdict})"
+    rate_high, rate_low = high.worth.rate, low.worth.rate
+    if rate_high is None or rate_low is None:
+        verdict_high, verdict_low = straddle.high.verdict, straddle.low.verdict
+        return f"{head}; across {span} the verdict is {verdict_high} at {high_at}, {verdict_low} at {low_at}."
+    floor = ctx.policy.min_rate
+    figures |= {"rate_fraction_high": rate_high, "rate_fraction_low": rate_low}
+    base = ctx.baseline_ms
+    # In ms per engineer-week where the saving is a share of the measured scope (as rate_of_return says it).
+    in_ms = base is not None and all(
+        corner.p_run == corner.p and math.isfinite(rate) for corner, rate in ((high, rate_high), (low, rate_low))
+    )
+    if in_ms and base is not None:
+        figures |= {"rate_ms_high": rate_high * base, "rate_ms_low": rate_low * base}
+        said_high, said_low = ms(rate_high * base), ms(rate_low * base)
+        funded = f"{ms(floor * base)} per engineer-week"
+    else:
+        said_high, said_low = pct(rate_high), pct(rate_low)
+        funded = f"{pct(floor)} of the step per engineer-week"
+    if rate_low < floor <= rate_high:
+        figures |= {"min_rate": floor} | ({"min_rate_ms": floor * base} if in_ms and base is not None else {})
+        straddles = f"straddles the {funded} the policy funds:"
+    else:
+        straddles = "is"
+    return (
+        f"{head}; across {span} the return {straddles} {said_high} at {high_at} {verdicts[0]}, {said_low} at "
+        f"{low_at} {verdicts[1]}."
+    )
+
+
+def _k_figure(k: float) -> Figure:
+    return "inf" if math.isinf(k) else k
+
+
+REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still hold: "
+"""Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
+
+
+def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None) -> str:
+    if not conditions:
+        return "None."
+    said = " ".join(conditions)
+    return REMEASURED_FIRST + said if verdict == "remeasure" else said
 
 
 def _no_alternative(ctx: Context) -> str:

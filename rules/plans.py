@@ -89,6 +89,10 @@ class Plan(msgspec.Struct, kw_only=True):
     """Every phase that would complete the last step on its own, largest saving first (the greedy pick included)."""
     best_ms: float
     best_speedup: float | None
+    k_needed: float | Infinite | None = None
+    """When the target is out of reach at the k given: the one k, on every phase of the plannable kinds at once, that
+    reaches it (`"inf"`: only removing them all does). None when the plan reaches the target as given, and when no k
+    does (the target is below `all_at_zero`)."""
     all_at_k: PlanCeiling
     all_at_zero: PlanCeiling
     left: list[Leftover]
@@ -224,6 +228,7 @@ def plan(
     at_zero = sum(phase.ms for phase in breakdown if phase.kind in kinds)
     all_at_k = PlanCeiling(new_ms=total - at_k, speedup=_ratio(total, total - at_k), saving_ms=at_k)
     all_at_zero = PlanCeiling(new_ms=total - at_zero, speedup=_ratio(total, total - at_zero), saving_ms=at_zero)
+    k_needed = None if reached else _k_needed(at_zero, goal - (total - at_zero), slack)
     left = [
         Leftover(name=phase.name, kind=phase.kind, ms=phase.ms, share=phase.ms / total)
         for phase in breakdown
@@ -243,6 +248,7 @@ def plan(
         last_step_options=options,
         best_ms=all_at_k.new_ms,
         best_speedup=all_at_k.speedup,
+        k_needed=k_needed,
         all_at_k=all_at_k,
         all_at_zero=all_at_zero,
         left=left,
@@ -251,6 +257,17 @@ def plan(
     )
     result.message = _message(result, uniform_k=not per_phase and all(ph.k is None for ph in breakdown))
     return result
+
+
+def _k_needed(plannable_ms: float, room_ms: float, slack: float) -> float | Infinite | None:
+    """The one k that brings `plannable_ms` of work down to `room_ms`, the time the target leaves it once the rest
+    (which no k touches) is counted: plannable / room; `"inf"` when the room is nothing (float noise aside), None when
+    the rest alone is past the target."""
+    if plannable_ms <= 0 or room_ms < -slack:
+        return None
+    if room_ms <= slack:
+        return "inf"
+    return plannable_ms / room_ms
 
 
 def _speedup_text(value: float | None) -> str:
@@ -270,10 +287,16 @@ def _message(result: Plan, *, uniform_k: bool) -> str:
     if not result.steps and result.reachable:
         return sentence(f"The scope already meets {goal} at {ms(result.baseline_ms)}, so no phase needs speeding up.")
     if not result.reachable:
-        return sentence(
-            f"{goal} is out of reach: every plannable phase {at} gives {ms(result.best_ms)} "
-            f"({_speedup_text(result.best_speedup)}), and {zero}."
-        )
+        short = f"{goal} is out of reach: every plannable phase {at} gives {ms(result.best_ms)} "
+        short += f"({_speedup_text(result.best_speedup)})"
+        needed = result.k_needed
+        if needed is None:
+            stops = f"at zero it stops at {ms(result.all_at_zero.new_ms)}" + (f", leaving {left}" if left else "")
+            return sentence(f"{short}; no k on {join(list(result.kinds))} work reaches it: {stops}.")
+        if needed == "inf":
+            stops = f"stopping at {ms(result.all_at_zero.new_ms)}" + (f" and leaving {left}" if left else "")
+            return sentence(f"{short}; only {work} removed reaches it, {stops}.")
+        return sentence(f"{short}; {work} at {times(needed)} would reach it, and {zero.removeprefix(work + ' ')}.")
     first = [label(step.phase) for step in result.steps[:-1]]
     last = [label(option.phase) for option in result.last_step_options]
     shown = join(last[:4] + (["others"] if len(last) > 4 else []), "or")

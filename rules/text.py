@@ -1,9 +1,18 @@
-"""How figures are written in statements: few digits, the units a reviewer says out loud."""
+"""How figures are written in statements: few digits, the units a reviewer says out loud.
+
+A figure is rounded as a reviewer rounds it by hand: half away from zero (84.25 ms → 84.3 ms; `format` rounds an
+exact double half to even, 84.2), and on the figure as the decision settles it (rules.precision: 15 significant
+digits), so a sentence written from a full double prints what its settled figure prints in every table, page, gate
+summary and Slack field (1.3499999999999999 and 1.35 both read 1.4 ms, not 1.3 in the sentence and 1.4 beside
+it). Every function here that writes digits rounds so (`rounded`, `_fixed`, `significant`).
+"""
 
 from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Decimal
+
+from worthit.rules.precision import settle
 
 __all__ = [
     "LABEL_CHARS",
@@ -24,9 +33,11 @@ __all__ = [
     "ms_change",
     "num",
     "pct",
+    "rounded",
     "saves",
     "sentence",
     "share_bounds",
+    "significant",
     "the_share",
     "times",
     "usd",
@@ -36,6 +47,58 @@ __all__ = [
 
 def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+_POW10 = tuple(10.0**n for n in range(16))
+_NEAR = 1e-6
+"""How near a half-way point a scaled double must be for its settled decimal to decide the rounding: settling moves
+a figure by under 5e-15 of itself, so below 10⁸ (scaled) a double farther off than this rounds as its decimal does;
+beyond, every figure takes the exact path."""
+
+
+def _tie(value: float, decimals: int) -> bool:
+    """Whether `value` may settle onto a half-way point at `decimals` places (the exact path then decides)."""
+    scaled = value * 10.0**decimals
+    return 0.5 - _NEAR < scaled % 1.0 < 0.5 + _NEAR or not -1e8 < scaled < 1e8
+
+
+def _half_away(value: float, decimals: int) -> float:
+    """`value`'s settled decimal to `decimals` places (negative: tens, hundreds…), a tie away from zero."""
+    step = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(settle(value))).quantize(step, rounding=ROUND_HALF_UP))
+
+
+def rounded(value: float, decimals: int) -> float:
+    """`value` to `decimals` places as a reviewer rounds it: half away from zero, on its settled decimal (84.25 →
+    84.3, 1.3499999999999999 → 1.4). Infinities, NaN and doubles past 10¹⁵ are left as they are."""
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return value
+    return _half_away(value, decimals) if _tie(value, decimals) else round(value, decimals)
+
+
+_PLAIN = tuple(f".{n}f" for n in range(16))
+_GROUPED = tuple(f",.{n}f" for n in range(16))
+
+
+def _fixed(value: float, decimals: int, grouped: bool = False) -> str:
+    """`format(value, ".{decimals}f")` (with thousands separators when `grouped`) rounded as `rounded` rounds. The
+    hot path of every sentence: the tie test is `_tie` inlined, only a near tie takes the exact path, and the format
+    specs are made once."""
+    scaled = value * _POW10[decimals]
+    if (0.5 - _NEAR < scaled % 1.0 < 0.5 + _NEAR or not -1e8 < scaled < 1e8) and abs(value) < 1e15:
+        value = _half_away(value, decimals)  # (NaN and ±∞ fail the bound)
+    return format(value, (_GROUPED if grouped else _PLAIN)[decimals])
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """`format(value, f".{digits}g")` rounded as `rounded` rounds: `1.67` for a break-even of 1.665. Off the hot
+    path (huge and tiny figures, break-evens), so always on the settled decimal."""
+    if value == 0 or not math.isfinite(value):
+        return format(value, f".{digits}g")
+    exact = Decimal(repr(settle(float(value))))
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    figure = float(exact.quantize(step, rounding=ROUND_HALF_UP))
+    return format(figure if math.isfinite(figure) else value, f".{digits}g")  # the largest doubles round past it
 
 
 def a(spoken: str) -> str:
@@ -65,14 +128,14 @@ def ms(value: float, decimals: int = 1) -> str:
     if value < 0:
         return "-" + ms(-value, decimals)
     if value >= 1e9:
-        return f"{value / 1000:.3g} s"
+        return f"{significant(value / 1000)} s"
     if value >= 10_000:
-        return f"{_trim(f'{value / 1000:.{decimals}f}')} s"
+        return f"{_trim(_fixed(value / 1000, decimals))} s"
     if value >= 1 or value == 0:
-        return f"{_trim(f'{value:.{decimals}f}')} ms"
+        return f"{_trim(_fixed(value, decimals))} ms"
     if value >= 0.001:
-        return f"{_trim(f'{value * 1000:.{decimals}f}')} µs"
-    return f"{_trim(f'{value * 1e6:.0f}')} ns"
+        return f"{_trim(_fixed(value * 1000, decimals))} µs"
+    return f"{_trim(_fixed(value * 1e6, 0))} ns"
 
 
 def ms_change(before: float, after: float) -> tuple[str, str]:
@@ -96,9 +159,9 @@ def pct(share: float) -> str:
     if abs(value) >= 1e15:
         return "over 10¹⁵%"
     if abs(value) >= 1:
-        return f"{_trim(f'{value:,.1f}')}%"
+        return f"{_trim(_fixed(value, 1, grouped=True))}%"
     digits = 1 - math.floor(math.log10(abs(value)))  # two significant figures below 1%
-    return f"{_trim(f'{value:.{digits}f}')}%"
+    return f"{_trim(_fixed(value, digits))}%"
 
 
 def times(factor: float | None) -> str:
@@ -108,8 +171,8 @@ def times(factor: float | None) -> str:
     if factor >= 1e12:
         return "over 10¹²×"
     if factor >= 100:
-        return f"{factor:,.0f}×"
-    return f"{_trim(f'{factor:.3f}')}×"
+        return f"{_fixed(factor, 0, grouped=True)}×"
+    return f"{_trim(_fixed(factor, 3))}×"
 
 
 def k_text(k: float) -> str:
@@ -118,7 +181,7 @@ def k_text(k: float) -> str:
         return "removed entirely"
     if k >= 100:
         return f"{times(k)} faster"
-    factor = _trim(f"{k:.2f}")
+    factor = _trim(_fixed(k, 2))
     if factor == "1":
         return "no faster"
     return f"{factor}× as fast (slower)" if k < 1 else f"{factor}× faster"
@@ -127,10 +190,10 @@ def k_text(k: float) -> str:
 def num(value: float, digits: int = 1) -> str:
     """A plain number with thousands separators: `1,000`, `21.9`."""
     if abs(value) >= 1e15:
-        return f"{value:.3g}"
+        return significant(value)
     if float(value).is_integer():
         return f"{int(value):,}"
-    return _trim(f"{value:,.{digits}f}")
+    return _trim(_fixed(value, digits, grouped=True))
 
 
 def metric(value: float) -> str:
@@ -139,19 +202,19 @@ def metric(value: float) -> str:
     if value == 0:
         return "0"
     if not 1e-4 <= abs(value) < 1e6:
-        return f"{value:.3g}"
+        return significant(value)
     return f"{value:,.6g}"
 
 
 def usd(value: float) -> str:
     """Money, rounded the way a planning meeting rounds it: `$21.9M`, `$15k`, `$820`."""
     if abs(value) >= 1e12:
-        return f"${value / 1e9:.3g}B"
+        return f"${significant(value / 1e9)}B"
     if abs(value) >= 1e6:
-        return f"${_trim(f'{value / 1e6:.1f}')}M"
+        return f"${_trim(_fixed(value / 1e6, 1))}M"
     if abs(value) >= 1e4:
-        return f"${value / 1e3:.0f}k"
-    return f"${value:,.0f}"
+        return f"${_fixed(value / 1e3, 0)}k"
+    return f"${_fixed(value, 0, grouped=True)}"
 
 
 def weeks(value: float, digits: int = 1) -> str:
@@ -240,9 +303,8 @@ def gpu_figure(n: float) -> float:
     if not math.isfinite(n) or abs(n) >= 1e15 or n == 0:
         return n
     if 0 < n < 0.01:
-        return float(f"{n:.1g}")
-    step = Decimal(1).scaleb(-2 if n < 10 else 0)
-    return float(Decimal(repr(n)).quantize(step, rounding=ROUND_HALF_UP))
+        return float(significant(n, 1))
+    return rounded(n, 2 if n < 10 else 0)
 
 
 def gpu_equivalents(n: float) -> str:
@@ -254,7 +316,7 @@ def gpu_equivalents(n: float) -> str:
 
 def gpu_count(n: float) -> str:
     """The figure of `gpu_equivalents` alone (`9.39`, `1,000`), for a table whose label names the unit."""
-    return f"{n:.1g}" if 0 < n < 0.01 else num(gpu_figure(n), 2 if n < 10 else 0)
+    return significant(n, 1) if 0 < n < 0.01 else num(gpu_figure(n), 2 if n < 10 else 0)
 
 
 def count(n: int, noun: str) -> str:

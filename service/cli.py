@@ -192,9 +192,13 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
         lines += [
             f"        {o.phase[:32]:<32} {ms(o.saving_ms):>10} {ms(o.new_ms):>10}" for o in result.last_step_options
         ]
-    for name, ceiling in (("all kernels at k", result.all_at_k), ("all kernels at zero", result.all_at_zero)):
-        speedup = times(ceiling.speedup) if ceiling.speedup else "∞"
-        lines.append(f"  {name:<38} {ms(ceiling.new_ms):>21} {speedup:>9}")
+    rows = [("all kernels at k", result.all_at_k.new_ms, result.all_at_k.speedup)]
+    if result.k_needed is not None:  # out of reach at the k given, not at every k: the one k that reaches it
+        needed = "∞" if result.k_needed == "inf" else times(result.k_needed)
+        rows.append((f"all kernels at {needed}", result.target_ms, result.target_speedup))
+    rows.append(("all kernels at zero", result.all_at_zero.new_ms, result.all_at_zero.speedup))
+    for name, new_ms, speedup in rows:
+        lines.append(f"  {name:<38} {ms(new_ms):>21} {times(speedup) if speedup else '∞':>9}")
     out.write("\n".join(lines) + "\n")
     return EXIT_PASS if result.reachable else EXIT_FAIL
 

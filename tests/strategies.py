@@ -51,6 +51,31 @@ def proposals(draw: st.DrawFn) -> Proposal:
     return msgspec.convert(draw(raw_proposals()), Proposal)  # validated as the API boundary would
 
 
+@st.composite
+def near_the_bar(draw: st.DrawFn) -> Proposal:
+    """A proposal whose p or k may be a range near the default policy's bar (a saving of 1% of the step, 1% per
+    engineer-week, a fleet's money), with or without a baseline, upkeep, a fleet or a larger phase: the ranges that
+    straddle it, which random proposals seldom draw."""
+    p_low = draw(st.floats(min_value=0.001, max_value=0.08))
+    p: Any = p_low
+    if draw(st.booleans()):
+        p = {"low": p_low, "high": p_low + draw(st.floats(min_value=0.0, max_value=0.1))}
+    k_low = draw(st.floats(min_value=1.05, max_value=10.0))
+    k: Any = draw(st.sampled_from([k_low, "inf", {"low": k_low, "high": k_low * draw(st.floats(1.0, 5.0))}]))
+    raw: dict[str, Any] = {"target": "rope", "p": p, "k": k, "cost_weeks": draw(st.floats(0.1, 8.0))}
+    if draw(st.booleans()):
+        raw["baseline_ms"] = draw(st.floats(min_value=1.0, max_value=1000.0))
+    flags: dict[str, Any] = {}
+    if draw(st.booleans()):
+        flags["fleet_gpus"] = draw(st.integers(min_value=1, max_value=200))
+    if draw(st.booleans()):
+        flags["portability"] = draw(st.sampled_from(["portable", "vendor_specific", "hand_asm"]))
+    raw["flags"] = flags
+    if draw(st.booleans()):
+        raw["breakdown"] = [{"name": "big", "ms": 50.0}, {"name": "rest", "ms": 50.0, "kind": "other"}]
+    return msgspec.convert(raw, Proposal)
+
+
 # The floats that broke arithmetic once (#14): the extremes of a double, sums of a few of them overflow, products
 # of two underflow; and any finite double besides.
 EXTREMES = (5e-324, 2.2250738585072014e-308, 1e-300, 1e-12, 0.0, 1.0, 1e23, 1e100, 1e300, 1e308, 1.7976931348623157e308)

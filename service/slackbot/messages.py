@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from worthit.rules.model import Evaluation, StageAnswer
+from worthit.rules.text import times
 from worthit.service.decisions.schemas import Decision
 from worthit.service.present import render
 from worthit.service.slack.blocks import FIELD_CHARS, MAX_BLOCKS, SECTION_CHARS, clip, decision_message, escape
@@ -152,14 +153,19 @@ def problem_reply(what: str, detail: str) -> Message:
     }
 
 
+def _times(value: float | str | None) -> str:
+    """A k or speedup of the API's JSON as every surface writes it (rules.text.times): `"inf"` and null are ∞."""
+    return times(value) if isinstance(value, int | float) else "∞"
+
+
 def outcome_reply(outcome: dict[str, Any]) -> Message:
     """A recorded outcome: predicted against realized."""
     predicted, realized = outcome["predicted"], outcome["realized"]
     parts = [f"Outcome recorded for `{outcome['decision_id']}`."]
     if realized.get("k") is not None:
-        parts.append(f"Realized k {realized['k']:.3g} against the proposed {predicted['k']}.")
+        parts.append(f"Realized k {_times(realized['k'])} against the proposed {_times(predicted['k'])}.")
     if realized.get("speedup") is not None:
-        parts.append(f"Speedup {realized['speedup']:.3f}× against the predicted {predicted['speedup']:.3f}×.")
+        parts.append(f"Speedup {_times(realized['speedup'])} against the predicted {_times(predicted['speedup'])}.")
     text = " ".join(parts)
     return {"text": fallback(text), "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": escape(text)}}]}
 

@@ -10,7 +10,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import breakdowns, extreme_proposals, finite_speedups, nested_json, nesting_depths, proposals
+from tests.strategies import (
+    breakdowns,
+    extreme_proposals,
+    finite_speedups,
+    near_the_bar,
+    nested_json,
+    nesting_depths,
+    proposals,
+)
 from worthit.rules import amdahl
 from worthit.rules.engine import Context, evaluate
 from worthit.rules.errors import InvalidInput
@@ -99,6 +107,18 @@ def test_plan_is_minimal_and_consistent(phases: list[dict[str, object]], target:
         best = sorted((o.saving_ms for o in result.steps), reverse=True)
         assert result.baseline_ms - sum(best[:-1]) > result.target_ms
     assert result.all_at_zero.new_ms <= result.all_at_k.new_ms + 1e-9
+    # Out of reach at k: the one k on every plannable phase that reaches the target, or none past the ceiling at zero.
+    if result.reachable:
+        assert result.k_needed is None
+    elif result.k_needed is None:
+        assert result.all_at_zero.new_ms > result.target_ms
+    elif result.k_needed == "inf":
+        assert result.all_at_zero.new_ms == pytest.approx(result.target_ms, rel=1e-6, abs=1e-9)
+    else:
+        plannable = result.all_at_zero.saving_ms
+        at_needed = result.baseline_ms - plannable + plannable / result.k_needed
+        assert at_needed == pytest.approx(result.target_ms, rel=1e-9)
+        assert isinstance(result.k, str) or result.k_needed > result.k
 
 
 # --- statements true by construction ---------------------------------------------------------------------------------
@@ -199,6 +219,35 @@ def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: P
     printed = NUMBER.findall(evaluation.statement)
     missing = [number for number in printed if number not in shown]
     assert not missing, (missing, evaluation.deciding_rule, evaluation.statement)
+
+
+@SETTINGS
+@given(proposal=near_the_bar())
+@example(  # p 0.2–1.4%, removed, half a week: the midpoint's "0.8% … below the 1% noise floor" was stage 2's answer
+    proposal=msgspec.convert(
+        {"target": "rope", "p": {"low": 0.002, "high": 0.014}, "k": "inf", "baseline_ms": 100, "cost_weeks": 0.5},
+        Proposal,
+    )
+)
+@example(  # p 1–4.5% at 3× for 2 weeks: the midpoint's "183.3 µs per engineer-week against the 200 µs" was stage 3's
+    proposal=msgspec.convert(
+        {"target": "rope", "p": {"low": 0.01, "high": 0.045}, "k": 3, "baseline_ms": 20, "cost_weeks": 2}, Proposal
+    )
+)
+def test_a_straddling_range_never_answers_a_stage_with_the_midpoints_objection(proposal: Proposal) -> None:
+    """Stages 2 and 3 never quote a finding that the range's break-even set aside (it holds at one point of the
+    range, not across it), and what they say instead prints only numbers a figure of the decision, of the stage
+    itself, or the proposal holds."""
+    evaluation = evaluate(proposal, POLICY)
+    set_aside = {finding.message for finding in evaluation.findings if finding.overridden_by == "uncertainty"}
+    said = {finding.message for finding in evaluation.findings}
+    shown = _shown_values(evaluation, proposal)
+    for stage in (evaluation.reasoning or [])[1:3]:
+        assert stage.answer not in set_aside, (stage.stage, stage.answer)
+        if stage.answer in said:
+            continue  # a finding's sentence is that rule's to keep true
+        missing = [number for number in NUMBER.findall(stage.answer) if number not in shown]
+        assert not missing, (missing, stage.stage, stage.answer)
 
 
 @SETTINGS

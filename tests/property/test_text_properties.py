@@ -1,12 +1,27 @@
-"""How figures are read out: the indefinite article before a number follows the number's first spoken word."""
+"""How figures are read out: the indefinite article before a number follows the number's first spoken word, and a
+figure is rounded as a reviewer rounds it by hand, the same from its full double as from its settled figure."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from worthit.rules.text import a, gpu_equivalents, k_text, ms, ms_change, num, pct, the_share, times
+from worthit.rules.precision import settle
+from worthit.rules.text import (
+    a,
+    gpu_equivalents,
+    k_text,
+    ms,
+    ms_change,
+    num,
+    pct,
+    rounded,
+    significant,
+    the_share,
+    times,
+    usd,
+)
 
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -107,3 +122,51 @@ def test_a_time_change_shows_in_its_figures(before: float, fraction: float) -> N
     first, second = ms_change(before, after)
     assert first != second
     assert ms_change(before, before) == (ms(before), ms(before))
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        (ms(84.25), "84.3 ms"),  # an outcome's step time: format() rounds the exact double half to even, 84.2
+        (ms(-84.25), "-84.3 ms"),  # away from zero
+        (ms(0.00125), "1.3 µs"),
+        (ms(10_050), "10.1 s"),
+        (pct(0.00125), "0.13%"),
+        (times(2.0625), "2.063×"),
+        (times(100.5), "101×"),
+        (k_text(1.125), "1.13× faster"),
+        (num(2.25), "2.3"),
+        (usd(12_500), "$13k"),
+        (usd(2.5), "$3"),
+        (significant(1.665), "1.67"),  # a break-even k, never rounded down to one that falls short
+        (gpu_equivalents(62.5), "63 GPU-equivalents"),
+    ],
+)
+def test_a_half_way_figure_rounds_away_from_zero(printed: str, expected: str) -> None:
+    assert printed == expected
+
+
+BOUNDARIES = (1e-5, 1e-3, 1e-2, 1.0, 100.0, 1e4, 1e6, 1e9, 1e12, 1e13, 1e15)
+"""Where a writer changes unit or form (µs to ms, `$10,000` to `$10k`): a double a hair under one can settle onto it
+and be written in the other unit (0.9999999999999999 ms reads 1000 µs, its settled 1 ms), a matter of the unit
+chosen, not of rounding."""
+
+
+@given(st.floats(min_value=-1e15, max_value=1e15, exclude_min=True, exclude_max=True))
+@example(1.3499999999999999)  # 100 · 0.018 · (1 − 1/4): a statement printed 1.3 ms, the settled 1.35 printed 1.4
+@example(84.24999999999999)
+@example(2.0625)
+def test_a_figure_prints_alike_from_its_double_and_its_settled_value(value: float) -> None:
+    """Statements are written from full doubles and every surface's rows from settled figures (rules.precision):
+    each function that writes digits prints both alike, so one fact never reads two ways on one screen. (Past 10¹⁵
+    a double has more digits than the 15 settled, and is printed as it is.)"""
+    fixed = settle(value)
+    for decimals in range(5):
+        assert rounded(value, decimals) == rounded(fixed, decimals), (decimals, value, fixed)
+    assert significant(value) == significant(fixed)
+    assume(all(abs(abs(value) / edge - 1) > 1e-12 for edge in BOUNDARIES))
+    for write in (ms, pct, times, num, usd):
+        assert write(value) == write(fixed), (write.__name__, value, fixed)
+    if value > 0:
+        assert k_text(value) == k_text(fixed)
+        assert gpu_equivalents(value) == gpu_equivalents(fixed)

@@ -158,6 +158,26 @@ def test_plan_out_of_reach_exits_1_in_either_mode(
     assert main(["plan", *json_flag, str(path)]) == 0
 
 
+def test_an_unreachable_plans_table_shows_the_k_that_reaches_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2× of 100 ms with 45 ms that no kernel speedup touches: 55 ms of kernels must come to 5 ms, k = 11, between
+    the ceiling at the k given (10×: 50.5 ms) and at zero (45 ms)."""
+    path = tmp_path / "plan.json"
+    path.write_text(PLAN.replace('"target_speedup": 5', '"target_speedup": 2'), encoding="utf-8")
+    assert main(["plan", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "all kernel work at 11× would reach it" in out.splitlines()[0]
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("all kernels at")]
+    assert rows == [
+        ["all", "kernels", "at", "k", "50.5", "ms", "1.98×"],
+        ["all", "kernels", "at", "11×", "50", "ms", "2×"],
+        ["all", "kernels", "at", "zero", "45", "ms", "2.222×"],
+    ]
+    assert main(["plan", "--json", str(path)]) == 1
+    assert msgspec.json.decode(capsys.readouterr().out)["k_needed"] == pytest.approx(11)
+
+
 @pytest.mark.parametrize("command", ["review", "plan", "portfolio"])
 def test_a_bad_policy_file_cannot_run(tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """One policy loader for every command: a missing policy file is exit 2 naming the file."""

@@ -38,6 +38,54 @@ def test_plan_unreachable_target_states_the_best_achievable() -> None:
     assert "30.7 ms" in result.message
 
 
+def test_an_unreachable_plan_states_the_uniform_k_that_reaches_it() -> None:
+    """4× on the seed is 25 ms: the 23 ms of copy and host gaps stay, so the 77 ms of kernels must come to 2 ms,
+    k = 77 / (25 − 23) = 38.5 on every kernel (the seeds' note said 38.5×: verified). The sentence said only that 10×
+    falls short at 30.7 ms."""
+    result = plan(PHASES, target_speedup=4, k=10)
+    assert not result.reachable
+    kernels = 34 + 21 + 12 + 6 + 4
+    assert result.k_needed == pytest.approx(kernels / (100 / 4 - 23), rel=1e-12)
+    assert result.k_needed == pytest.approx(38.5, rel=1e-12)
+    assert result.message == (
+        "25 ms (4×) is out of reach: every plannable phase at 10× gives 30.7 ms (3.257×); all kernel work at 38.5× "
+        "would reach it, and at zero stops at 23 ms, leaving H2D copy and host gaps."
+    )
+    assert_one_sentence(result.message)
+    # at that k every kernel's saving brings the scope to the target
+    assert 100 - sum(ph.ms * (1 - 1 / result.k_needed) for ph in PHASES if ph.kind == "kernel") == pytest.approx(25)
+
+
+def test_a_plan_beyond_the_ceiling_says_no_uniform_k_reaches_it() -> None:
+    """5× (20 ms) is below the 23 ms left at zero: no k reaches it, and the sentence says so."""
+    result = plan(PHASES, target_speedup=5)
+    assert result.k_needed is None
+    assert "no k on kernel work reaches it: at zero it stops at 23 ms, leaving H2D copy and host gaps" in result.message
+    assert_one_sentence(result.message)
+
+
+def test_a_plan_whose_target_is_the_ceiling_needs_the_work_removed() -> None:
+    """23 ms is exactly all kernel work at zero: only removing it all reaches the target (k = ∞)."""
+    result = plan(PHASES, target_ms=23, k=10)
+    assert result.k_needed == "inf"
+    assert "only all kernel work removed reaches it, stopping at 23 ms" in result.message
+    assert_one_sentence(result.message)
+
+
+def test_a_reachable_plan_carries_no_k_needed() -> None:
+    assert plan(PHASES, target_speedup=2).k_needed is None
+
+
+def test_the_k_needed_is_uniform_whatever_the_per_phase_k() -> None:
+    """Per-phase k (21 ms removed, 34 ms at 1.25×, the rest at the default 10×) reaches 65 ms of the 25 ms asked;
+    one k over every kernel still reaches it at 38.5×, and the sentence says "at their k" for the given ones."""
+    result = plan(PHASES, target_speedup=4, k={"gemm_qkv": 1.25, "attention_softmax": "inf"})
+    assert not result.reachable
+    assert result.k_needed == pytest.approx(38.5, rel=1e-12)
+    assert "every plannable phase at their k gives" in result.message
+    assert "all kernel work at 38.5× would reach it" in result.message
+
+
 def test_plan_target_ms_and_already_met() -> None:
     """A target in ms works like a speedup; a target the scope already meets needs no step."""
     assert [s.phase for s in plan(PHASES, target_ms=70).steps] == ["gemm_qkv"]

@@ -80,3 +80,65 @@ def test_when_neither_input_carries_the_other_both_are_conditions() -> None:
         "Fund if a timeline shows p ≥ 4.3% and a prototype k ≥ 1.88: at 2% even 3× is decline, and 8% at 1.2× is "
         "decline."
     )
+
+
+# --- stages 2 and 3 of a straddling range say what holds across it, not the midpoint's objection ------------------
+
+
+def test_stage_3_of_a_straddling_range_quotes_the_return_at_both_ends_not_the_midpoints_objection() -> None:
+    """p 1–4.5% at 3× on 20 ms for 2 weeks: the return is 20 · 0.045 · (2/3) / 2 = 300 µs per engineer-week at 4.5%
+    (fund) and 20 · 0.01 · (2/3) / 2 = 66.7 µs at 1% (decline), against the 200 µs the policy funds. Stage 3 said
+    the midpoint's "183.3 µs per engineer-week against the 200 µs" as if it were the answer of a fund_if."""
+    evaluation = review(_proposal({"low": 0.01, "high": 0.045}, 3, baseline_ms=20))
+    assert evaluation.verdict == "fund_if"
+    cost = evaluation.reasoning[2]
+    assert cost.answer == (
+        "2 engineer-weeks ($10k) to build; across the 1%–4.5% range of p the return straddles the 200 µs per "
+        "engineer-week the policy funds: 300 µs at p = 4.5% (fund), 66.7 µs at p = 1% (decline)."
+    )
+    assert "183.3" not in cost.answer
+    assert cost.figures["rate_ms_high"] == pytest.approx(20 * 0.045 * (2 / 3) / 2)
+    assert cost.figures["rate_ms_low"] == pytest.approx(20 * 0.01 * (2 / 3) / 2)
+    assert cost.figures["min_rate_ms"] == pytest.approx(0.2)
+    assert (cost.figures["verdict_high"], cost.figures["verdict_low"]) == ("fund", "decline")
+    assert (cost.figures["p_high"], cost.figures["p_low"]) == (0.045, 0.01)
+    assert cost.figures["cost_weeks"] == 2  # the stage's own figures stay
+
+
+def test_stage_2_of_a_straddling_range_quotes_the_saving_at_both_ends_not_the_midpoints_objection() -> None:
+    """p 0.2–1.4%, the target removed, for half a week: it saves 1.4% end to end at 1.4% (above the 1% noise floor,
+    and 2.8% per week clears the rate: fund) and 0.2% at 0.2% (decline). Stage 2 said the midpoint's "saves 0.8% end
+    to end, a rounding error below the 1% noise floor" for a decision funded on p ≥ 1%."""
+    evaluation = review(
+        {"target": "rope", "p": {"low": 0.002, "high": 0.014}, "k": "inf", "baseline_ms": 100, "cost_weeks": 0.5}
+    )
+    assert evaluation.verdict == "fund_if"
+    assert finding(evaluation, "noise_floor").overridden_by == "uncertainty"
+    worth = evaluation.reasoning[1]
+    assert worth.answer == (
+        "Across the 0.2%–1.4% range of p the saving straddles the 1% noise floor: 1.4% end to end at p = 1.4% "
+        "(fund), 0.2% at p = 0.2% (decline)."
+    )
+    assert worth.figures["end_to_end_saving_high"] == pytest.approx(0.014)
+    assert worth.figures["end_to_end_saving_low"] == pytest.approx(0.002)
+    assert worth.figures["noise_floor"] == pytest.approx(0.01)
+    assert evaluation.reasoning[2].answer == "0.5 engineer-weeks ($2,500) to build."  # no objection there: as before
+
+
+def test_stage_3_of_a_straddling_k_names_k_at_both_ends() -> None:
+    """p 3% on 50 ms, k 1.2–3× for 2 weeks: 50 · 0.03 · (2/3) / 2 = 500 µs per week at 3× (fund), 50 · 0.03 ·
+    (1/6) / 2 = 125 µs at 1.2× (decline), against 1% of 50 ms = 500 µs — the high end exactly at the bar."""
+    evaluation = review(_proposal(0.03, {"low": 1.2, "high": 3}))
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.reasoning[2].answer == (
+        "2 engineer-weeks ($10k) to build; across the 1.2×–3× range of k the return straddles the 500 µs per "
+        "engineer-week the policy funds: 500 µs at k = 3× (fund), 125 µs at k = 1.2× (decline)."
+    )
+
+
+def test_a_range_that_does_not_straddle_keeps_its_stage_answers() -> None:
+    """p 10–20% at 3×: every corner funds, so no uncertainty and stage 3 is the plain cost."""
+    evaluation = review(_proposal({"low": 0.1, "high": 0.2}, 3))
+    assert evaluation.verdict == "fund"
+    assert evaluation.reasoning[2].answer == "2 engineer-weeks ($10k) to build."
+    assert "p_low" not in evaluation.reasoning[2].figures

@@ -87,3 +87,38 @@ def test_stage_4_without_a_breakdown_says_none_was_given() -> None:
         }
     )
     assert smaller.reasoning[3].answer == "None known: nothing in the breakdown is larger than the target."
+
+
+# Attention at 30% of a 40 ms step from counters (which never show copies or gaps: remeasure), 2× for 2 weeks, with a
+# p99 SLO at tail risk: 0.3 · (1 − 1/2) = 15% of the mean step saved, and the tail condition on top.
+_COUNTERS_AND_P99 = {
+    "target": "attention",
+    "p": 0.3,
+    "k": 2,
+    "baseline_ms": 40,
+    "cost_weeks": 2,
+    "scope": {"method": "counters"},
+    "flags": {"latency_slo": {"p99_ms": 50, "tail_risk": True}},
+}
+
+
+def test_stage_5_of_a_remeasure_says_its_conditions_wait_for_the_new_numbers() -> None:
+    """Stage 5 said "Fund on the condition that the p99 holds…" under a remeasure verdict, as if the conditions
+    were what stood between the proposal and funding; they apply once it is re-measured, and stage 5 says so, with
+    every condition kept."""
+    evaluation = review(_COUNTERS_AND_P99)
+    assert evaluation.verdict == "remeasure"
+    tail = finding(evaluation, "tail_latency")
+    assert tail.overridden_by is None
+    assert "15% mean win against a 50 ms p99 SLO" in tail.message
+    assert (
+        evaluation.reasoning[4].answer
+        == f"Moot until the numbers are re-measured; then, if they still hold: {tail.message}"
+    )
+    assert evaluation.reasoning[4].rules == ["tail_latency"]
+
+
+def test_stage_5_of_a_remeasure_without_conditions_says_none() -> None:
+    evaluation = review({k: v for k, v in _COUNTERS_AND_P99.items() if k != "flags"})
+    assert evaluation.verdict == "remeasure"
+    assert evaluation.reasoning[4].answer == "None."
