@@ -86,7 +86,8 @@ def check(ctx: Context) -> Finding | None:
         freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
     if consumed > 0:
         # the change's own GPU time on every start is paid out of what it frees (recurring_gpu_cost)
-        figures |= {"consumed_gpus": consumed, "net_gpus": money.net_gpus}
+        # net as printed: the printed freed less the printed consumed (0.28 - 0.006 prints 0.27, not net's 0.28)
+        figures |= {"consumed_gpus": consumed, "net_gpus": money.net_gpus, "net_gpus_said": money.net_gpus_said}
         if loses:
             flags = ctx.proposal.flags
             head = (

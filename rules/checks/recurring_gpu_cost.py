@@ -79,7 +79,12 @@ def check(ctx: Context) -> Finding | None:
     money = ctx.worth.money
     fleet = flags.fleet_gpus
     if money is not None and fleet is not None:
-        figures |= {"freed_gpus": money.gpus, "net_gpus": money.net_gpus, "fleet_gpus": fleet}
+        figures |= {
+            "freed_gpus": money.gpus,
+            "net_gpus": money.net_gpus,
+            "net_gpus_said": money.net_gpus_said,
+            "fleet_gpus": fleet,
+        }
         if money.net_gpus <= 0:
             head = (
                 f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(money.gpus)}, but {takes}, so it loses "

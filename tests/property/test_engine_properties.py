@@ -212,6 +212,12 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
         Proposal,
     )
 )
+@example(  # 0.28 freed less 0.006 taken by its starts prints "0.27 net", a figure only the sentence held (net: 0.2757)
+    proposal=msgspec.convert(
+        {"p": 0.28125, "k": "inf", "flags": {"fleet_gpus": 1, "gpu_minutes_per_start": 1.0, "starts_per_day": 8.0}},
+        Proposal,
+    )
+)
 def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: Proposal) -> None:
     """No statement prints a number that no figure of the decision (or the proposal itself) holds, as printed."""
     evaluation = evaluate(proposal, POLICY)
