@@ -37,6 +37,8 @@ from worthit.rules.context import (  # re-exported: `rules.engine` stays where c
     kinds_label,
     lazy,
     opposition,
+    said_k,
+    said_share,
 )
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import (
@@ -54,7 +56,7 @@ from worthit.rules.model import (
 from worthit.rules.pointer import to_pointer
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled_evaluation
-from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, significant, times, usd, weeks
+from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, share_bounds, significant, times, usd, weeks
 from worthit.rules.worth import CARRIED_BY, Cost
 
 __all__ = [
@@ -439,10 +441,11 @@ def _uncertainty(
         p_at = p_low if p_ranged else ctx.p
         if at(p_at, k_high) and not at(p_at, k_low):
             edge = break_even(lambda value: at(p_at, value), k_low, k_high)
-            figures |= {"break_even_k": edge}
+            said = said_k(lambda value: at(p_at, value), edge)
+            figures |= {"break_even_k": edge, "break_even_k_said": said}
             where = f", the break-even at p = {pct(p_low)} (the low end of its range)" if p_ranged else ""
             message = (
-                f"Fund if a prototype shows k ≥ {_plain(edge)}{where}: {k_span} straddles the bar, and at its low "
+                f"Fund if a prototype shows k ≥ {_plain(said)}{where}: {k_span} straddles the bar, and at its low "
                 f"end{slower} the verdict is {worst}."
             )
             return condition(UNCERTAINTY, figures, message, stage="condition")
@@ -450,16 +453,17 @@ def _uncertainty(
         k_at = k_low if k_ranged else ctx.given_k
         if at(p_high, k_at) and not at(p_low, k_at):
             edge = break_even(lambda value: at(value, k_at), p_low, p_high)
-            figures |= {"break_even_p": edge}
+            said = said_share(lambda value: at(value, k_at), edge)
+            figures |= {"break_even_p": edge, "break_even_p_said": said}
             if k_ranged:
                 message = (
-                    f"Fund if a timeline shows p ≥ {pct(edge)}, the break-even at k = {times(k_low)} (the low end of "
+                    f"Fund if a timeline shows p ≥ {pct(said)}, the break-even at k = {times(k_low)} (the low end of "
                     f"its range): {p_span} straddles the bar, and at {pct(p_low)} even {times(k_high)} is "
                     f"{verdict(p_low, k_high)}."
                 )
             else:
                 message = (
-                    f"Fund if a timeline shows p ≥ {pct(edge)}: {p_span} straddles the bar, and at its low end the "
+                    f"Fund if a timeline shows p ≥ {pct(said)}: {p_span} straddles the bar, and at its low end the "
                     f"verdict is {worst}."
                 )
             return condition(UNCERTAINTY, figures, message, stage="condition")
@@ -468,9 +472,18 @@ def _uncertainty(
         # to be shown (every point with p and k at least these passes when the verdict is monotonic in each).
         t = break_even(lambda s: at(p_low + s * (p_high - p_low), k_low + s * (k_high - k_low)), 0.0, 1.0)
         p_edge, k_edge = p_low + t * (p_high - p_low), k_low + t * (k_high - k_low)
-        figures |= {"break_even_p": p_edge, "break_even_k": k_edge}
+        # Each printed at a figure that passes with the other as printed: k with p rounded up, then p with that k
+        # (5.44% and 2.231 printed "5.4%" and "2.23" would save 2.98% against a 3% bar).
+        k_said = said_k(lambda value: at(share_bounds(p_edge)[1], value), k_edge)
+        p_said = said_share(lambda value: at(value, k_said), p_edge)
+        figures |= {
+            "break_even_p": p_edge,
+            "break_even_k": k_edge,
+            "break_even_p_said": p_said,
+            "break_even_k_said": k_said,
+        }
         message = (
-            f"Fund if a timeline shows p ≥ {pct(p_edge)} and a prototype k ≥ {_plain(k_edge)}: at {pct(p_low)} even "
+            f"Fund if a timeline shows p ≥ {pct(p_said)} and a prototype k ≥ {_plain(k_said)}: at {pct(p_low)} even "
             f"{times(k_high)} is {verdict(p_low, k_high)}, and {pct(p_high)} at {times(k_low)} is "
             f"{verdict(p_high, k_low)}."
         )
@@ -530,7 +543,8 @@ def _speed(p: float, k: float) -> float:
 
 
 def _plain(value: float) -> str:
-    """A break-even value as typed back: 1.23, not 1.2300000001 (three figures, rounded as every figure is)."""
+    """A break-even value as typed back: 1.23, not 1.2300000001 (three figures; `said_k` has chosen a value that
+    prints as itself and passes)."""
     return significant(value)
 
 

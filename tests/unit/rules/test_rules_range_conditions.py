@@ -82,6 +82,31 @@ def test_when_neither_input_carries_the_other_both_are_conditions() -> None:
     )
 
 
+# --- a break-even is printed at a figure that passes ---------------------------------------------------------------
+
+
+def test_a_diagonal_break_even_is_printed_at_a_pair_that_passes() -> None:
+    """p 3–8%, k 1.5–3× on 100 ms for 3 weeks (the bar: a 3% saving): on the diagonal p = 0.05u − 0.02, k = 1.5u
+    (u = 1 + t) the saving p · (1 − 1/k) reaches 3% where 15u² − 25u + 4 = 0: p = 5.437%, k = 2.2311. It printed
+    "p ≥ 5.4% and k ≥ 2.23", a pair that saves 2.98% and is declined; p is now said rounded up, with k as printed."""
+    evaluation = review(
+        _proposal({"low": 0.03, "high": 0.08}, {"low": 1.5, "high": 3}, baseline_ms=100) | {"cost_weeks": 3}
+    )
+    u = (25 + math.sqrt(25**2 - 4 * 15 * 4)) / (2 * 15)
+    p_edge, k_edge = 0.05 * u - 0.02, 1.5 * u
+    figures = finding(evaluation, "uncertainty").figures
+    assert figures["break_even_p"] == pytest.approx(p_edge, rel=2e-3)
+    assert figures["break_even_k"] == pytest.approx(k_edge, rel=2e-3)
+    assert 0.054 * (1 - 1 / 2.23) < 0.03  # the pair printed before: 2.98%, declined
+    assert 0.055 * (1 - 1 / 2.23) >= 0.03  # the pair printed now: 3.03%
+    assert (figures["break_even_p_said"], figures["break_even_k_said"]) == pytest.approx((0.055, 2.23))
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.statement == (
+        "Fund if a timeline shows p ≥ 5.5% and a prototype k ≥ 2.23: at 3% even 3× is decline, and 8% at 1.5× is "
+        "decline."
+    )
+
+
 # --- stages 2 and 3 of a straddling range say what holds across it, not the midpoint's objection ------------------
 
 
