@@ -249,7 +249,11 @@ def evaluate(
             if finding.overridden_by is None and _argued(finding) in ("decline", "redirect"):
                 finding.overridden_by = uncertainty.rule
         findings.append(uncertainty)
-    verdict, deciding = decide(findings)
+        # Its break-even is the condition the decision turns on: among stage 5's conditions it speaks first (the
+        # midpoint's own, a noise floor's "0.88% per run … 1.75 GPU-equivalents", hold at one point of the range).
+        verdict, deciding = decide([uncertainty, *findings[:-1]])
+    else:
+        verdict, deciding = decide(findings)
     evaluation = Evaluation(
         verdict=verdict,
         statement=sentence(deciding.message),
@@ -578,7 +582,9 @@ def reasoning(
         rules[stage].append(finding.rule)
         effect = finding.effect
         if stage == "condition" and effect == "condition" and finding.overridden_by is None:
-            conditions.append(finding.message)  # stage 4's "fund, though…" and a redirect's notes are not conditions
+            # stage 4's "fund, though…" and a redirect's notes are not conditions; a range's break-even, the one the
+            # decision turns on, comes first
+            conditions.insert(0 if finding.rule == UNCERTAINTY else len(conditions), finding.message)
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
