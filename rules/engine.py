@@ -561,7 +561,8 @@ def reasoning(
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
-    finding carries) — stage 5 the sentences of every condition, which all must hold — or a short fixed answer when
+    finding carries) — stage 5 the sentences of every condition, which all must hold, whatever stage raised it (a
+    failing quality gate answers stage 2 and is a condition all the same) — or a short fixed answer when
     no check spoke to it. With a `straddle` (a range decided by its break-even), a stage whose finding objects only
     at the midpoint — set aside by `uncertainty` — answers with what holds across the range instead: its figure at
     the best passing corner and at the worst failing one, and the verdict at each. Under a `remeasure` verdict the
@@ -576,15 +577,19 @@ def reasoning(
     doubt = carried = better = first_alternative = None
     objection: Finding | None = None
     priced: Finding | None = None
-    conditions: list[str] = []  # every condition must hold: stage 5 lists them all
-    for finding in findings:
+    # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
+    # break-even first among stage 5's own)
+    conditions: list[tuple[int, int, int, str]] = []
+    for index, finding in enumerate(findings):
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
-        if stage == "condition" and effect == "condition" and finding.overridden_by is None:
-            # stage 4's "fund, though…" and a redirect's notes are not conditions; a range's break-even, the one the
-            # decision turns on, comes first
-            conditions.insert(0 if finding.rule == UNCERTAINTY else len(conditions), finding.message)
+        if effect == "condition" and stage != "alternative" and finding.overridden_by is None:
+            # stage 4's "fund, though…" and a redirect's notes are not conditions; a condition another stage raised
+            # (a failing quality gate at the worth stage, a fleet size at the cost stage) is one all the same
+            conditions.append((_ORDER[stage], finding.rule != UNCERTAINTY, index, finding.message))
+            if stage != "condition":
+                rules["condition"].append(finding.rule)
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
@@ -648,7 +653,7 @@ def reasoning(
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=_conditions_answer(conditions, verdict),
+            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict),
             rules=rules["condition"],
         ),
     ]
