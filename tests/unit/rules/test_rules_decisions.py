@@ -243,6 +243,27 @@ def test_a_k_range_that_admits_a_slowdown_is_conditional_on_the_break_even_k() -
     assert "slowdown" in evaluation.statement
 
 
+def test_a_ranged_sentence_with_added_work_holds_the_k_it_prints() -> None:
+    """p 30–50%, k 3–8× on 100 ms with 2 ms of dequantize added: the target's 30 ms become 30/3 + 2 = 12 ms (k 2.5)
+    at the low end and its 50 ms 50/8 + 2 = 8.25 ms (k 6.061) at the high end. amdahl printed "2.5–6.061× faster"
+    while no figure held either k (only the midpoint's and the stated range)."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": {"low": 0.3, "high": 0.5},
+            "k": {"low": 3, "high": 8},
+            "baseline_ms": 100,
+            "cost_weeks": 2,
+            "added_work": {"phases": [{"name": "dequantize", "ms": 2}]},
+        }
+    )
+    amdahl = finding(evaluation, "amdahl")
+    assert amdahl.figures["k_low"] == pytest.approx(30 / (30 / 3 + 2))
+    assert amdahl.figures["k_high"] == pytest.approx(50 / (50 / 8 + 2))
+    assert "(30–50% of the step) 2.5–6.061× faster" in amdahl.message
+    assert amdahl.figures["speedup_low"] == pytest.approx(1 / (0.7 + 0.3 / 2.5))
+
+
 def test_range_bounds_come_from_all_four_corners() -> None:
     """remaining_ms = 100·p/k over p 0.1–0.3, k 2–10: 1 ms (low p, high k) to 15 ms (high p, low k)."""
     evaluation = review({"p": {"low": 0.1, "high": 0.3}, "k": {"low": 2, "high": 10}, "baseline_ms": 100})
