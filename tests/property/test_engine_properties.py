@@ -123,7 +123,8 @@ def test_plan_is_minimal_and_consistent(phases: list[dict[str, object]], target:
 
 # --- statements true by construction ---------------------------------------------------------------------------------
 
-NUMBER = re.compile(r"(?<![A-Za-z_#\d.])\d[\d,]*(?:\.\d+)?")
+NUMBER = re.compile(r"(?<![A-Za-z_#\d.])\d(?:[\d,]*\d)?(?:\.\d+)?")
+"""A number as printed, its thousands separators inside it ("1,000"), never a clause's comma after it ("not 1, so")."""
 
 
 def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
@@ -230,6 +231,11 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
             "added_work": {"phases": [{"name": "dequantize", "ms": 2}]},
         },
         Proposal,
+    )
+)
+@example(  # "costs 3 engineer-weeks, not 1, so": the clause's comma was read as part of a number "1,"
+    proposal=msgspec.convert(
+        {"target": "rope", "p": 0.02, "k": 3, "cost_weeks": 1, "flags": {"portability": "vendor_specific"}}, Proposal
     )
 )
 def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: Proposal) -> None:
