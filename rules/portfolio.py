@@ -1,6 +1,7 @@
 """Portfolio: several proposals on one workload, ranked by return per engineer-week (PRODUCT §8, POST /v1/portfolio).
 
-Each proposal is evaluated on its own under the policy and ranked by saving per engineer-week. The funded set is
+Each proposal is evaluated on its own under the policy and ranked by saving per engineer-week. A proposal funded only
+on a failing quality gate is held back until its metric recovers. The funded set is
 the one that saves the most within an optional budget of weeks (a knapsack, not the rate order taken greedily: one
 3-week proposal can beat two cheaper ones whose weeks it would have used). Two proposals on the same target are
 alternatives, not additions: at most one of them is funded, and the more ambitious one only when its step up from
@@ -23,12 +24,14 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, Evaluation, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled
-from worthit.rules.text import join, label, ms, num, pct, sentence, times, weeks
+from worthit.rules.text import join, label, metric, ms, num, pct, sentence, times, weeks
 from worthit.rules.worth import cost_of, worth_of
 
 __all__ = ["FUNDABLE", "Picks", "Portfolio", "PortfolioEntry", "PortfolioRequest", "State", "portfolio"]
 
 FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
+QUALITY_GATE = "quality_gate"
+"""The rule whose failing gate holds a `fund_if` proposal back (rules.checks.quality_gate's id, as clients name it)."""
 
 
 class PortfolioEntry(msgspec.Struct, kw_only=True):
@@ -51,9 +54,12 @@ class PortfolioEntry(msgspec.Struct, kw_only=True):
     rate: float | None
     """Saving per engineer-week, in `Portfolio.rate_unit`; `None` without a cost (ranked last)."""
     funded: bool
+    held_by: str | None = None
+    """The rule whose condition holds a `fund_if` proposal back, unfunded until it is met: `quality_gate`, a change
+    that cannot ship until its metric recovers (whatever it saves, it is not added to the funded set)."""
     note: str | None = None
-    """Why a proposal is not funded (its verdict, the budget, or a better proposal on the same target), and the
-    fleet it was valued on when another proposal of the workload stated it and it did not."""
+    """Why a proposal is not funded (its verdict, its failing quality gate, the budget, or a better proposal on the
+    same target), and the fleet it was valued on when another proposal of the workload stated it and it did not."""
 
 
 class Portfolio(msgspec.Struct, kw_only=True):
@@ -104,6 +110,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     baseline = known[0] if in_ms else None
 
     entries: list[PortfolioEntry] = []
+    held: dict[int, str] = {}
     for index, (proposal, evaluation) in enumerate(zip(proposals, evaluations, strict=True)):
         cost = cost_of(proposal, policy).weeks  # build plus upkeep: the same cost the decision weighs
         # the saving the decision weighs, not the measured part's: a k measured at batch 1 is never applied to the
@@ -112,26 +119,28 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         saving_ms = fraction * baseline if baseline is not None else None
         saving = saving_ms if saving_ms is not None else fraction
         rate = None if cost is None else (saving / cost if cost > 0 else math.inf)
-        entries.append(
-            PortfolioEntry(
-                index=index,
-                rank=0,
-                title=proposal.title,
-                target=proposal.target,
-                verdict=evaluation.verdict,
-                statement=evaluation.statement,
-                saving_fraction=fraction,
-                saving_ms=saving_ms,
-                cost_weeks=cost,
-                rate=rate,
-                funded=False,
-            )
+        entry = PortfolioEntry(
+            index=index,
+            rank=0,
+            title=proposal.title,
+            target=proposal.target,
+            verdict=evaluation.verdict,
+            statement=evaluation.statement,
+            saving_fraction=fraction,
+            saving_ms=saving_ms,
+            cost_weeks=cost,
+            rate=rate,
+            funded=False,
         )
+        recovery = _failing_gate(evaluation, proposal)
+        if recovery is not None:
+            entry.held_by, held[index] = QUALITY_GATE, recovery
+        entries.append(entry)
     entries.sort(key=lambda e: (e.rate is None, -(e.rate or 0.0), -e.saving_fraction, e.index))
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
 
-    _fund(entries, proposals, policy, budget_weeks)
+    _fund(entries, proposals, policy, budget_weeks, held)
     for entry in entries:
         if entry.index in shared:
             entry.note = f"{entry.note}; {shared[entry.index]}" if entry.note else shared[entry.index]
@@ -164,7 +173,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         message="",
         policy=PolicyRef(name=policy.name, version=policy.version),
     )
-    result.message = _message(result)
+    result.message = _message(result, held)
     return settled(result)
 
 
@@ -175,6 +184,22 @@ def _judged_saving(evaluation: Evaluation) -> float:
         if isinstance(saving, float | int) and not isinstance(saving, bool):
             return float(saving)
     return evaluation.amdahl.saving_fraction  # pragma: no cover - the worth stage always states it
+
+
+def _failing_gate(evaluation: Evaluation, proposal: Proposal) -> str | None:
+    """What a `fund_if` on a failing quality gate waits for (`accuracy recovers to at least 75.7`), else None: the
+    change cannot ship as built, so a portfolio does not count its saving among the funded set's."""
+    gate = proposal.quality
+    if evaluation.verdict != "fund_if" or gate is None:
+        return None
+    for finding in evaluation.findings:
+        if finding.rule != QUALITY_GATE or finding.effect != "condition" or finding.overridden_by is not None:
+            continue
+        edge = finding.figures.get("recover_to")
+        if isinstance(edge, float | int) and not isinstance(edge, bool):
+            bound = "at least" if gate.higher_is_better else "at most"
+            return f"{label(gate.metric)} recovers to {bound} {metric(float(edge))}"
+    return None
 
 
 def _share(proposal: Proposal) -> float | None:
@@ -302,13 +327,22 @@ _STATES = 2000
 merge, keeping the larger saving (never a set over the budget)."""
 
 
-def _fund(entries: list[PortfolioEntry], proposals: Sequence[Proposal], policy: Policy, budget: float | None) -> None:
+def _fund(
+    entries: list[PortfolioEntry],
+    proposals: Sequence[Proposal],
+    policy: Policy,
+    budget: float | None,
+    held: dict[int, str],
+) -> None:
     """Mark the funded set (and why the rest is not) on `entries`, ranked: the most saving within `budget`, at
-    most one proposal per target, an alternative on a target only where its step up from the cheaper one pays."""
+    most one proposal per target, an alternative on a target only where its step up from the cheaper one pays, none
+    that `held` holds back until its quality gate passes."""
     groups: dict[str, list[PortfolioEntry]] = {}
     for entry in entries:
         if entry.verdict not in FUNDABLE:
             entry.note = f"its own verdict is {entry.verdict}"
+        elif entry.index in held:
+            entry.note = f"held back until {held[entry.index]}: it fails its quality gate, and cannot ship as built"
         elif budget is not None and entry.cost_weeks is None:
             entry.note = "no cost_weeks to weigh against the budget"
         else:
@@ -435,10 +469,11 @@ def _rate(result: Portfolio, entry: PortfolioEntry) -> str:
     return f"{per} per engineer-week"
 
 
-def _message(result: Portfolio) -> str:
+def _message(result: Portfolio, held: dict[int, str]) -> str:
     """One sentence: who goes first, by how much the return beats the next, and what the funded set adds up to."""
     top = result.entries[0]
     funded = [entry for entry in result.entries if entry.funded]
+    names = result.entries
     if result.combined_new_ms is not None and result.baseline_ms is not None:
         total = f"from {ms(result.baseline_ms)} to {ms(result.combined_new_ms)}"
     else:
@@ -451,7 +486,13 @@ def _message(result: Portfolio) -> str:
         if funded
         else "nothing is funded"
     )
-    names = result.entries
+    if not top.funded and top.index in held:
+        # The best return fails its quality gate: funded on its condition alone, it is not counted until it is met.
+        wait = f"{_name(top, names)} has the best return ({_rate(result, top)}) but waits until {held[top.index]}"
+        if funded:
+            chosen = join([_name(entry, names) for entry in funded])
+            return sentence(f"Fund {chosen}: {wait}; {together.replace('funded alone it', 'it')}.")
+        return sentence(f"Nothing is funded: {wait}.")
     if result.top_ratio is not None and len(result.entries) > 1:
         second = result.entries[1]
         lead = (

@@ -640,3 +640,51 @@ def test_the_break_even_fleet_of_a_fixed_job_is_counted_over_the_job() -> None:
     assert "$16k over the 20-day job" in evaluation.statement
     assert review({**raw, "flags": {**raw["flags"], "fleet_gpus": 479}}).verdict == "fund"
     assert review({**raw, "flags": {**raw["flags"], "fleet_gpus": 478}}).verdict == "decline"
+
+
+# --- a portfolio funds what its proposals' own decisions fund, on what they weigh ------------------------------------
+
+_SERVING = {"workload": "serving", "measured": "step", "method": "timeline"}
+# INT8 MLP: 30% of a 50 ms step at 1.5× saves 0.3 · (1 − 1/1.5) = 10% (5 ms) for 3 weeks, but accuracy falls
+# 76 → 75.1 against a 0.3-point gate: its own decision is fund_if accuracy recovers to 76 − 0.3 = 75.7.
+_INT8_MLP = {
+    "title": "INT8 mlp",
+    "target": "mlp",
+    "p": 0.3,
+    "k": 1.5,
+    "baseline_ms": 50,
+    "cost_weeks": 3,
+    "scope": _SERVING,
+    "quality": {"metric": "accuracy", "baseline": 76.0, "candidate": 75.1, "max_regression": 0.3},
+}
+# Fused layernorm: 8% at 3× saves 0.08 · (2/3) = 5.33% (2.67 ms) for 2 weeks.
+_LAYERNORM = {"title": "fused layernorm", "target": "layernorm", "p": 0.08, "k": 3, "baseline_ms": 50}
+_LAYERNORM |= {"cost_weeks": 2, "scope": _SERVING}
+
+
+def test_a_portfolio_holds_back_a_proposal_funded_only_if_its_quality_gate_recovers() -> None:
+    """INT8 mlp has the best return (5 ms / 3 weeks = 1.67 ms a week, layernorm's 2.67 / 2 = 1.33) and its own
+    decision is fund_if on the failing gate, yet the portfolio funded it and counted its 5 ms in the combined step
+    (50 → 42.3 ms): a change that cannot ship as built. It is now ranked, held back, and the gate named."""
+    result = _portfolio({"proposals": [_INT8_MLP, _LAYERNORM]})
+    mlp, layernorm = result.entries
+    assert (mlp.target, layernorm.target) == ("mlp", "layernorm")
+    assert mlp.rate == pytest.approx(0.1 * 50 / 3)
+    assert mlp.verdict == "fund_if"
+    assert not mlp.funded
+    assert mlp.held_by == "quality_gate"
+    assert mlp.note == (
+        "held back until accuracy recovers to at least 75.7: it fails its quality gate, and cannot ship as built"
+    )
+    assert layernorm.funded
+    assert result.combined_new_ms == pytest.approx(50 * (1 - 0.08 * (1 - 1 / 3)))
+    assert result.message == (
+        "Fund layernorm: mlp has the best return (1.7 ms per engineer-week) but waits until accuracy recovers to at "
+        "least 75.7; it takes the step from 50 ms to 47.3 ms (1.056×)."
+    )
+    alone = _portfolio({"proposals": [_INT8_MLP]})
+    assert alone.message == (
+        "Nothing is funded: mlp has the best return (1.7 ms per engineer-week) but waits until accuracy recovers to "
+        "at least 75.7."
+    )
+    assert alone.combined_saving_fraction == 0
