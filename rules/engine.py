@@ -793,6 +793,10 @@ def _worth_figures(ctx: Context) -> dict[str, Figure]:
     }
     if worth.strategic_saving is not None:
         figures |= {"strategic_saving": worth.strategic_saving, "strategic_credible": worth.strategic_credible}
+    if worth.capacity_saving is not None:
+        # a memory fix: the share of GPU capacity it frees (fewer GPUs per replica, net of any slower step), what its
+        # value is counted on (a portfolio ranks it on this, not on its time per step)
+        figures["capacity_saving"] = worth.capacity_saving
     if worth.money is not None:
         figures |= {
             "gpu_equivalents": worth.money.gpus,

@@ -660,6 +660,20 @@ _INT8_MLP = {
 # Fused layernorm: 8% at 3× saves 0.08 · (2/3) = 5.33% (2.67 ms) for 2 weeks.
 _LAYERNORM = {"title": "fused layernorm", "target": "layernorm", "p": 0.08, "k": 3, "baseline_ms": 50}
 _LAYERNORM |= {"cost_weeks": 2, "scope": _SERVING}
+# FP8 KV cache: attention (40%) at 0.9× makes the step 0.4 · (1/0.9 − 1) = 4.44% longer, but 180 GB → 120 GB on a
+# 141 GB device fits a replica on 1 GPU instead of 2: 1 − (1 − 0.5) · (1 + 0.0444) = 47.8% of the capacity freed.
+_FP8_KV = {
+    "title": "FP8 KV cache",
+    "target": "attention",
+    "p": 0.4,
+    "k": 0.9,
+    "baseline_ms": 50,
+    "cost_weeks": 4,
+    "scope": _SERVING,
+    "goal": {"memory_required_gb": 180, "memory_after_gb": 120, "device_memory_gb": 141},
+}
+_LONGER = 0.4 * (1 / 0.9 - 1)
+_CAPACITY = 1 - (1 - 0.5) * (1 + _LONGER)
 
 
 def test_a_portfolio_holds_back_a_proposal_funded_only_if_its_quality_gate_recovers() -> None:
@@ -688,3 +702,43 @@ def test_a_portfolio_holds_back_a_proposal_funded_only_if_its_quality_gate_recov
         "at least 75.7."
     )
     assert alone.combined_saving_fraction == 0
+
+
+def test_a_portfolio_ranks_a_memory_fix_on_the_capacity_it_frees_and_says_its_step_is_longer() -> None:
+    """The FP8 KV cache's own decision funds it on 47.8% of the capacity, but the portfolio ranked it on its step,
+    4.4% longer: last, at "-555.6 µs per engineer-week". It now ranks first on 47.8% · 50 ms / 4 weeks = 5.97 ms a
+    week (11.9% of the capacity), ahead of layernorm's 1.33, and the message says its longer step, which stays in
+    the combined step (50 − 2.67 + 2.22 = 49.6 ms): that is the step the funded set leaves."""
+    result = _portfolio({"proposals": [_LAYERNORM, _FP8_KV]})
+    kv, layernorm = result.entries
+    assert kv.title == "FP8 KV cache"
+    assert kv.valued_on == "capacity"
+    assert kv.value_fraction == pytest.approx(_CAPACITY)
+    assert kv.saving_fraction == pytest.approx(-_LONGER)
+    assert kv.saving_ms == pytest.approx(-_LONGER * 50)
+    assert kv.rate == pytest.approx(_CAPACITY * 50 / 4)
+    assert layernorm.rate == pytest.approx(0.08 * (2 / 3) * 50 / 2)
+    assert layernorm.value_fraction == layernorm.saving_fraction
+    assert kv.funded
+    assert layernorm.funded
+    assert kv.note == (
+        "valued on the 47.8% of the capacity it frees by fitting a replica on fewer GPUs, net of its 4.4% longer step"
+    )
+    assert result.combined_new_ms == pytest.approx(50 * (1 - 0.08 * (2 / 3) + _LONGER))
+    assert result.top_ratio == pytest.approx((_CAPACITY / 4) / (0.08 * (2 / 3) / 2))
+    assert result.message == (
+        "Fund attention first: 11.9% of the capacity per engineer-week is 4.5× the return of layernorm's 2.7% of the "
+        "step a week; the 2 funded take the step from 50 ms to 49.6 ms (1.009×), counting attention's 4.4% longer "
+        "step, which frees 47.8% of the capacity."
+    )
+    assert_one_sentence(result.message)
+
+
+def test_a_budget_funds_a_memory_fix_on_the_capacity_it_frees() -> None:
+    """Four weeks: the FP8 KV cache alone (47.8% of the capacity) or layernorm (5.33%), never the memory fix's
+    -4.4% that the knapsack once weighed and left out."""
+    result = _portfolio({"proposals": [_LAYERNORM, _FP8_KV], "budget_weeks": 4})
+    funded = [entry.title for entry in result.entries if entry.funded]
+    assert funded == ["FP8 KV cache"]
+    assert result.funded_weeks == 4
+    assert result.combined_new_ms == pytest.approx(50 * (1 + _LONGER))
