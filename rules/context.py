@@ -30,7 +30,7 @@ from worthit.rules.model import (
 )
 from worthit.rules.policy import Policy
 from worthit.rules.profiles.naming import kernel_kind
-from worthit.rules.text import break_even_weeks, label, ms, pct, share_bounds, usd
+from worthit.rules.text import break_even_weeks, label, ms, pct, share_bounds, significant_bounds, usd
 from worthit.rules.worth import Money, Worth, pays_for_weeks, worth_of
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "kinds_label",
     "lazy",
     "opposition",
+    "said_k",
     "said_share",
 ]
 
@@ -713,7 +714,21 @@ def said_share(passes: Callable[[float], bool], edge: float) -> float:
     fail at 4.3%: it says 4.4%; an edge of 4.5003%, bisection's side of an exact 4.5%, stays 4.5%)."""
     if edge <= SMALLEST_P:
         return edge
-    down, up = share_bounds(edge)
+    return _said(passes, share_bounds(edge))
+
+
+def said_k(passes: Callable[[float], bool], edge: float) -> float:
+    """A break-even k as a condition states it, as `said_share` states a share: the lower of its two printed figures
+    (three significant, `text.significant_bounds`) at which `passes` holds ("k ≥ 1.07" for an edge of 1.0714 would
+    fail at 1.07: it says 1.08)."""
+    if not math.isfinite(edge) or edge <= 0:
+        return edge
+    return _said(passes, significant_bounds(edge))
+
+
+def _said(passes: Callable[[float], bool], bounds: tuple[float, float]) -> float:
+    """Of a break-even's two printed figures (rounded down, rounded up), the lower where it passes, else the upper."""
+    down, up = bounds
     return down if down > 0 and passes(down) else up
 
 

@@ -37,6 +37,8 @@ from worthit.rules.context import (  # re-exported: `rules.engine` stays where c
     kinds_label,
     lazy,
     opposition,
+    said_k,
+    said_share,
 )
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import (
@@ -54,7 +56,7 @@ from worthit.rules.model import (
 from worthit.rules.pointer import to_pointer
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled_evaluation
-from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, significant, times, usd, weeks
+from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, share_bounds, significant, times, usd, weeks
 from worthit.rules.worth import CARRIED_BY, Cost
 
 __all__ = [
@@ -247,7 +249,11 @@ def evaluate(
             if finding.overridden_by is None and _argued(finding) in ("decline", "redirect"):
                 finding.overridden_by = uncertainty.rule
         findings.append(uncertainty)
-    verdict, deciding = decide(findings)
+        # Its break-even is the condition the decision turns on: among stage 5's conditions it speaks first (the
+        # midpoint's own, a noise floor's "0.88% per run … 1.75 GPU-equivalents", hold at one point of the range).
+        verdict, deciding = decide([uncertainty, *findings[:-1]])
+    else:
+        verdict, deciding = decide(findings)
     evaluation = Evaluation(
         verdict=verdict,
         statement=sentence(deciding.message),
@@ -439,10 +445,11 @@ def _uncertainty(
         p_at = p_low if p_ranged else ctx.p
         if at(p_at, k_high) and not at(p_at, k_low):
             edge = break_even(lambda value: at(p_at, value), k_low, k_high)
-            figures |= {"break_even_k": edge}
+            said = said_k(lambda value: at(p_at, value), edge)
+            figures |= {"break_even_k": edge, "break_even_k_said": said}
             where = f", the break-even at p = {pct(p_low)} (the low end of its range)" if p_ranged else ""
             message = (
-                f"Fund if a prototype shows k ≥ {_plain(edge)}{where}: {k_span} straddles the bar, and at its low "
+                f"Fund if a prototype shows k ≥ {_plain(said)}{where}: {k_span} straddles the bar, and at its low "
                 f"end{slower} the verdict is {worst}."
             )
             return condition(UNCERTAINTY, figures, message, stage="condition")
@@ -450,16 +457,17 @@ def _uncertainty(
         k_at = k_low if k_ranged else ctx.given_k
         if at(p_high, k_at) and not at(p_low, k_at):
             edge = break_even(lambda value: at(value, k_at), p_low, p_high)
-            figures |= {"break_even_p": edge}
+            said = said_share(lambda value: at(value, k_at), edge)
+            figures |= {"break_even_p": edge, "break_even_p_said": said}
             if k_ranged:
                 message = (
-                    f"Fund if a timeline shows p ≥ {pct(edge)}, the break-even at k = {times(k_low)} (the low end of "
+                    f"Fund if a timeline shows p ≥ {pct(said)}, the break-even at k = {times(k_low)} (the low end of "
                     f"its range): {p_span} straddles the bar, and at {pct(p_low)} even {times(k_high)} is "
                     f"{verdict(p_low, k_high)}."
                 )
             else:
                 message = (
-                    f"Fund if a timeline shows p ≥ {pct(edge)}: {p_span} straddles the bar, and at its low end the "
+                    f"Fund if a timeline shows p ≥ {pct(said)}: {p_span} straddles the bar, and at its low end the "
                     f"verdict is {worst}."
                 )
             return condition(UNCERTAINTY, figures, message, stage="condition")
@@ -468,9 +476,18 @@ def _uncertainty(
         # to be shown (every point with p and k at least these passes when the verdict is monotonic in each).
         t = break_even(lambda s: at(p_low + s * (p_high - p_low), k_low + s * (k_high - k_low)), 0.0, 1.0)
         p_edge, k_edge = p_low + t * (p_high - p_low), k_low + t * (k_high - k_low)
-        figures |= {"break_even_p": p_edge, "break_even_k": k_edge}
+        # Each printed at a figure that passes with the other as printed: k with p rounded up, then p with that k
+        # (5.44% and 2.231 printed "5.4%" and "2.23" would save 2.98% against a 3% bar).
+        k_said = said_k(lambda value: at(share_bounds(p_edge)[1], value), k_edge)
+        p_said = said_share(lambda value: at(value, k_said), p_edge)
+        figures |= {
+            "break_even_p": p_edge,
+            "break_even_k": k_edge,
+            "break_even_p_said": p_said,
+            "break_even_k_said": k_said,
+        }
         message = (
-            f"Fund if a timeline shows p ≥ {pct(p_edge)} and a prototype k ≥ {_plain(k_edge)}: at {pct(p_low)} even "
+            f"Fund if a timeline shows p ≥ {pct(p_said)} and a prototype k ≥ {_plain(k_said)}: at {pct(p_low)} even "
             f"{times(k_high)} is {verdict(p_low, k_high)}, and {pct(p_high)} at {times(k_low)} is "
             f"{verdict(p_high, k_low)}."
         )
@@ -530,7 +547,8 @@ def _speed(p: float, k: float) -> float:
 
 
 def _plain(value: float) -> str:
-    """A break-even value as typed back: 1.23, not 1.2300000001 (three figures, rounded as every figure is)."""
+    """A break-even value as typed back: 1.23, not 1.2300000001 (three figures; `said_k` has chosen a value that
+    prints as itself and passes)."""
     return significant(value)
 
 
@@ -543,7 +561,8 @@ def reasoning(
     """The argument in order: each stage's question, its answer, the checks that spoke and their figures.
 
     Each answer is the sentence of the finding that settles the stage (so every clause comes from figures that
-    finding carries) — stage 5 the sentences of every condition, which all must hold — or a short fixed answer when
+    finding carries) — stage 5 the sentences of every condition, which all must hold, whatever stage raised it (a
+    failing quality gate answers stage 2 and is a condition all the same) — or a short fixed answer when
     no check spoke to it. With a `straddle` (a range decided by its break-even), a stage whose finding objects only
     at the midpoint — set aside by `uncertainty` — answers with what holds across the range instead: its figure at
     the best passing corner and at the worst failing one, and the verdict at each. Under a `remeasure` verdict the
@@ -558,13 +577,19 @@ def reasoning(
     doubt = carried = better = first_alternative = None
     objection: Finding | None = None
     priced: Finding | None = None
-    conditions: list[str] = []  # every condition must hold: stage 5 lists them all
-    for finding in findings:
+    # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
+    # break-even first among stage 5's own)
+    conditions: list[tuple[int, int, int, str]] = []
+    for index, finding in enumerate(findings):
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
-        if stage == "condition" and effect == "condition" and finding.overridden_by is None:
-            conditions.append(finding.message)  # stage 4's "fund, though…" and a redirect's notes are not conditions
+        if effect == "condition" and stage != "alternative" and finding.overridden_by is None:
+            # stage 4's "fund, though…" and a redirect's notes are not conditions; a condition another stage raised
+            # (a failing quality gate at the worth stage, a fleet size at the cost stage) is one all the same
+            conditions.append((_ORDER[stage], finding.rule != UNCERTAINTY, index, finding.message))
+            if stage != "condition":
+                rules["condition"].append(finding.rule)
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
@@ -628,7 +653,7 @@ def reasoning(
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=_conditions_answer(conditions, verdict),
+            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict),
             rules=rules["condition"],
         ),
     ]
@@ -768,6 +793,10 @@ def _worth_figures(ctx: Context) -> dict[str, Figure]:
     }
     if worth.strategic_saving is not None:
         figures |= {"strategic_saving": worth.strategic_saving, "strategic_credible": worth.strategic_credible}
+    if worth.capacity_saving is not None:
+        # a memory fix: the share of GPU capacity it frees (fewer GPUs per replica, net of any slower step), what its
+        # value is counted on (a portfolio ranks it on this, not on its time per step)
+        figures["capacity_saving"] = worth.capacity_saving
     if worth.money is not None:
         figures |= {
             "gpu_equivalents": worth.money.gpus,

@@ -1,12 +1,15 @@
 """Portfolio: several proposals on one workload, ranked by return per engineer-week (PRODUCT §8, POST /v1/portfolio).
 
-Each proposal is evaluated on its own under the policy and ranked by saving per engineer-week. The funded set is
-the one that saves the most within an optional budget of weeks (a knapsack, not the rate order taken greedily: one
-3-week proposal can beat two cheaper ones whose weeks it would have used). Two proposals on the same target are
+Each proposal is evaluated on its own under the policy and ranked by the value its decision weighs per engineer-week:
+the saving of the step, or for a memory fix the capacity it frees (its longer step, where it is longer, said). A
+proposal funded only on a failing quality gate is held back until its metric recovers. The funded set is the one
+worth the most within an optional budget of weeks (a knapsack, not the rate order taken greedily: one 3-week
+proposal can beat two cheaper ones whose weeks it would have used). Two proposals on the same target are
 alternatives, not additions: at most one of them is funded, and the more ambitious one only when its step up from
-the cheaper pays on its own, its extra saving for its extra weeks judged as the policy judges any proposal. The
-combined figure comes from summed ms savings on disjoint phases, never from multiplied speedups. The workload runs
-on one fleet: a proposal that states none is valued on the one another states, and different fleets are refused.
+the cheaper pays on its own, its extra value for its extra weeks judged as the policy judges any proposal. The
+combined figure comes from summed ms savings on disjoint phases, never from multiplied speedups: the step as the
+funded set leaves it, a memory fix's longer step included. The workload runs on one fleet: a proposal that states
+none is valued on the one another states, and different fleets are refused.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, Evaluation, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled
-from worthit.rules.text import join, label, ms, num, pct, sentence, times, weeks
+from worthit.rules.text import join, label, metric, ms, num, pct, sentence, times, weeks
 from worthit.rules.worth import cost_of, worth_of
 
 __all__ = ["FUNDABLE", "Picks", "Portfolio", "PortfolioEntry", "PortfolioRequest", "State", "portfolio"]
 
 FUNDABLE: tuple[Verdict, ...] = ("fund", "fund_if")
+QUALITY_GATE = "quality_gate"
+"""The rule whose failing gate holds a `fund_if` proposal back (rules.checks.quality_gate's id, as clients name it)."""
 
 
 class PortfolioEntry(msgspec.Struct, kw_only=True):
@@ -42,18 +47,35 @@ class PortfolioEntry(msgspec.Struct, kw_only=True):
     verdict: Verdict
     statement: str
     saving_fraction: float
-    """The share of the run the decision judges the work on (its `end_to_end_saving`): end to end when `p` is of a
-    narrower scope, part by part over a fleet or traffic mix, a collective's transfer without its wait."""
+    """The share of the run's time the change saves as its decision judges it (its `end_to_end_saving`): end to end
+    when `p` is of a narrower scope, part by part over a fleet or traffic mix, a collective's transfer without its
+    wait; negative when the step gets slower (a memory fix bought with a slower kernel)."""
     saving_ms: float | None
     """`saving_fraction` of the workload's `baseline_ms`."""
+    value_fraction: float
+    """What the decision weighs the work on, as a share of the workload's GPU time: `saving_fraction`, or for a
+    memory fix (`valued_on` capacity) the share of the capacity it frees by fitting a replica on fewer GPUs, net of a
+    slower step. What the portfolio ranks, budgets and compares alternatives on."""
+    valued_on: Literal["time", "capacity"] = "time"
+    """`capacity` for a memory fix, whose decision weighs the capacity it frees; `time` for every other change."""
     cost_weeks: float | None
     """Build plus upkeep of unportable code over the policy's horizon, as in the proposal's own decision."""
     rate: float | None
-    """Saving per engineer-week, in `Portfolio.rate_unit`; `None` without a cost (ranked last)."""
+    """`value_fraction` per engineer-week, in `Portfolio.rate_unit` (ms/week: the share of the workload's
+    `baseline_ms`, freed capacity counted as the step time it equals); `None` without a cost (ranked last)."""
     funded: bool
+    held_by: str | None = None
+    """The rule whose condition holds a `fund_if` proposal back, unfunded until it is met: `quality_gate`, a change
+    that cannot ship until its metric recovers (whatever it saves, it is not added to the funded set)."""
     note: str | None = None
-    """Why a proposal is not funded (its verdict, the budget, or a better proposal on the same target), and the
-    fleet it was valued on when another proposal of the workload stated it and it did not."""
+    """Why a proposal is not funded (its verdict, its failing quality gate, the budget, or a better proposal on the
+    same target), what a memory fix is valued on (and that its step is slower), and the fleet it was valued on when
+    another proposal of the workload stated it and it did not."""
+
+    @property
+    def valued_on_noun(self) -> str:
+        """What `value_fraction` is a share of, as a sentence says it."""
+        return "capacity" if self.valued_on == "capacity" else "step"
 
 
 class Portfolio(msgspec.Struct, kw_only=True):
@@ -65,6 +87,7 @@ class Portfolio(msgspec.Struct, kw_only=True):
     funded_weeks: float
     baseline_ms: float | None
     combined_saving_fraction: float
+    """The share of the step the funded set saves: their `saving_fraction`s summed (a slower step subtracts)."""
     combined_saving_ms: float | None
     combined_new_ms: float | None
     combined_speedup: float | None
@@ -104,37 +127,44 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
     baseline = known[0] if in_ms else None
 
     entries: list[PortfolioEntry] = []
+    held: dict[int, str] = {}
     for index, (proposal, evaluation) in enumerate(zip(proposals, evaluations, strict=True)):
         cost = cost_of(proposal, policy).weeks  # build plus upkeep: the same cost the decision weighs
         # the saving the decision weighs, not the measured part's: a k measured at batch 1 is never applied to the
         # batch-32 traffic, nor a share of device activity taken for a share of the run
         fraction = _judged_saving(evaluation)
-        saving_ms = fraction * baseline if baseline is not None else None
-        saving = saving_ms if saving_ms is not None else fraction
-        rate = None if cost is None else (saving / cost if cost > 0 else math.inf)
-        entries.append(
-            PortfolioEntry(
-                index=index,
-                rank=0,
-                title=proposal.title,
-                target=proposal.target,
-                verdict=evaluation.verdict,
-                statement=evaluation.statement,
-                saving_fraction=fraction,
-                saving_ms=saving_ms,
-                cost_weeks=cost,
-                rate=rate,
-                funded=False,
-            )
+        # and the value it weighs: for a memory fix the capacity it frees, not its (slower) step
+        capacity = _judged_capacity(evaluation)
+        value = fraction if capacity is None else capacity
+        scale = baseline if baseline is not None else 1.0
+        rate = None if cost is None else (value * scale / cost if cost > 0 else math.inf)
+        entry = PortfolioEntry(
+            index=index,
+            rank=0,
+            title=proposal.title,
+            target=proposal.target,
+            verdict=evaluation.verdict,
+            statement=evaluation.statement,
+            saving_fraction=fraction,
+            saving_ms=fraction * baseline if baseline is not None else None,
+            value_fraction=value,
+            valued_on="time" if capacity is None else "capacity",
+            cost_weeks=cost,
+            rate=rate,
+            funded=False,
         )
-    entries.sort(key=lambda e: (e.rate is None, -(e.rate or 0.0), -e.saving_fraction, e.index))
+        recovery = _failing_gate(evaluation, proposal)
+        if recovery is not None:
+            entry.held_by, held[index] = QUALITY_GATE, recovery
+        entries.append(entry)
+    entries.sort(key=lambda e: (e.rate is None, -(e.rate or 0.0), -e.value_fraction, e.index))
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
 
-    _fund(entries, proposals, policy, budget_weeks)
+    _fund(entries, proposals, policy, budget_weeks, held)
     for entry in entries:
-        if entry.index in shared:
-            entry.note = f"{entry.note}; {shared[entry.index]}" if entry.note else shared[entry.index]
+        notes = [entry.note, _capacity_note(entry), shared.get(entry.index)]
+        entry.note = "; ".join(note for note in notes if note) or None
     funded = [entry for entry in entries if entry.funded]
     used = sum(entry.cost_weeks or 0.0 for entry in funded)
     combined = sum(entry.saving_fraction for entry in funded)
@@ -164,7 +194,7 @@ def portfolio(proposals: Sequence[Proposal], policy: Policy, budget_weeks: float
         message="",
         policy=PolicyRef(name=policy.name, version=policy.version),
     )
-    result.message = _message(result)
+    result.message = _message(result, held)
     return settled(result)
 
 
@@ -175,6 +205,41 @@ def _judged_saving(evaluation: Evaluation) -> float:
         if isinstance(saving, float | int) and not isinstance(saving, bool):
             return float(saving)
     return evaluation.amdahl.saving_fraction  # pragma: no cover - the worth stage always states it
+
+
+def _judged_capacity(evaluation: Evaluation) -> float | None:
+    """The share of capacity a memory fix frees, as its decision's worth stage counts it; None for any other change."""
+    for stage in evaluation.reasoning or ():
+        capacity = stage.figures.get("capacity_saving") if stage.stage == "worth" else None
+        if isinstance(capacity, float | int) and not isinstance(capacity, bool):
+            return float(capacity)
+    return None
+
+
+def _failing_gate(evaluation: Evaluation, proposal: Proposal) -> str | None:
+    """What a `fund_if` on a failing quality gate waits for (`accuracy recovers to at least 75.7`), else None: the
+    change cannot ship as built, so a portfolio does not count its saving among the funded set's."""
+    gate = proposal.quality
+    if evaluation.verdict != "fund_if" or gate is None:
+        return None
+    for finding in evaluation.findings:
+        if finding.rule != QUALITY_GATE or finding.effect != "condition" or finding.overridden_by is not None:
+            continue
+        edge = finding.figures.get("recover_to")
+        if isinstance(edge, float | int) and not isinstance(edge, bool):
+            bound = "at least" if gate.higher_is_better else "at most"
+            return f"{label(gate.metric)} recovers to {bound} {metric(float(edge))}"
+    return None
+
+
+def _capacity_note(entry: PortfolioEntry) -> str | None:
+    """What a memory fix is valued on, and that its step is slower when it is: its rank is not its step's."""
+    if entry.valued_on != "capacity":
+        return None
+    freed = f"valued on the {pct(entry.value_fraction)} of the capacity it frees by fitting a replica on fewer GPUs"
+    if entry.saving_fraction < 0:
+        return f"{freed}, net of its {pct(-entry.saving_fraction)} longer step"
+    return f"{freed}, its shorter step included"
 
 
 def _share(proposal: Proposal) -> float | None:
@@ -302,13 +367,22 @@ _STATES = 2000
 merge, keeping the larger saving (never a set over the budget)."""
 
 
-def _fund(entries: list[PortfolioEntry], proposals: Sequence[Proposal], policy: Policy, budget: float | None) -> None:
-    """Mark the funded set (and why the rest is not) on `entries`, ranked: the most saving within `budget`, at
-    most one proposal per target, an alternative on a target only where its step up from the cheaper one pays."""
+def _fund(
+    entries: list[PortfolioEntry],
+    proposals: Sequence[Proposal],
+    policy: Policy,
+    budget: float | None,
+    held: dict[int, str],
+) -> None:
+    """Mark the funded set (and why the rest is not) on `entries`, ranked: the most value within `budget`, at
+    most one proposal per target, an alternative on a target only where its step up from the cheaper one pays, none
+    that `held` holds back until its quality gate passes."""
     groups: dict[str, list[PortfolioEntry]] = {}
     for entry in entries:
         if entry.verdict not in FUNDABLE:
             entry.note = f"its own verdict is {entry.verdict}"
+        elif entry.index in held:
+            entry.note = f"held back until {held[entry.index]}: it fails its quality gate, and cannot ship as built"
         elif budget is not None and entry.cost_weeks is None:
             entry.note = "no cost_weeks to weigh against the budget"
         else:
@@ -337,17 +411,18 @@ def _ladder(options: list[PortfolioEntry], proposals: Sequence[Proposal], policy
     """A target's alternatives worth choosing between, cheapest first: each saves more than the one below it, and
     its extra saving for its extra weeks would be funded on its own; the rest get their note here."""
     ladder: list[PortfolioEntry] = []
-    for entry in sorted(options, key=lambda e: (e.cost_weeks or 0.0, -e.saving_fraction, e.rank)):
+    for entry in sorted(options, key=lambda e: (e.cost_weeks or 0.0, -e.value_fraction, e.rank)):
         below = ladder[-1] if ladder else None
         if below is None:
             ladder.append(entry)
-        elif entry.saving_fraction <= below.saving_fraction:
+        elif entry.value_fraction <= below.value_fraction:
             entry.note = f"same target as rank {below.rank}, which saves as much for fewer weeks"
         elif not _step_pays(below, entry, proposals[entry.index], policy):
             extra = (entry.cost_weeks or 0.0) - (below.cost_weeks or 0.0)
+            of = "the capacity" if "capacity" in (entry.valued_on, below.valued_on) else "the step"
             entry.note = (
                 f"same target as rank {below.rank}: {num(extra)} more weeks for "
-                f"{pct(entry.saving_fraction - below.saving_fraction)} more of the step do not pay"
+                f"{pct(entry.value_fraction - below.value_fraction)} more of {of} do not pay"
             )
         else:
             ladder.append(entry)
@@ -356,13 +431,14 @@ def _ladder(options: list[PortfolioEntry], proposals: Sequence[Proposal], policy
 
 def _step_pays(below: PortfolioEntry, above: PortfolioEntry, proposal: Proposal, policy: Policy) -> bool:
     """Whether going from `below` to `above` on one target pays: the extra saving, for the extra build and upkeep,
-    valued as `rules.worth` values a proposal (fleet, job, product), without a strategic workload it may not share."""
+    valued as `rules.worth` values a proposal (fleet, job, product), without a strategic workload it may not share
+    (nor the memory a fix frees: the extra value already counts it)."""
     extra = None
     if above.cost_weeks is not None:
         extra = max(above.cost_weeks - (below.cost_weeks or 0.0), 0.0)
     flags = msgspec.structs.replace(proposal.flags, strategic=None, maintenance_weeks_per_year=0.0)
-    step = msgspec.structs.replace(proposal, cost_weeks=extra, flags=flags)
-    saving = above.saving_fraction - below.saving_fraction
+    step = msgspec.structs.replace(proposal, cost_weeks=extra, flags=flags, goal=None)
+    saving = above.value_fraction - below.value_fraction
     return worth_of(step, policy, saving, math.inf).clears
 
 
@@ -377,7 +453,7 @@ def _within(budget: float) -> float:
 
 
 def _knapsack(ladders: list[list[PortfolioEntry]], budget: float) -> list[PortfolioEntry]:
-    """The set with the largest summed saving within `budget` weeks, at most one rung of each ladder; ties go to
+    """The set with the largest summed value within `budget` weeks, at most one rung of each ladder; ties go to
     fewer weeks, then to better ranks. Pareto states (weeks, saving), merged on a grid when they grow past _STATES."""
     limit = _within(budget)
     states: list[State] = [(0.0, 0.0, None)]
@@ -387,7 +463,7 @@ def _knapsack(ladders: list[list[PortfolioEntry]], budget: float) -> list[Portfo
             for entry in ladder:
                 total = cost + (entry.cost_weeks or 0.0)
                 if total <= limit:
-                    grown.append((total, saving + entry.saving_fraction, (entry, picks)))
+                    grown.append((total, saving + entry.value_fraction, (entry, picks)))
         states = _frontier(grown, budget)
     best = max(states, key=lambda s: (s[1], -s[0], [-e.rank for e in _unlink(s[2])]))
     return _unlink(best[2])
@@ -426,19 +502,24 @@ def _name(entry: PortfolioEntry, entries: Sequence[PortfolioEntry] = ()) -> str:
     return label(entry.target or entry.title or f"proposal {entry.index + 1}")
 
 
-def _rate(result: Portfolio, entry: PortfolioEntry) -> str:
+def _rate(result: Portfolio, entry: PortfolioEntry, *, shares: bool = False) -> str:
+    """A return as said: ms per engineer-week, or a share of the step (`shares`, beside a capacity's), or for a
+    memory fix a share of the capacity."""
     if entry.rate is None:
         return "no stated cost"
     if math.isinf(entry.rate):
         return "a free saving"
+    if entry.cost_weeks and (entry.valued_on == "capacity" or shares):
+        return f"{pct(entry.value_fraction / entry.cost_weeks)} of the {entry.valued_on_noun} per engineer-week"
     per = ms(entry.rate) if result.rate_unit == "ms/week" else pct(entry.rate)
     return f"{per} per engineer-week"
 
 
-def _message(result: Portfolio) -> str:
+def _message(result: Portfolio, held: dict[int, str]) -> str:
     """One sentence: who goes first, by how much the return beats the next, and what the funded set adds up to."""
     top = result.entries[0]
     funded = [entry for entry in result.entries if entry.funded]
+    names = result.entries
     if result.combined_new_ms is not None and result.baseline_ms is not None:
         total = f"from {ms(result.baseline_ms)} to {ms(result.combined_new_ms)}"
     else:
@@ -451,12 +532,27 @@ def _message(result: Portfolio) -> str:
         if funded
         else "nothing is funded"
     )
-    names = result.entries
+    slower = next((entry for entry in funded if entry.valued_on == "capacity" and entry.saving_fraction < 0), None)
+    if slower is not None:
+        # its longer step is the step the funded set leaves, said with what it buys
+        together += (
+            f", counting {_name(slower, names)}'s {pct(-slower.saving_fraction)} longer step, which frees "
+            f"{pct(slower.value_fraction)} of the capacity"
+        )
+    if not top.funded and top.index in held:
+        # The best return fails its quality gate: funded on its condition alone, it is not counted until it is met.
+        wait = f"{_name(top, names)} has the best return ({_rate(result, top)}) but waits until {held[top.index]}"
+        if funded:
+            chosen = join([_name(entry, names) for entry in funded])
+            return sentence(f"Fund {chosen}: {wait}; {together.replace('funded alone it', 'it')}.")
+        return sentence(f"Nothing is funded: {wait}.")
     if result.top_ratio is not None and len(result.entries) > 1:
         second = result.entries[1]
+        shares = top.valued_on != second.valued_on  # a capacity beside a step: both as shares, whose ratio it is
+        theirs = _rate(result, second, shares=shares).replace(" per engineer-week", " a week")
         lead = (
-            f"{_name(top, names)} first: {_rate(result, top)} is {num(result.top_ratio)}× the return of "
-            f"{_name(second, names)}'s {_rate(result, second).replace(' per engineer-week', ' a week')}"
+            f"{_name(top, names)} first: {_rate(result, top, shares=shares)} is {num(result.top_ratio)}× the return "
+            f"of {_name(second, names)}'s {theirs}"
         )
     else:
         lead = f"{_name(top, names)} first, at {_rate(result, top)}"

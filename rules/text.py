@@ -38,6 +38,7 @@ __all__ = [
     "sentence",
     "share_bounds",
     "significant",
+    "significant_bounds",
     "the_share",
     "times",
     "usd",
@@ -239,6 +240,15 @@ def share_bounds(share: float) -> tuple[float, float]:
     scale = 10.0**digits
     down = math.floor(round(value * scale, 9)) / scale
     return down / 100, at_least(value, digits) / 100
+
+
+def significant_bounds(value: float, digits: int = 3) -> tuple[float, float]:
+    """A positive figure rounded down and up at the significant digits `significant` prints it with (a break-even k
+    of 2.2313 → 2.23 and 2.24): the two printed figures a break-even k can be stated as."""
+    exponent = math.floor(math.log10(value))
+    scale = 10.0 ** (digits - 1 - exponent)
+    scaled = round(value * scale, 9)  # float noise past nine decimals is not a digit (2.2300000000000004 is 2.23)
+    return math.floor(scaled) / scale, math.ceil(scaled) / scale
 
 
 def break_even_weeks(value: float) -> str:

@@ -227,6 +227,8 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
     for entry in result.entries:
         mark = "funded" if entry.funded else "-"
         lines.append(f"  {entry.rank:>2}. {(entry.title or entry.target or '?')[:40]:<40} {entry.verdict:<9} {mark}")
+        if entry.note:  # why it is not funded, what a memory fix is valued on: the table alone cannot say
+            lines.append(f"      {entry.note}")
     out.write("\n".join(lines) + "\n")
     return EXIT_PASS
 

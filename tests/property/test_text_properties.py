@@ -18,6 +18,7 @@ from worthit.rules.text import (
     pct,
     rounded,
     significant,
+    significant_bounds,
     the_share,
     times,
     usd,
@@ -170,3 +171,20 @@ def test_a_figure_prints_alike_from_its_double_and_its_settled_value(value: floa
     if value > 0:
         assert k_text(value) == k_text(fixed)
         assert gpu_equivalents(value) == gpu_equivalents(fixed)
+
+
+@given(st.floats(min_value=1e-6, max_value=1e6))
+@example(2.2313232421875)  # a diagonal break-even k, printed "2.23" though 2.23 with p 5.4% fails the bar
+@example(2.23)
+@example(1.0714)
+def test_a_break_even_k_is_bracketed_by_two_figures_that_print_as_themselves(value: float) -> None:
+    """`significant_bounds` gives the figures a break-even k can be stated as: one at or below it, one at or above,
+    each printed by `significant` as itself (so the value a condition tests is the value it prints), one and the
+    same only for a value that is already such a figure (up to float noise)."""
+    down, up = significant_bounds(value)
+    assert down <= value * (1 + 1e-9)
+    assert up >= value * (1 - 1e-9)
+    for bound in (down, up):
+        assert float(significant(bound)) == pytest.approx(bound, rel=1e-12)
+    if up == down:
+        assert value == pytest.approx(down, rel=1e-9)

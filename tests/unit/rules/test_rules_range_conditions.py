@@ -82,6 +82,63 @@ def test_when_neither_input_carries_the_other_both_are_conditions() -> None:
     )
 
 
+# --- a break-even is printed at a figure that passes ---------------------------------------------------------------
+
+
+def test_a_diagonal_break_even_is_printed_at_a_pair_that_passes() -> None:
+    """p 3–8%, k 1.5–3× on 100 ms for 3 weeks (the bar: a 3% saving): on the diagonal p = 0.05u − 0.02, k = 1.5u
+    (u = 1 + t) the saving p · (1 − 1/k) reaches 3% where 15u² − 25u + 4 = 0: p = 5.437%, k = 2.2311. It printed
+    "p ≥ 5.4% and k ≥ 2.23", a pair that saves 2.98% and is declined; p is now said rounded up, with k as printed."""
+    evaluation = review(
+        _proposal({"low": 0.03, "high": 0.08}, {"low": 1.5, "high": 3}, baseline_ms=100) | {"cost_weeks": 3}
+    )
+    u = (25 + math.sqrt(25**2 - 4 * 15 * 4)) / (2 * 15)
+    p_edge, k_edge = 0.05 * u - 0.02, 1.5 * u
+    figures = finding(evaluation, "uncertainty").figures
+    assert figures["break_even_p"] == pytest.approx(p_edge, rel=2e-3)
+    assert figures["break_even_k"] == pytest.approx(k_edge, rel=2e-3)
+    assert 0.054 * (1 - 1 / 2.23) < 0.03  # the pair printed before: 2.98%, declined
+    assert 0.055 * (1 - 1 / 2.23) >= 0.03  # the pair printed now: 3.03%
+    assert (figures["break_even_p_said"], figures["break_even_k_said"]) == pytest.approx((0.055, 2.23))
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.statement == (
+        "Fund if a timeline shows p ≥ 5.5% and a prototype k ≥ 2.23: at 3% even 3× is decline, and 8% at 1.5× is "
+        "decline."
+    )
+
+
+# p 0.5–3% at 2× on 200 GPUs for 4 weeks ($20k): the value is 200 · p/2 GPU-equivalents at $2 an hour around the clock,
+# 1,752,000 · p dollars a year, which pays for $20k from p = 20,000 / 1,752,000 = 1.1416%.
+_FLEET_RANGE = {
+    "target": "attention",
+    "p": {"low": 0.005, "high": 0.03},
+    "k": 2,
+    "cost_weeks": 4,
+    "flags": {"fleet_gpus": 200},
+}
+
+
+def test_a_straddling_range_on_a_fleet_states_its_break_even_not_the_midpoints_noise_floor() -> None:
+    """The statement was the midpoint's (p 1.75%) "0.88% per run is under the 1% noise floor … frees 1.75
+    GPU-equivalents, $31k a year", and stage 5 then said "p ≥ 1.1%", a share worth 1,752,000 · 1.1% = $19,272 a year
+    against the $20k: the break-even, said rounded up to 1.2% ($21,024), is the condition the decision turns on."""
+    evaluation = review(_FLEET_RANGE)
+    edge = 20_000 / (200 * 0.5 * 2.0 * 8760)
+    assert 1_752_000 * 0.011 < 20_000 <= 1_752_000 * 0.012
+    uncertainty = finding(evaluation, "uncertainty")
+    assert uncertainty.figures["break_even_p"] == pytest.approx(edge, rel=2e-3)
+    assert uncertainty.figures["break_even_p_said"] == pytest.approx(0.012)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "uncertainty"
+    assert evaluation.statement == (
+        "Fund if a timeline shows p ≥ 1.2%: the 0.5%–3% range straddles the bar, and at its low end the verdict is "
+        "decline."
+    )
+    # stage 5 leads with it; the midpoint's fleet A/B condition still holds over part of the range, and follows
+    assert evaluation.reasoning[4].answer.startswith(evaluation.statement + " Fund, and confirm the saving")
+    assert_one_sentence(evaluation.statement)
+
+
 # --- stages 2 and 3 of a straddling range say what holds across it, not the midpoint's objection ------------------
 
 

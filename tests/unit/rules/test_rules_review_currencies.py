@@ -640,3 +640,105 @@ def test_the_break_even_fleet_of_a_fixed_job_is_counted_over_the_job() -> None:
     assert "$16k over the 20-day job" in evaluation.statement
     assert review({**raw, "flags": {**raw["flags"], "fleet_gpus": 479}}).verdict == "fund"
     assert review({**raw, "flags": {**raw["flags"], "fleet_gpus": 478}}).verdict == "decline"
+
+
+# --- a portfolio funds what its proposals' own decisions fund, on what they weigh ------------------------------------
+
+_SERVING = {"workload": "serving", "measured": "step", "method": "timeline"}
+# INT8 MLP: 30% of a 50 ms step at 1.5× saves 0.3 · (1 − 1/1.5) = 10% (5 ms) for 3 weeks, but accuracy falls
+# 76 → 75.1 against a 0.3-point gate: its own decision is fund_if accuracy recovers to 76 − 0.3 = 75.7.
+_INT8_MLP = {
+    "title": "INT8 mlp",
+    "target": "mlp",
+    "p": 0.3,
+    "k": 1.5,
+    "baseline_ms": 50,
+    "cost_weeks": 3,
+    "scope": _SERVING,
+    "quality": {"metric": "accuracy", "baseline": 76.0, "candidate": 75.1, "max_regression": 0.3},
+}
+# Fused layernorm: 8% at 3× saves 0.08 · (2/3) = 5.33% (2.67 ms) for 2 weeks.
+_LAYERNORM = {"title": "fused layernorm", "target": "layernorm", "p": 0.08, "k": 3, "baseline_ms": 50}
+_LAYERNORM |= {"cost_weeks": 2, "scope": _SERVING}
+# FP8 KV cache: attention (40%) at 0.9× makes the step 0.4 · (1/0.9 − 1) = 4.44% longer, but 180 GB → 120 GB on a
+# 141 GB device fits a replica on 1 GPU instead of 2: 1 − (1 − 0.5) · (1 + 0.0444) = 47.8% of the capacity freed.
+_FP8_KV = {
+    "title": "FP8 KV cache",
+    "target": "attention",
+    "p": 0.4,
+    "k": 0.9,
+    "baseline_ms": 50,
+    "cost_weeks": 4,
+    "scope": _SERVING,
+    "goal": {"memory_required_gb": 180, "memory_after_gb": 120, "device_memory_gb": 141},
+}
+_LONGER = 0.4 * (1 / 0.9 - 1)
+_CAPACITY = 1 - (1 - 0.5) * (1 + _LONGER)
+
+
+def test_a_portfolio_holds_back_a_proposal_funded_only_if_its_quality_gate_recovers() -> None:
+    """INT8 mlp has the best return (5 ms / 3 weeks = 1.67 ms a week, layernorm's 2.67 / 2 = 1.33) and its own
+    decision is fund_if on the failing gate, yet the portfolio funded it and counted its 5 ms in the combined step
+    (50 → 42.3 ms): a change that cannot ship as built. It is now ranked, held back, and the gate named."""
+    result = _portfolio({"proposals": [_INT8_MLP, _LAYERNORM]})
+    mlp, layernorm = result.entries
+    assert (mlp.target, layernorm.target) == ("mlp", "layernorm")
+    assert mlp.rate == pytest.approx(0.1 * 50 / 3)
+    assert mlp.verdict == "fund_if"
+    assert not mlp.funded
+    assert mlp.held_by == "quality_gate"
+    assert mlp.note == (
+        "held back until accuracy recovers to at least 75.7: it fails its quality gate, and cannot ship as built"
+    )
+    assert layernorm.funded
+    assert result.combined_new_ms == pytest.approx(50 * (1 - 0.08 * (1 - 1 / 3)))
+    assert result.message == (
+        "Fund layernorm: mlp has the best return (1.7 ms per engineer-week) but waits until accuracy recovers to at "
+        "least 75.7; it takes the step from 50 ms to 47.3 ms (1.056×)."
+    )
+    alone = _portfolio({"proposals": [_INT8_MLP]})
+    assert alone.message == (
+        "Nothing is funded: mlp has the best return (1.7 ms per engineer-week) but waits until accuracy recovers to "
+        "at least 75.7."
+    )
+    assert alone.combined_saving_fraction == 0
+
+
+def test_a_portfolio_ranks_a_memory_fix_on_the_capacity_it_frees_and_says_its_step_is_longer() -> None:
+    """The FP8 KV cache's own decision funds it on 47.8% of the capacity, but the portfolio ranked it on its step,
+    4.4% longer: last, at "-555.6 µs per engineer-week". It now ranks first on 47.8% · 50 ms / 4 weeks = 5.97 ms a
+    week (11.9% of the capacity), ahead of layernorm's 1.33, and the message says its longer step, which stays in
+    the combined step (50 − 2.67 + 2.22 = 49.6 ms): that is the step the funded set leaves."""
+    result = _portfolio({"proposals": [_LAYERNORM, _FP8_KV]})
+    kv, layernorm = result.entries
+    assert kv.title == "FP8 KV cache"
+    assert kv.valued_on == "capacity"
+    assert kv.value_fraction == pytest.approx(_CAPACITY)
+    assert kv.saving_fraction == pytest.approx(-_LONGER)
+    assert kv.saving_ms == pytest.approx(-_LONGER * 50)
+    assert kv.rate == pytest.approx(_CAPACITY * 50 / 4)
+    assert layernorm.rate == pytest.approx(0.08 * (2 / 3) * 50 / 2)
+    assert layernorm.value_fraction == layernorm.saving_fraction
+    assert kv.funded
+    assert layernorm.funded
+    assert kv.note == (
+        "valued on the 47.8% of the capacity it frees by fitting a replica on fewer GPUs, net of its 4.4% longer step"
+    )
+    assert result.combined_new_ms == pytest.approx(50 * (1 - 0.08 * (2 / 3) + _LONGER))
+    assert result.top_ratio == pytest.approx((_CAPACITY / 4) / (0.08 * (2 / 3) / 2))
+    assert result.message == (
+        "Fund attention first: 11.9% of the capacity per engineer-week is 4.5× the return of layernorm's 2.7% of the "
+        "step a week; the 2 funded take the step from 50 ms to 49.6 ms (1.009×), counting attention's 4.4% longer "
+        "step, which frees 47.8% of the capacity."
+    )
+    assert_one_sentence(result.message)
+
+
+def test_a_budget_funds_a_memory_fix_on_the_capacity_it_frees() -> None:
+    """Four weeks: the FP8 KV cache alone (47.8% of the capacity) or layernorm (5.33%), never the memory fix's
+    -4.4% that the knapsack once weighed and left out."""
+    result = _portfolio({"proposals": [_LAYERNORM, _FP8_KV], "budget_weeks": 4})
+    funded = [entry.title for entry in result.entries if entry.funded]
+    assert funded == ["FP8 KV cache"]
+    assert result.funded_weeks == 4
+    assert result.combined_new_ms == pytest.approx(50 * (1 + _LONGER))

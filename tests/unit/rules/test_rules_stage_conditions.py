@@ -6,6 +6,8 @@ Figures are re-derived here from PRODUCT §2 and the default policy, never read 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
 
 # Attention at 30% of a 40 ms step, 2× where it was measured (batch 32, 70% of the time), 0.8× on batch 1 (30%): kept
@@ -122,3 +124,61 @@ def test_stage_5_of_a_remeasure_without_conditions_says_none() -> None:
     evaluation = review({k: v for k, v in _COUNTERS_AND_P99.items() if k != "flags"})
     assert evaluation.verdict == "remeasure"
     assert evaluation.reasoning[4].answer == "None."
+
+
+# --- a condition raised at another stage is a condition of stage 5 too ----------------------------------------------
+
+# FP8 GEMMs 1.5× faster on half the step, on 2,000 GPUs, for 3 weeks: 2,000 · 0.5 · (1 − 1/1.5) = 333 GPU-equivalents
+# pay many times over, but accuracy falls 76 → 75.1, 0.9 points against a 0.3-point gate: fund only if it recovers to
+# 76 − 0.3 = 75.7.
+_FAILING_GATE = {
+    "target": "gemm",
+    "p": 0.5,
+    "k": 1.5,
+    "cost_weeks": 3,
+    "flags": {"fleet_gpus": 2000},
+    "quality": {"metric": "accuracy", "baseline": 76.0, "candidate": 75.1, "max_regression": 0.3},
+}
+
+
+def test_stage_5_states_the_quality_gate_a_fund_if_rests_on() -> None:
+    """The verdict was fund_if on the failing gate (a worth-stage condition) while stage 5 answered "None.": the
+    condition the decision is funded on is stage 5's answer, the gate's own sentence."""
+    evaluation = review(_FAILING_GATE)
+    gate = finding(evaluation, "quality_gate")
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "quality_gate"
+    assert gate.figures["recover_to"] == pytest.approx(76.0 - 0.3)
+    conditions = evaluation.reasoning[4]
+    assert conditions.answer == gate.message
+    assert conditions.answer.startswith("Fund only if accuracy recovers to at least 75.7: accuracy falls 0.9 points")
+    assert conditions.rules == ["quality_gate"]
+    assert evaluation.reasoning[1].answer == gate.message  # it answers what the work is worth, as before
+
+
+def test_stage_5_lists_a_gate_before_a_stage_5_condition() -> None:
+    """With a p99 SLO at tail risk beside the failing gate, both must hold: the gate, which speaks for the decision
+    (the worth stage comes first), then the p99."""
+    evaluation = review(
+        _FAILING_GATE
+        | {"baseline_ms": 40, "flags": {"fleet_gpus": 2000, "latency_slo": {"p99_ms": 50, "tail_risk": True}}}
+    )
+    gate, tail = finding(evaluation, "quality_gate"), finding(evaluation, "tail_latency")
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.statement == gate.message
+    assert evaluation.reasoning[4].answer == f"{gate.message} {tail.message}"
+
+
+def test_stage_5_states_a_cost_stage_condition() -> None:
+    """45 GPU-minutes on each of 2,000 starts a day take 45 · 2,000 / 1,440 = 62.5 GPU-equivalents with no fleet
+    stated: recurring_gpu_cost (stage 3) funds only on a fleet whose 15% saving exceeds them, and stage 5 said
+    "None."."""
+    evaluation = review(
+        {"target": "loader", "p": 0.3, "k": 2, "cost_weeks": 2}
+        | {"flags": {"gpu_minutes_per_start": 45, "starts_per_day": 2000}}
+    )
+    recurring = finding(evaluation, "recurring_gpu_cost")
+    assert evaluation.verdict == "fund_if"
+    assert recurring.effect == "condition"
+    assert evaluation.reasoning[4].answer == recurring.message
+    assert evaluation.reasoning[4].answer.startswith("Fund if the fleet that runs it has at least")
