@@ -234,3 +234,21 @@ def test_setting_ranks_keeps_the_latest_arrival_at_every_k() -> None:
         for cut in [0.0, 0.3, 0.7, 1.0]:
             assert _latest(small, cut) >= _latest(lines, cut) - 1e-12
 
+
+def test_the_chart_draws_the_step_the_decision_states() -> None:
+    """The page's before/after bars are the rank's breakdown; behind the barrier the after bar is the decision's new
+    step (2.651 ms, not the 0.287 ms of gemm_v2 removed from rank 6's) and the ceiling the next-slowest rank's."""
+    from worthit.service.present.charts import decision_bars, decision_chart
+
+    _, b = run(variants=True)
+    for target in ("gemm_v1", "gemm_v2"):
+        raw = {"target": target, "k": 2, "profile_id": "run", "cost_weeks": 2}
+        resolved = proposal_from_profile(msgspec.convert(raw, Proposal), b)
+        a = evaluate(resolved, default_policy()).amdahl
+        bars, marker, unit = decision_bars(resolved, a)
+        assert unit == "ms"
+        assert bars[1].total == pytest.approx(a.new_ms, rel=TIGHT)
+        assert marker is not None
+        assert a.ceiling_speedup is not None
+        assert marker.value == pytest.approx(bars[0].total / a.ceiling_speedup, rel=TIGHT)
+        assert f"making {target} 2× faster" in decision_chart(resolved, a)
