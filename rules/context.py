@@ -18,6 +18,7 @@ from worthit.rules.calibration import Calibration
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import (
     AmdahlFigures,
+    Arrival,
     Figure,
     Finding,
     Phase,
@@ -43,11 +44,13 @@ __all__ = [
     "SCOPE_NOUN",
     "SMALLEST_P",
     "Alternative",
+    "BarrierStep",
     "Check",
     "Context",
     "Example",
     "MixPart",
     "Probe",
+    "arrivals_step",
     "break_even",
     "break_even_below",
     "carried",
@@ -287,6 +290,13 @@ class Context:
             return None
         p_low, p_high = (p.low, p.high) if isinstance(p, Range) else (self.p, self.p)
         k_low, k_high = (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k)
+        if self.behind_barrier:
+            # the step's saving behind a barrier is not p · (1 − 1/k): each end's figures are its own context's
+            low, high = ((p_low, k_low), (p_high, k_high))
+            return (
+                context(proposal, self.policy, *low, verdict_only=True, like=self).amdahl,
+                context(proposal, self.policy, *high, verdict_only=True, like=self).amdahl,
+            )
         base, weeks = self.baseline_ms, self.worth.cost.weeks
         return (
             amdahl.figures(p_low, derived_k(proposal, p_low, k_low, base), baseline_ms=base, cost_weeks=weeks),
@@ -382,6 +392,45 @@ class Context:
         return barrier.wait_fraction
 
     @lazy
+    def barrier_step(self) -> BarrierStep | None:
+        """A compute target's saving when every rank waits at a barrier for the slowest: what the step itself loses,
+        where that is not the target's own saving (None where it is: plain Amdahl holds).
+
+        With `flags.barrier.arrivals` (each rank's compute before the collective and the target's time in it, read
+        from all ranks' traces) the step after is set by the latest arrival after the change: the straggler's saving
+        stops where the next-slowest rank's compute sets the step, and a target off the straggler saves nothing
+        (its rank only waits longer) unless, slower, its rank becomes the straggler. Stated without them,
+        `critical_path` false says the same for a faster target: the step saves nothing; a slower one is counted in
+        full, the rank's slack being unknown. Collectives (their wait is `target_wait`'s), and phases other than
+        compute kernels (a rank's arrival is its compute: rules.profiles' `barrier_of`), are left to plain Amdahl.
+        """
+        barrier = self.proposal.flags.barrier
+        if barrier is None or not self.behind_barrier:
+            return None
+        if barrier.arrivals and barrier.step_ms and barrier.target_ms:
+            return arrivals_step(barrier.arrivals, barrier.step_ms, barrier.target_ms, self.p, self.k)
+        if self.k > 1:
+            return BarrierStep(saving=0.0, ceiling=0.0, own_ms=None)
+        return None
+
+    @lazy
+    def step_unseen(self) -> bool:
+        """A faster compute target whose saving the step behind a barrier does not see at all: its rank (or every
+        rank running it) waits for one that still arrives as late (`barrier_step`)."""
+        step = self.barrier_step
+        return step is not None and self.k > 1 and step.saving <= UNSEEN
+
+    @lazy
+    def behind_barrier(self) -> bool:
+        """Whether the step's saving may not be the target's own at some (p, k): a compute target (not a collective,
+        whose wait is `target_wait`'s) with each rank's arrival measured, or stated off the critical path."""
+        barrier = self.proposal.flags.barrier
+        kind = self.target_phase.kind if self.target_phase is not None else "kernel"
+        if barrier is None or barrier.target_wait is not None or kind != "kernel" or self.target_is_comm:
+            return False
+        return bool(barrier.arrivals and barrier.step_ms and barrier.target_ms) or not barrier.critical_path
+
+    @lazy
     def more_targets(self) -> list[tuple[str, float, float]]:
         """The further targets as (name, p, k): p as stated, else the phase's share of the breakdown."""
         found: list[tuple[str, float, float]] = []
@@ -403,12 +452,20 @@ class Context:
         split out, and each further target's); speedups never multiply. A collective's wait is not touched: the
         ceiling, the headroom and what is left are the transfer's (a wait that is all of p leaves the target at
         1×)."""
-        wait, more = self.wait_share, self.more_targets
-        if not wait and not more:
+        wait, more, step = self.wait_share, self.more_targets, self.barrier_step
+        if not wait and not more and step is None:
             return self.p, self.k
-        transfer = self.p - wait
-        saving = amdahl.saving_fraction(transfer, self.k) + math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more)
-        p_all = min(transfer + math.fsum(p for _, p, _ in more), 1.0)
+        if step is not None:
+            # Behind a barrier the target's saving is the step's (`barrier_step`): the share it touches is what the
+            # step can lose through it at most (nothing, off the critical path), or for a slower target the share
+            # the slowdown lands on, so that p_all · (1 − 1/k_all) is the step's saving either way.
+            own, saving = step.touched(self.k), step.saving
+        else:
+            own, saving = self.p - wait, amdahl.saving_fraction(self.p - wait, self.k)
+        saving += math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more)
+        p_all = min(own + math.fsum(p for _, p, _ in more), 1.0)
+        if p_all <= 0 and step is not None:
+            return 0.0, self.k if self.k < 1 else 1.0  # the step sees none of it: no saving, no headroom, no ceiling
         if p_all <= 0:
             p_all = self.p
         k_all = effective_k(p_all, saving)
@@ -501,6 +558,8 @@ class Context:
         best: Alternative | None = None
         if self.unit_slip is not None:
             return None  # shares of a breakdown in another unit than its step are no shares at all
+        if self.step_unseen:
+            return self._setter_compute
         wait = self.collective_wait
         if wait > 0 and wait >= floor and wait > self.p - self.wait_share:
             # The wait inside the collective this proposal works on: when it dwarfs what the change saves it is the
@@ -529,6 +588,18 @@ class Context:
                 kinds = tuple(kind for kind in NON_KERNEL if any(p.kind == kind for p in group))
                 best = Alternative(kinds_label(list(kinds)), share, total, grouped=True, kinds=kinds)
         return best
+
+    @property
+    def _setter_compute(self) -> Alternative | None:
+        """Behind a barrier the step does not see the target: the compute of the rank that sets the step is where the
+        time is, not another phase of the breakdown (the target's rank's, which waits as well). None when the ranks'
+        arrivals are not measured."""
+        step, barrier = self.barrier_step, self.proposal.flags.barrier
+        if step is None or barrier is None or step.setter is None or step.after_ms is None or not barrier.step_ms:
+            return None
+        return Alternative(
+            f"rank {step.setter}'s compute", step.after_ms / barrier.step_ms, step.after_ms, grouped=False
+        )
 
     @lazy
     def material_alternative(self) -> Alternative | None:
@@ -564,6 +635,72 @@ class Context:
     def scope_noun(self) -> str:
         """What `p` is a share of, as the statement says it: the step, device activity, the run, one rank."""
         return SCOPE_NOUN.get(self.proposal.scope.measured or "step", "the step")
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierStep:
+    """What the step behind a barrier loses when a compute target changes (`Context.barrier_step`)."""
+
+    saving: float
+    """Share of the step removed at k (negative when the change makes the step longer)."""
+    ceiling: float
+    """Share of the step removed with the target at zero: what the step can lose through it at most."""
+    own_ms: float | None
+    """The target's time per step on its own rank, at this p (None when stated without per-rank figures)."""
+    before_ms: float | None = None
+    """The latest arrival at the collective before the change: the straggler's compute."""
+    after_ms: float | None = None
+    """The latest arrival after it: the compute of the rank that then sets the step."""
+    setter: int | None = None
+    """The rank whose arrival sets the step after the change (the lowest of equal ones)."""
+    floor_setter: int | None = None
+    """The rank that sets the step with the target at zero."""
+
+    def touched(self, k: float) -> float:
+        """The share of the step the change acts on, as one (p, k) reads it: what the step can lose through the
+        target at most; where that is nothing (off the critical path) and the target is slower, the share whose
+        slowdown by k makes the step's loss."""
+        if k >= 1 or self.ceiling > 0:
+            return self.ceiling
+        return self.saving / (1.0 - 1.0 / k)  # nothing to gain, but the slowdown can still reach the step
+
+
+def arrivals_step(
+    arrivals: Sequence[Arrival], step_ms: float, target_ms: float, p: float, k: float
+) -> BarrierStep | None:
+    """The step's saving when ranks wait at a barrier for the latest arrival, each rank's with the target's time on it
+    divided by k: max over ranks of compute − target · (1 − 1/k), the target's times scaled by p over the measured p
+    (`target_ms` of `step_ms`). None when that is the plain p · (1 − 1/k) at k and at zero (the target's rank stays the
+    straggler whatever k)."""
+    own = p * step_ms
+    cut = 1.0 if math.isinf(k) else 1.0 - 1.0 / k
+    # each rank's target time at this p, never past its compute (a ratio first: a tiny target_ms must not overflow)
+    times = [min(a.target_ms / target_ms * own, a.compute_ms) if a.target_ms else 0.0 for a in arrivals]
+
+    def latest(cut: float) -> tuple[float, int]:
+        value, rank = max((a.compute_ms - t * cut, -a.rank) for a, t in zip(arrivals, times, strict=True))
+        return value, -rank
+
+    before, _ = latest(0.0)
+    after, setter = latest(cut)
+    floor, floor_setter = latest(1.0)
+    saving, ceiling = (before - after) / step_ms, (before - floor) / step_ms
+    plain = amdahl.saving_fraction(p, k)
+    if math.isclose(saving, plain, rel_tol=1e-9, abs_tol=1e-12) and math.isclose(ceiling, p, rel_tol=1e-9):
+        return None
+    return BarrierStep(
+        saving=saving,
+        ceiling=ceiling,
+        own_ms=own,
+        before_ms=before,
+        after_ms=after,
+        setter=setter,
+        floor_setter=floor_setter,
+    )
+
+
+UNSEEN = 1e-12
+"""A step saving no larger than this is none: the latest arrival at the barrier is the same before and after."""
 
 
 REST_OF_TRAFFIC = "the rest of the traffic"
@@ -642,6 +779,7 @@ POINT_FREE = (
     "largest_other",
     "more_targets",
     "unportable",
+    "behind_barrier",
 )
 """The figures of a Context that depend on the proposal and the policy but not on the point (p, k): a context of the
 same proposal at another point may take them as they are (`context(..., like=...)`; a test holds them equal)."""

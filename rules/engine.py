@@ -762,6 +762,9 @@ def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None) -> st
 
 
 def _no_alternative(ctx: Context) -> str:
+    if ctx.step_unseen and ctx.alternative is not None:
+        # behind a barrier the step does not see the target: the rank that sets it is the better use, not a phase
+        return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
     if not ctx.proposal.breakdown:
         return "None known: no breakdown was given."
     return "None known: nothing in the breakdown is larger than the target."

@@ -23,6 +23,7 @@ __all__ = [
     "HOST_WAIT",
     "INPUT_WAIT",
     "LONG_NAME_MAX",
+    "MAX_ARRIVALS",
     "NAME_MAX",
     "TEXT_PATTERN",
     "UNACCOUNTED",
@@ -30,6 +31,7 @@ __all__ = [
     "AddedPhase",
     "AddedWork",
     "AmdahlFigures",
+    "Arrival",
     "Barrier",
     "Base",
     "Comparison",
@@ -206,8 +208,35 @@ class LatencySLO(Base):
     p99_measured_worse: bool | None = None
 
 
+MAX_ARRIVALS = 64
+"""Ranks a barrier's `arrivals` lists at most: the ranks that can set the step at some k (see `Barrier.arrivals`)."""
+
+
+class Arrival(Base):
+    """One rank's arrival at a barrier, per step: its compute before the collective and the target's part of it."""
+
+    rank: Annotated[int, Meta(ge=0)]
+    compute_ms: NonNegativeFloat
+    """The rank's compute per step: when it reaches the collective, which finishes when the last rank does."""
+    target_ms: NonNegativeFloat = 0.0
+    """The target's time per step on this rank, part of `compute_ms` (0: the rank does not run it)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.target_ms > self.compute_ms:
+            raise ValueError(
+                f"Expected `target_ms` <= `compute_ms` (the target is part of the rank's compute), got "
+                f"{self.target_ms} > {self.compute_ms}"
+            )
+
+
 class Barrier(Base):
-    """The target runs between multi-GPU barriers: how many ranks wait, and (once profiled) how long."""
+    """The target runs between multi-GPU barriers: how many ranks wait, and (once profiled) how long.
+
+    `critical_path` false says the target (a compute kernel) runs on a rank that waits for the slowest: faster, that
+    rank only waits longer, so the step saves nothing. With `arrivals` (read from all ranks' traces) the engine
+    computes the step after the change itself: the latest arrival over the ranks, each with the target's time on it
+    divided by k, so a straggler's saving stops where the next-slowest rank sets the step."""
 
     ranks: Annotated[int, Meta(ge=2)]
     critical_path: bool = True
@@ -224,6 +253,27 @@ class Barrier(Base):
     target_wait: OpenFraction | None = None
     """Of the target's own time (a collective), the share of the step it spends waiting for the slowest rank: a
     faster transfer acts only on p − this, and the wait is the load-balancing target (collective_wait rule)."""
+    # --- the straggler's saving is capped by the next-slowest rank ---
+    rank: Annotated[int, Meta(ge=0)] | None = None
+    """The rank the target's `p` and `target_ms` are measured on: the straggler when it runs the target."""
+    arrivals: Annotated[list[Arrival], Meta(min_length=1, max_length=MAX_ARRIVALS)] | None = None
+    """The ranks that can set the step at some k: each rank's compute per step before the collective and the
+    target's time in it (a profile lists only the ranks on top for some k, at most `MAX_ARRIVALS`). The step after
+    the change is `step_ms` less the latest arrival before plus the latest after (max over ranks of
+    compute − target · (1 − 1/k)); the target's times are scaled with `p` (its `target_ms` at the measured p)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.arrivals is None:
+            return
+        if self.step_ms is None or not self.target_ms:
+            raise ValueError(
+                "Expected `step_ms` and a positive `target_ms` with `arrivals`: the step the ranks wait for and the "
+                "target's time on its rank, which the arrivals' target times are scaled from"
+            )
+        ranks = [arrival.rank for arrival in self.arrivals]
+        if len(set(ranks)) != len(ranks):
+            raise ValueError(f"Expected `arrivals` to name each rank once, got ranks {ranks}")
 
 
 class Strategic(Base):

@@ -281,6 +281,8 @@ def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -
     barrier = flags.get("barrier")
     if barrier is not None and draw(st.booleans()):
         barrier["target_wait"] = raw["p"] * draw(st.floats(min_value=0.0, max_value=1.0))
+    elif barrier is not None and draw(st.booleans()):
+        _arrivals(draw, raw, barrier)
     if draw(st.booleans()):
         taken = {raw.get("target")}
         left = 1.0 - raw["p"]
@@ -299,6 +301,34 @@ def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -
             taken.add(name)
         if more:
             raw["more_targets"] = more
+
+
+def _arrivals(draw: st.DrawFn, raw: dict[str, Any], barrier: dict[str, Any]) -> None:
+    """Each rank's compute and the target's time in it, as all ranks' traces measure them (`flags.barrier.arrivals`),
+    with the rank p is measured on, the step every rank waits for and the target's time there; p is that time over
+    the step, or (a stated proposal) any other share."""
+    ranks = draw(st.lists(st.integers(min_value=0, max_value=4095), min_size=1, max_size=6, unique=True))
+    arrivals = []
+    for rank in ranks:
+        compute = draw(st.floats(min_value=1e-3, max_value=1e4))
+        part = draw(st.sampled_from([0.0, 1.0]) | st.floats(min_value=0.0, max_value=1.0))
+        arrivals.append({"rank": rank, "compute_ms": compute, "target_ms": compute * part})
+    own = draw(st.sampled_from([a for a in arrivals if a["target_ms"] > 0] or arrivals))
+    own["target_ms"] = own["target_ms"] or own["compute_ms"]
+    slowest = max(arrivals, key=lambda a: (a["compute_ms"], -a["rank"]))
+    step = slowest["compute_ms"] * draw(st.floats(min_value=1.0, max_value=2.0))
+    barrier |= {
+        "arrivals": arrivals,
+        "rank": own["rank"],
+        "straggler": slowest["rank"],
+        "critical_path": own is slowest,
+        "step_ms": step,
+        "target_ms": own["target_ms"],
+    }
+    if own["target_ms"] / step >= 1e-6 and draw(st.booleans()):  # a share `shares` draws: p of 1e-310 is no share
+        raw["p"] = min(own["target_ms"] / step, 1.0)
+        if draw(st.booleans()):
+            raw["baseline_ms"] = step
 
 
 def _currencies_a(draw: st.DrawFn, raw: dict[str, Any]) -> None:

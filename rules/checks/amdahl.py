@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 
+from worthit.rules.amdahl import saving_fraction
 from worthit.rules.context import Context, Example
-from worthit.rules.model import AmdahlFigures, Figure, Finding, Verdict
+from worthit.rules.model import AmdahlFigures, Figure, Finding, Range, Verdict
 from worthit.rules.text import count, join, k_text, label, ms, ms_change, num, pct, times
 
 ID = "amdahl"
@@ -47,21 +48,29 @@ def check(ctx: Context) -> Finding:
     f = ctx.amdahl
     figures = {name: getattr(f, name) for name in f.__struct_fields__}
     scope = ctx.scope_noun
-    wait, more = ctx.wait_share, ctx.more_targets
+    wait, more, step = ctx.wait_share, ctx.more_targets, ctx.barrier_step
     if wait or more:
         change = _several(ctx, figures, scope)
     else:
+        # behind a barrier f.p is what the step can lose through the target: the target's own share is ctx.p
+        shown = ctx.p if step is not None else f.p
         change = (
-            f"Removing {ctx.target} ({pct(f.p)} of {scope})"
+            f"Removing {ctx.target} ({pct(shown)} of {scope})"
             if math.isinf(ctx.k)
-            else f"Making {ctx.target} ({pct(f.p)} of {scope}) {k_text(ctx.k)}"
+            else f"Making {ctx.target} ({pct(shown)} of {scope}) {k_text(ctx.k)}"
         )
+    if step is not None:
+        figures |= {"target_p": ctx.p, "target_k": ctx.k, "behind_barrier": True}
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
         before, after = ms_change(f.baseline_ms, f.new_ms)
-        message = (
-            f"{change} takes {scope} from {before} to {after} ({times(f.speedup)}), "
-            f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
-        )
+        capped = _capped(ctx, f, figures, after) if step is not None else ""
+        if step is not None and f.saving_ms == 0:
+            message = f"{change} leaves {scope} at {before} ({times(f.speedup)}){capped}, saving nothing"
+        else:
+            message = (
+                f"{change} takes {scope} from {before} to {after} ({times(f.speedup)}){capped}, "
+                f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
+            )
     else:
         if f.saving_fraction >= 0:
             message = f"{change} speeds {scope} up {times(f.speedup)}, saving {pct(f.saving_fraction)} of it"
@@ -81,6 +90,24 @@ def check(ctx: Context) -> Finding:
         else:
             message += f", counting {num(upkeep)} weeks of upkeep"
     return Finding(rule=ID, effect="supports", verdict="fund", message=message + ".", figures=figures)
+
+
+def _capped(ctx: Context, f: AmdahlFigures, figures: dict[str, Figure], after: str) -> str:
+    """Behind a barrier, where the step's new time is not the target's Amdahl figure: the clause that says which
+    rank then sets the step (`, not 1.8 ms: rank 0's 2.5 ms of compute then sets it`)."""
+    step = ctx.barrier_step
+    base = f.baseline_ms
+    if step is None or base is None:
+        return ""
+    plain = base * (1 - saving_fraction(ctx.p, ctx.k))
+    figures["uncapped_new_ms"] = plain
+    instead = f", not {ms(plain)}" if ms(plain) != after else ""
+    if step.setter is None or step.after_ms is None:
+        return f"{instead}: its rank waits for the slowest, which still sets it"
+    figures |= {"step_setter": step.setter, "step_setter_ms": step.after_ms}
+    barrier = ctx.proposal.flags.barrier
+    still = "still" if barrier is not None and step.setter == barrier.straggler else "then"
+    return f"{instead}: rank {step.setter}'s {ms(step.after_ms)} of compute {still} sets it"
 
 
 SAID_TARGETS = 2
@@ -127,6 +154,12 @@ def _ranged(ctx: Context, ends: tuple[AmdahlFigures, AmdahlFigures], figures: di
     scope = ctx.scope_noun
     p = _span(pct(low.p), pct(high.p))
     k_low, k_high = (math.inf if v == "inf" else float(v) for v in (low.k, high.k))
+    if ctx.behind_barrier:
+        # the ends' (p, k) are the step's (what it can lose through the target); the sentence says the target's own
+        ends_p, ends_k = ctx.proposal.p, ctx.proposal.k
+        p_low, p_high = (ends_p.low, ends_p.high) if isinstance(ends_p, Range) else (ctx.p, ctx.p)
+        k_low, k_high = (ends_k.low, ends_k.high) if isinstance(ends_k, Range) else (ctx.given_k, ctx.given_k)
+        p = _span(pct(p_low), pct(p_high))
     if math.isinf(k_low) and math.isinf(k_high):
         change = f"Removing {ctx.target} ({p} of {scope})"
     else:

@@ -2,6 +2,7 @@
 
 What it checks: `flags.barrier` with `critical_path` (the target runs on the rank the others wait for). Remeasure
 unless the collective was profiled (`wait_fraction`, the share of the step ranks spend waiting in the barrier).
+Without `critical_path`, a faster compute target the step cannot see (below).
 
 Why it matters: with a barrier the step is set by the slowest rank, so a straggler's 2% is not 2% of one GPU's
 work: it is 2% times every rank waiting. A single-GPU profile computed p against the wrong denominator. Profile
@@ -21,19 +22,49 @@ transfer left (p − wait) does not pay at k, the answer is fund_if a trace show
 With the collective's own wait measured (`target_wait`, given or read from all ranks' traces) the split is known:
 info, and the value is the transfer's alone (collective_wait names the wait).
 
+A compute target off the critical path (`critical_path` false: it runs on a rank that waits for the straggler) saves
+the step nothing when it gets faster: its rank only waits longer in the collective. The value of the work is the
+step's saving (rules.context `barrier_step`, one figure for every stage), so this is a redirect to the compute of the
+rank that sets the step, with how much longer the target's rank would wait. With each rank's compute measured
+(`arrivals`, read from all ranks' traces) the step after the change is the latest arrival over the ranks: on the
+straggler, the saving stops where the next-slowest rank's compute sets the step (the amdahl and ceiling findings
+say which rank).
+
 Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profile: remeasure across all ranks.
+gemm_v1 on rank 1 of 8, rank 6 the straggler: 2× faster, rank 1 waits 1.2 ms more and the 3.4 ms step saves
+nothing. gemm_v2, 3.12 ms of the straggler's 3.276 ms of compute, 2× faster: the step reaches 2.651 ms, not
+1.847 ms, where rank 0's 2.52 ms sets it.
 """
 
 from __future__ import annotations
 
 import math
 
-from worthit.rules.context import PASSING, Context, Example, break_even, condition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import k_text, num, pct, times
+from worthit.rules.context import PASSING, BarrierStep, Context, Example, break_even, condition, opposition
+from worthit.rules.model import Barrier, Figure, Finding, Range
+from worthit.rules.text import k_text, ms, num, pct, times
 
 ID = "barrier_denominator"
 STAGE = "trust"
+
+_OFF = {"ranks": 8, "critical_path": False}
+# Eight ranks measured: rank 6 the straggler (3.276 ms of compute in a 3.407 ms step), the others 2.52 ms
+_MEASURED = {"ranks": 8, "wait_fraction": 0.194, "straggler": 6, "step_ms": 3.407}
+# gemm_v1 on rank 1 (2.4 ms of its 2.52): off the straggler's path
+_RANK_1 = {
+    **_MEASURED,
+    "critical_path": False,
+    "rank": 1,
+    "target_ms": 2.4,
+    "arrivals": [{"rank": 1, "compute_ms": 2.52, "target_ms": 2.4}, {"rank": 6, "compute_ms": 3.276}],
+}
+# gemm_v2 on the straggler (3.12 ms of its 3.276): rank 0's 2.52 ms caps its saving
+_RANK_6 = {
+    **_MEASURED,
+    "rank": 6,
+    "target_ms": 3.12,
+    "arrivals": [{"rank": 6, "compute_ms": 3.276, "target_ms": 3.12}, {"rank": 0, "compute_ms": 2.52}],
+}
 
 EXAMPLES = (
     Example(
@@ -59,14 +90,45 @@ EXAMPLES = (
         fires=True,
         figures={"p_distributed": 0.05, "rank_p": 0.02, "rank_time_paid_ms": 20.0},
     ),
-    Example({"p": 0.02, "k": 2, "flags": {"barrier": {"ranks": 8, "critical_path": False}}}, fires=False),
+    Example(
+        {"target": "gemm", "p": 0.02, "k": 10, "baseline_ms": 100, "flags": {"barrier": _OFF}},
+        fires=True,
+        verdict="redirect",
+        figures={"step_saving": 0.0, "longer_wait_ms": 1.8},
+    ),
+    Example(
+        {"target": "gemm_v1", "p": 0.7044, "k": 2, "baseline_ms": 3.407, "flags": {"barrier": _RANK_1}},
+        fires=True,
+        verdict="redirect",
+        figures={"step_saving": 0.0, "longer_wait_ms": 1.2, "step_setter": 6, "step_setter_ms": 3.276},
+    ),
+    Example(
+        {
+            "target": "gemm_v2",
+            "p": 0.9158,
+            "k": 2,
+            "baseline_ms": 3.407,
+            "cost_weeks": 2,
+            "flags": {"barrier": _RANK_6},
+        },
+        fires=True,
+        decision="fund",
+        figures={"next_rank": 0, "next_rank_ms": 2.52, "step_saving": 0.2219},
+    ),
+    Example({"target": "gemm", "p": 0.02, "k": 0.5, "flags": {"barrier": _OFF}}, fires=False),
 )
 
 
 def check(ctx: Context) -> Finding | None:
-    """Remeasure a share taken on one rank when the target sits on a barrier's critical path."""
+    """Remeasure a share taken on one rank when the target sits on a barrier's critical path; oppose a faster
+    compute target the step behind the barrier cannot see (its rank waits for the straggler)."""
     barrier = ctx.proposal.flags.barrier
-    if barrier is None or not barrier.critical_path:
+    if barrier is None:
+        return None
+    step = ctx.barrier_step
+    if step is not None and ctx.step_unseen:
+        return _unseen(ctx, barrier, step)
+    if not barrier.critical_path:
         return None
     figures: dict[str, Figure] = {
         "ranks": barrier.ranks,
@@ -99,6 +161,9 @@ def check(ctx: Context) -> Finding | None:
             "rank_time_paid_ms": barrier.target_ms * barrier.ranks,
             "rank_time_paid": p_distributed * barrier.ranks,
         }
+        if step is not None and step.setter is not None and step.after_ms is not None:
+            # the straggler's saving stops where the next-slowest rank sets the step (amdahl and ceiling say it)
+            figures |= {"next_rank": step.setter, "next_rank_ms": step.after_ms, "step_saving": step.saving}
         on_rank = f"{pct(barrier.rank_p)} of one rank's device activity but " if barrier.rank_p else ""
         who = f"rank {barrier.straggler}" if barrier.straggler is not None else "the straggler"
         return Finding(
@@ -138,6 +203,56 @@ def check(ctx: Context) -> Finding | None:
             f"ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) and re-run p."
         )
     return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)
+
+
+def _unseen(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
+    """A faster compute target the step does not see: its rank waits for the straggler, which still sets the step
+    (measured per rank: `arrivals`; stated: `critical_path` false), so the rank only waits longer. A redirect to the
+    compute of the rank that sets the step (`Context.alternative`) — not to another phase of the target's rank, which
+    waits as well; info where the value of the work rests on something else (a strategic workload, a memory fix)."""
+    stated = ctx.proposal.k
+    # a range of k is said at its high end (the most waiting), never at its midpoint
+    k = stated.high if isinstance(stated, Range) else ctx.k
+    cut = 1.0 if math.isinf(k) else 1.0 - 1.0 / k
+    how = "removed" if math.isinf(k) else f"at {'up to ' if isinstance(stated, Range) else ''}{times(k)}"
+    figures: dict[str, Figure] = {
+        "ranks": barrier.ranks,
+        "p": ctx.p,
+        "step_saving": max(step.saving, 0.0),
+        "end_to_end_saving": ctx.run_saving,
+    }
+    if step.own_ms is not None and step.setter is not None and barrier.step_ms is not None:
+        longer = step.own_ms * cut
+        figures |= {
+            "rank": barrier.rank,
+            "straggler": barrier.straggler,
+            "step_setter": step.setter,
+            "step_setter_ms": step.after_ms,
+            "step_ms": barrier.step_ms,
+            "longer_wait_ms": longer,
+        }
+        who = f"rank {barrier.rank}" if barrier.rank is not None else "its rank"
+        head = (
+            f"{ctx.target} is off the straggler's path: {how} {who} waits {ms(longer)} more in the collective and "
+            f"the {ms(barrier.step_ms)} step saves nothing"
+        )
+    else:
+        base = ctx.baseline_ms
+        longer_ms = ctx.p * base * cut if base is not None else None
+        figures["longer_wait_ms"] = longer_ms
+        waits = f"waits {ms(longer_ms)} more" if longer_ms is not None else "only waits longer"
+        head = (
+            f"{ctx.target}'s {pct(ctx.p)} is off the critical path of the {num(barrier.ranks)}-rank barrier: {how} "
+            f"its rank {waits} for the slowest and the step saves nothing"
+        )
+    if ctx.worth.clears:
+        return Finding(rule=ID, effect="info", stage="worth", figures=figures, message=f"{head}.")
+    if ctx.alternative is None:  # not measured per rank: the slowest rank's compute, unnamed
+        message = f"{head}; the slowest rank's compute is where the effort belongs."
+        return Finding(rule=ID, effect="opposes", verdict="redirect", stage="worth", figures=figures, message=message)
+    finding = opposition(ctx, ID, head, figures)  # the compute of the rank that sets the step (Context.alternative)
+    finding.stage = "worth"  # what the work is worth, not whether p can be trusted
+    return finding
 
 
 def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding | None:

@@ -102,6 +102,8 @@ def check(ctx: Context) -> Finding | None:
             f"follow-up, and {at_zero}, the {pct(ctx.wait_share)} spent waiting for the "
             f"slowest rank untouched"
         )
+    elif ctx.barrier_step is not None and ctx.k > 1:
+        head = _behind_barrier(ctx, figures, p, at_zero)
     elif math.isinf(ctx.k):
         head = f"Removing {ctx.target} takes all of its {pct(ctx.p)} of {noun}, the ceiling of {floor}"
     elif ctx.k <= 1:
@@ -115,11 +117,30 @@ def check(ctx: Context) -> Finding | None:
     return Finding(rule=ID, effect="info", figures=figures, message=f"{head}{after}.")
 
 
+def _behind_barrier(ctx: Context, figures: dict[str, Figure], p: float, at_zero: str) -> str:
+    """The ceiling of a compute target behind a barrier: what the step can lose through it (`p`, the acted share),
+    never more than the next-slowest rank lets it, and the rank that then sets the step."""
+    step, f, base = ctx.barrier_step, ctx.amdahl, ctx.baseline_ms
+    setter = step.floor_setter if step is not None else None
+    figures |= {"target_p": ctx.p, "floor_setter": setter}
+    where = f", where rank {setter} sets it" if setter is not None else ""
+    if p <= 0:
+        return f"Behind the barrier the step loses nothing through {ctx.target}'s {pct(ctx.p)}: {at_zero}{where}"
+    left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of the step"
+    how = "removed" if math.isinf(ctx.k) else f"at {times(ctx.k)}"
+    return (
+        f"Behind the barrier the step can lose {pct(p)} of itself through {ctx.target}'s {pct(ctx.p)}: {how} it "
+        f"captures {pct(f.headroom_captured)} of that, leaving {left} for any follow-up, and {at_zero}{where}"
+    )
+
+
 def _next_bottleneck(ctx: Context, figures: dict[str, Figure]) -> str:
     """Where the bottleneck goes after the change, as a clause (empty when the breakdown cannot say)."""
     target = ctx.target_phase
     if target is None or ctx.proposal.breakdown_scope != "measured" or not ctx.breakdown_total:
         return ""
+    if ctx.barrier_step is not None:
+        return ""  # the breakdown is one rank's; behind the barrier another rank sets the step (said with the floor)
     new_target = target.ms / ctx.k
     new_total = ctx.breakdown_total - (target.ms - new_target)
     if ctx.more_targets or ctx.wait_share:

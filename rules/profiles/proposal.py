@@ -11,17 +11,29 @@ This module is the readers' only link to the engine (tests/unit/test_layers.py p
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 
 from worthit.rules.errors import InvalidInput
-from worthit.rules.model import HOST_WAIT, INPUT_WAIT, UNACCOUNTED, Barrier, Flags, PhaseKind, Proposal
+from worthit.rules.model import (
+    HOST_WAIT,
+    INPUT_WAIT,
+    MAX_ARRIVALS,
+    UNACCOUNTED,
+    Arrival,
+    Barrier,
+    Flags,
+    PhaseKind,
+    Proposal,
+)
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, rest_name
 from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
 from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.lookup import check_glob_work, exact_phase, find_phase
-from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures
+from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures, StepFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.steps import of_steps, select_steps
 
@@ -230,8 +242,9 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
 
     With `proposal.steps`, only those steps of the profile are measured. A distributed profile measures `p` on
     the rank the target runs on (the straggler first) against the step every rank waits for, and sets
-    `flags.barrier` from the measured barrier. Raises InvalidInput at `/target` when the target names no phase, or
-    several (listing candidates).
+    `flags.barrier` from the measured barrier, with each rank's arrival at the collective for a compute kernel
+    (`_arrivals`: the engine caps the saving where another rank then sets the step). Raises InvalidInput at
+    `/target` when the target names no phase, or several (listing candidates).
     """
     if proposal.target is None:
         raise InvalidInput("Expected `target` naming a phase of the profile", "/target")
@@ -353,8 +366,77 @@ def _on_a_rank(target: str, ordered: list[RankFigures], b: Breakdown) -> tuple[R
     raise InvalidInput(detail, "/target") from first_error
 
 
+def _arrivals(b: Breakdown, steps: list[StepFigures], name: str) -> list[Arrival] | None:
+    """Each rank's arrival at the collective per step — its compute, and the target's (`name`) time in it — over the
+    steps the target's rank is measured on (`steps`; the whole window when the run has no steps), bounded to the ranks
+    that set the step at some k (`setting_ranks`): the engine computes the step after the change from them."""
+    numbers = {s.number for s in steps}
+    lines: list[Arrival] = []
+    if numbers:
+        per_rank: dict[int, list[StepFigures]] = {}
+        for step in b.step_figures:
+            if step.rank is not None and step.number in numbers:
+                per_rank.setdefault(step.rank, []).append(step)
+        for rank, kept in per_rank.items():
+            compute = sum(s.activity.compute_ns for s in kept) / len(kept) / 1e6
+            target = sum(s.phases.get(name, 0) for s in kept) / len(kept) / 1e6
+            lines.append(Arrival(rank=rank, compute_ms=compute, target_ms=min(target, compute)))
+    else:
+        for whole in b.ranks:
+            if whole.activity is None:
+                continue
+            compute = whole.activity.compute_ns / 1e6
+            target = sum(x.total_ns for x in whole.phases if x.name == name) / 1e6
+            lines.append(Arrival(rank=whole.rank, compute_ms=compute, target_ms=min(target, compute)))
+    return setting_ranks(lines) or None
+
+
+def setting_ranks(lines: list[Arrival], limit: int = MAX_ARRIVALS) -> list[Arrival]:
+    """The ranks whose arrival is the latest for some k: the upper envelope of the lines compute − target · c over
+    c = 1 − 1/k ≤ 1 (c < 0 for a slower target), in the order they take over as c grows, at most `limit`.
+
+    The straggler tops it at c = 0; as the target's share of each rank is removed, ranks with less of it take over;
+    as it slows, ranks with more. The rest never set the step, so the engine needs no more than these. Past `limit`
+    (never on real runs: the envelope of hundreds of ranks is a handful), the slowdown side is dropped first, then
+    the ranks past the limit on the speedup side are merged into one line no lower than any of them for c ≥ 0 (their
+    latest compute, their least target time): the step after is then never under-counted."""
+    ordered = sorted(lines, key=lambda a: (-a.target_ms, -a.compute_ms, a.rank))
+    hull: list[Arrival] = []
+    starts: list[float] = []  # the c from which each line of `hull` is the latest arrival
+    for line in ordered:
+        if hull and hull[-1].target_ms == line.target_ms:
+            continue  # as much target time, an earlier (or the same, a higher rank's) arrival: never the latest alone
+        start = -math.inf
+        while hull:
+            top = hull[-1]
+            start = (top.compute_ms - line.compute_ms) / (top.target_ms - line.target_ms)
+            if start > starts[-1]:
+                break
+            hull.pop()
+            starts.pop()
+            start = -math.inf
+        hull.append(line)
+        starts.append(start)
+    kept = [line for line, start in zip(hull, starts, strict=True) if start < 1.0]
+    kept_starts = [start for start in starts if start < 1.0]
+    # the lines whose turn ends at or before c = 0 only matter for a slower target: dropped first
+    while len(kept) > limit and len(kept_starts) > 1 and kept_starts[1] <= 0:
+        kept.pop(0)
+        kept_starts.pop(0)
+    if len(kept) > limit:
+        rest = kept[limit - 1 :]
+        merged = Arrival(
+            rank=rest[0].rank,
+            compute_ms=max(a.compute_ms for a in rest),
+            target_ms=min(a.target_ms for a in rest),
+        )
+        kept = [*kept[: limit - 1], merged]
+    return kept
+
+
 def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: BarrierFigures) -> Proposal:
-    """p of a target in a distributed run: its time on its rank over the step all ranks wait for."""
+    """p of a target in a distributed run: its time on its rank over the step all ranks wait for; for a compute
+    kernel, each rank's arrival at the collective with the target's time in it (`_arrivals`)."""
     ordered = sorted(b.ranks, key=lambda r: r.rank != barrier.straggler)
     rank, found = _on_a_rank(target, ordered, b)
     steps = [s for s in b.step_figures if s.rank == rank.rank]
@@ -392,6 +474,8 @@ def _distributed(proposal: Proposal, target: str, b: Breakdown, barrier: Barrier
         target_ms=target_ns / count / 1e6,
         rank_p=min(phase.total_ns * exposed / busy, 1.0) if busy and phase.total_ns else None,
         target_wait=target_wait,
+        rank=rank.rank,
+        arrivals=_arrivals(b, steps, found.name) if phase.kind == "kernel" else None,
     )
     scale = 1 / count  # the rank's figures per step
     sizes = [exposed_ns(x, factors) for x in parts]
@@ -425,4 +509,5 @@ __all__ = [
     "device_waits",
     "fold_proposal_phases",
     "proposal_from_profile",
+    "setting_ranks",
 ]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from worthit.rules.model import AmdahlFigures, Phase, Proposal
+from worthit.rules.model import AmdahlFigures, Phase, Proposal, Range
 from worthit.rules.text import label, ms, pct, times
 
 __all__ = [
@@ -227,12 +227,42 @@ def decision_bars(proposal: Proposal, figures: AmdahlFigures) -> tuple[list[Bar]
     total = sum(s.value for s in before)
     new_total = sum(s.value for s in after)
     floor = total - sum(s.value for s in before if s.highlight)
+    acted = _acted(proposal, figures, unit, total)
+    if acted is not None:
+        # The decision's (p, k) is not the target's own (a barrier's next-slowest rank, a collective's wait, several
+        # targets): its saving comes off the target, so the after bar is the decision's new time, and the ceiling its.
+        saving, ceiling = acted
+        after = [Segment(s.phase, max(s.value - saving, 0.0) if s.highlight else s.value, s.highlight) for s in before]
+        new_total = sum(s.value for s in after)
+        floor = total / ceiling if ceiling else 0.0
     bars = [
         Bar("before", tuple(before), caption=_amount(total, unit)),
         Bar("after", tuple(after), caption=f"{_amount(new_total, unit)} ({times(_ratio(total, new_total))})"),
     ]
     marker = Marker(floor, f"ceiling {_amount(floor, unit)} ({times(_ratio(total, floor))})") if total > 0 else None
     return bars, marker, unit
+
+
+def _acted(proposal: Proposal, figures: AmdahlFigures, unit: str, total: float) -> tuple[float, float | None] | None:
+    """The decision's saving (in the chart's unit) and ceiling when its figures are of the change as one (p, k) other
+    than the target's own (`Context.acted`: their p is not the proposal's); None otherwise."""
+    if not _of_the_change(proposal, figures):
+        return None
+    if unit == "ms" and figures.saving_ms is not None:
+        if not math.isclose(total, figures.baseline_ms or total, rel_tol=1e-9):
+            return None  # a breakdown of another scope than the figures': drawn as given
+        return figures.saving_ms, figures.ceiling_speedup
+    if unit == "share":
+        return figures.saving_fraction, figures.ceiling_speedup
+    return None
+
+
+def _of_the_change(proposal: Proposal, figures: AmdahlFigures) -> bool:
+    """Whether the figures are of the change as one (p, k) rather than the target's own: their p is not the
+    proposal's (a barrier's cap, a collective's transfer, several targets)."""
+    p = proposal.p
+    point = (p.low + p.high) / 2 if isinstance(p, Range) else p
+    return point is not None and not math.isclose(figures.p, point, rel_tol=1e-9)
 
 
 def _unlisted(proposal: Proposal, phases: Sequence[Phase]) -> float:
@@ -252,6 +282,8 @@ def decision_chart(proposal: Proposal, figures: AmdahlFigures) -> str:
     bars, marker, unit = decision_bars(proposal, figures)
     name = label(proposal.target) if proposal.target else "the target"
     k = _k(figures)
+    if _of_the_change(proposal, figures) and isinstance(proposal.k, float | int | str):
+        k = math.inf if proposal.k == "inf" else float(proposal.k)  # the title says the target's own k
     change = "removing" if math.isinf(k) else f"making {name} {times(k)} faster"
     title = f"Time before and after {change}" + (f" {name}" if math.isinf(k) else "")
     return stacked_bars(bars, unit=unit, title=title, markers=[marker] if marker else [])

@@ -123,13 +123,16 @@ def _judged(evaluation: Evaluation) -> Row | None:
 
 def _acted_on(evaluation: Evaluation) -> str:
     """The time the headroom is of, as the amdahl finding says the change (`Context.acted`): the target's own, a
-    collective's transfer without the wait for the slowest rank, or several targets' together."""
+    collective's transfer without the wait for the slowest rank, several targets' together, or behind a barrier what
+    the step can lose through the target (the next-slowest rank caps it)."""
     said = finding(evaluation, "amdahl")
     figures = said.figures if said is not None else {}
     if figures.get("more_p_1") is not None:
         return "the targets' own time"
     if figures.get("target_wait") is not None:
         return "the transfer's own time"
+    if figures.get("behind_barrier"):
+        return "what the step can lose through the target"
     return "the target's own time"
 
 

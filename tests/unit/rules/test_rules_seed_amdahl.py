@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence, finding, fired, review
+from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence, finding, review
 from worthit.rules.model import Phase, Proposal
 from worthit.rules.plans import plan
 from worthit.rules.policy import default_policy
@@ -331,11 +331,26 @@ def test_q14_straggler_on_a_barrier_critical_path_remeasure() -> None:
     assert "NCCL" in evaluation.statement
 
 
-def test_q14_flip_off_the_critical_path_or_profiled_collectively() -> None:
-    """The same 2% off the critical path, or with the collective profiled, is judged on its arithmetic: fund."""
-    off = review({**STRAGGLER, "flags": {"barrier": {"ranks": 8, "critical_path": False}}})
-    assert off.verdict == "fund"
-    assert "barrier_denominator" not in fired(off)
+def test_q14_off_the_critical_path_the_step_saves_nothing() -> None:
+    """The same 2% off the critical path runs on a rank that waits for the slowest: 10× faster, that rank waits
+    longer and the step, which the slowest rank sets, saves nothing — a redirect to the slowest rank's compute, not a
+    fund on a saving the step cannot see. Slower, it is counted in full (the rank's slack is not stated)."""
+    off = review({**STRAGGLER, "baseline_ms": 100, "flags": {"barrier": {"ranks": 8, "critical_path": False}}})
+    assert off.verdict == "redirect"
+    assert off.deciding_rule == "barrier_denominator"
+    assert off.amdahl.saving_fraction == 0
+    assert off.amdahl.new_ms == 100
+    assert off.amdahl.ceiling_speedup == 1
+    figures = finding(off, "barrier_denominator").figures
+    assert figures["longer_wait_ms"] == pytest.approx(100 * 0.02 * 0.9, rel=TIGHT)  # 1.8 ms more waiting
+    assert "1.8 ms more" in off.statement
+    assert "saves nothing" in off.statement
+    slower = review({**STRAGGLER, "k": 0.5, "flags": {"barrier": {"ranks": 8, "critical_path": False}}})
+    assert slower.amdahl.saving_fraction == pytest.approx(-0.02, rel=TIGHT)
+
+
+def test_q14_flip_profiled_collectively() -> None:
+    """With the collective profiled, the 2% on the critical path is judged on its arithmetic: fund."""
     profiled = review({**STRAGGLER, "flags": {"barrier": {"ranks": 8, "wait_fraction": 0.3}}})
     assert profiled.verdict == "fund"
     assert finding(profiled, "barrier_denominator").effect == "info"
