@@ -290,18 +290,32 @@ class Context:
             return None
         p_low, p_high = (p.low, p.high) if isinstance(p, Range) else (self.p, self.p)
         k_low, k_high = (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k)
-        if self.behind_barrier:
+        corners = self.corners
+        if self.behind_barrier and corners is not None:
             # the step's saving behind a barrier is not p · (1 − 1/k): each end's figures are its own context's
-            low, high = ((p_low, k_low), (p_high, k_high))
-            return (
-                context(proposal, self.policy, *low, verdict_only=True, like=self).amdahl,
-                context(proposal, self.policy, *high, verdict_only=True, like=self).amdahl,
-            )
+            return corners[(p_low, k_low)].amdahl, corners[(p_high, k_high)].amdahl
         base, weeks = self.baseline_ms, self.worth.cost.weeks
         return (
             amdahl.figures(p_low, derived_k(proposal, p_low, k_low, base), baseline_ms=base, cost_weeks=weeks),
             amdahl.figures(p_high, derived_k(proposal, p_high, k_high, base), baseline_ms=base, cost_weeks=weeks),
         )
+
+    @lazy
+    def corners(self) -> dict[tuple[float, float], Context] | None:
+        """With p or k a range, the context at each corner of its box, keyed by (p, k) as the proposal states them
+        (k derived again at each, as every figure there uses it): what a figure quoted across the range reads, never
+        the midpoint's. Two corners when one input is a single value; None when neither is a range."""
+        proposal = self.proposal
+        p, k = proposal.p, proposal.k
+        if not isinstance(p, Range) and not isinstance(k, Range):
+            return None
+        ps = (p.low, p.high) if isinstance(p, Range) else (self.p,)
+        ks = (k.low, k.high) if isinstance(k, Range) else (self.given_k,)
+        return {
+            (p_at, k_at): context(proposal, self.policy, p_at, k_at, verdict_only=True, like=self)
+            for p_at in ps
+            for k_at in ks
+        }
 
     @lazy
     def baseline_ms(self) -> float | None:

@@ -233,6 +233,51 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
         Proposal,
     )
 )
+@example(  # decode at 60-90% with a draft model: added_work said "the run saves 31.7%", the midpoint's (p 75%); now
+    # 25.4-38.1%, each end a figure
+    proposal=msgspec.convert(
+        {
+            "target": "decode",
+            "p": {"low": 0.6, "high": 0.9},
+            "k": 2.77,
+            "baseline_ms": 1000,
+            "cost_weeks": 4,
+            "added_work": {
+                "speculative": {"draft_tokens": 4, "acceptance": 0.7, "draft_cost": 0.1, "verify_cost": 1.2}
+            },
+        },
+        Proposal,
+    )
+)
+@example(  # gemm 5-30% at 2x with 6 ms added: 0.59-1.43x end to end, the run saving up to 9% or losing up to 3.5%
+    proposal=msgspec.convert(
+        {
+            "target": "gemm",
+            "p": {"low": 0.05, "high": 0.3},
+            "k": 2,
+            "baseline_ms": 100,
+            "cost_weeks": 2,
+            "added_work": {"phases": [{"name": "dequantize", "ms": 6}]},
+        },
+        Proposal,
+    )
+)
+@example(  # 40% of device activity, 10% of the run, 2-4x with 2 ms added: "the run saves 4.5-7%", figures of the run's
+    # scope that amdahl's ends (18-28% of device activity) do not hold
+    proposal=msgspec.convert(
+        {
+            "target": "gemm",
+            "p": 0.4,
+            "p_end_to_end": 0.1,
+            "scope": {"measured": "device_activity"},
+            "k": {"low": 2, "high": 4},
+            "baseline_ms": 100,
+            "cost_weeks": 1,
+            "added_work": {"phases": [{"name": "dequantize", "ms": 2}]},
+        },
+        Proposal,
+    )
+)
 @example(  # "costs 3 engineer-weeks, not 1, so": the clause's comma was read as part of a number "1,"
     proposal=msgspec.convert(
         {"target": "rope", "p": 0.02, "k": 3, "cost_weeks": 1, "flags": {"portability": "vendor_specific"}}, Proposal
@@ -240,17 +285,18 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
 )
 def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: Proposal) -> None:
     """No statement prints a number that no figure of the decision (or the proposal itself) holds, as printed; nor
-    does the range sentence of a ranged proposal's `amdahl` finding, which speaks for a ranged fund and answers
-    stage 2 whenever the saving carries the decision."""
+    do the range sentences of a ranged proposal's `amdahl` and `added_work` findings, which speak for a ranged fund
+    and answer stage 2 whenever the saving carries the decision."""
     evaluation = evaluate(proposal, POLICY)
     shown = _shown_values(evaluation, proposal)
     printed = NUMBER.findall(evaluation.statement)
     missing = [number for number in printed if number not in shown]
     assert not missing, (missing, evaluation.deciding_rule, evaluation.statement)
     if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
-        ranged = next(finding.message for finding in evaluation.findings if finding.rule == "amdahl")
-        missing = [number for number in NUMBER.findall(ranged) if number not in shown]
-        assert not missing, (missing, ranged)
+        # added_work's sentence quotes the range's ends as well, and speaks first for a ranged fund it carries
+        for ranged in (finding.message for finding in evaluation.findings if finding.rule in ("amdahl", "added_work")):
+            missing = [number for number in NUMBER.findall(ranged) if number not in shown]
+            assert not missing, (missing, ranged)
 
 
 @SETTINGS
