@@ -278,6 +278,34 @@ def _shown_values(evaluation: Evaluation, proposal: Proposal) -> set[str]:
         Proposal,
     )
 )
+@example(  # softmax measured on the straggler behind a barrier, unseen once rank 0 sets the step: "its 68.1 µs saving
+    # is unseen once rank 0's 2.5 ms of compute sets the step", each number a figure of barrier_denominator's
+    proposal=msgspec.convert(
+        {
+            "target": "gemm_v2",
+            "p": 0.9158,
+            "k": 2,
+            "baseline_ms": 3.407,
+            "cost_weeks": 22.5,
+            "more_targets": [{"name": "softmax", "p": 0.04, "k": 2}],
+            "flags": {
+                "barrier": {
+                    "ranks": 8,
+                    "wait_fraction": 0.194,
+                    "straggler": 6,
+                    "step_ms": 3.407,
+                    "rank": 6,
+                    "target_ms": 3.12,
+                    "arrivals": [
+                        {"rank": 6, "compute_ms": 3.276, "target_ms": 3.12},
+                        {"rank": 0, "compute_ms": 2.52},
+                    ],
+                }
+            },
+        },
+        Proposal,
+    )
+)
 @example(  # "costs 3 engineer-weeks, not 1, so": the clause's comma was read as part of a number "1,"
     proposal=msgspec.convert(
         {"target": "rope", "p": 0.02, "k": 3, "cost_weeks": 1, "flags": {"portability": "vendor_specific"}}, Proposal
