@@ -340,12 +340,30 @@ def test_every_number_in_a_statement_is_one_of_the_decisions_figures(proposal: P
         {"target": "rope", "p": {"low": 0.01, "high": 0.045}, "k": 3, "baseline_ms": 20, "cost_weeks": 2}, Proposal
     )
 )
+@example(  # p 0.5–3% at 2× on 200 GPUs for 4 weeks: stage 2 was the midpoint's "0.88% on 200 GPUs frees 1.75 GPU-…"
+    proposal=msgspec.convert(
+        {
+            "target": "attention",
+            "p": {"low": 0.005, "high": 0.03},
+            "k": 2,
+            "cost_weeks": 4,
+            "flags": {"fleet_gpus": 200},
+        },
+        Proposal,
+    )
+)
 def test_a_straddling_range_never_answers_a_stage_with_the_midpoints_objection(proposal: Proposal) -> None:
     """Stages 2 and 3 never quote a finding that the range's break-even set aside (it holds at one point of the
-    range, not across it), and what they say instead prints only numbers a figure of the decision, of the stage
-    itself, or the proposal holds."""
+    range, not across it), nor the midpoint's value on a fleet, and what they say instead prints only numbers a
+    figure of the decision, of the stage itself, or the proposal holds."""
     evaluation = evaluate(proposal, POLICY)
     set_aside = {finding.message for finding in evaluation.findings if finding.overridden_by == "uncertainty"}
+    if any(finding.rule == "uncertainty" for finding in evaluation.findings):
+        set_aside |= {
+            finding.message
+            for finding in evaluation.findings
+            if finding.rule == "fleet_multiplication" and finding.effect == "supports"
+        }
     said = {finding.message for finding in evaluation.findings}
     shown = _shown_values(evaluation, proposal)
     for stage in (evaluation.reasoning or [])[1:3]:
