@@ -17,6 +17,7 @@ the allocation and copies that take 85% of the run.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
@@ -115,11 +116,17 @@ def check(ctx: Context) -> Finding | None:
             "work carries",
         )
     if saving < 0 and ctx.stated_k is not None:
-        # the work the change adds (a draft model, a dequantize) is why: said, against the k the proposal states
+        # the work the change adds (a draft model, a dequantize) is why: said, against the k the proposal states; a
+        # range from its lowest corner to its highest, never at the midpoint, which nobody proposed
         figures |= {"stated_k": ctx.stated_k, "effective_k": ctx.k}
+        corners = None if ctx.verdict_only else ctx.corners
+        points = list(corners.values()) if corners is not None else [ctx]
+        derived = _ends(figures, "effective_k", [point.k for point in points], times)
+        stated = _ends(figures, "stated_k", [point.given_k for point in points], times)
+        longer = _ends(figures, "end_to_end_loss", [-point.run_saving for point in points], pct)
         head = (
-            f"Counting the work it adds, {ctx.target} ends up {times(ctx.k)} as fast, not the {times(ctx.stated_k)} "
-            f"stated, and the run {pct(-saving)} longer, so there is nothing to win"
+            f"Counting the work it adds, {ctx.target} ends up {derived} as fast, not the {stated} stated, and the "
+            f"run {longer} longer, so there is nothing to win"
         )
     elif saving < 0:
         head = (
@@ -167,3 +174,13 @@ def _fleet_ends(ctx: Context, figures: dict[str, Figure]) -> tuple[float, float,
     if gpu_count(money_low.gpus) != gpu_count(money_high.gpus):
         freed = f"{gpu_count(money_low.gpus)}–{gpu_count(money_high.gpus)} GPU-equivalents"
     return low.run_saving, high.run_saving, freed, span_of(usd(value_low), usd(value_high))
+
+
+def _ends(figures: dict[str, Figure], name: str, values: list[float], say: Callable[[float], str]) -> str:
+    """A figure over a range's corners as said, `0.536–0.909×` (its lowest and highest put in `figures` as
+    `name_low` and `name_high`), or the one value."""
+    low, high = min(values), max(values)
+    if say(low) == say(high):
+        return say(low)
+    figures |= {f"{name}_low": low, f"{name}_high": high}
+    return span_of(say(low), say(high))

@@ -327,7 +327,7 @@ def test_speculative_decoding_on_a_ranged_share_states_the_saving_at_the_ranges_
 
 def test_added_work_that_leaves_a_ranged_target_slower_states_its_k_across_the_range() -> None:
     """gemm 5–10% of 100 ms at 1.5–2× with 6 ms of repack added: T / (T/k + 6) is 5 / (5/1.5 + 6) = 0.536 at the low
-    corner and 10 / (10/2 + 6) = 0.909 at the high one; the finding said the midpoint's 0.73×, not 1.75×."""
+    corner and 10 / (10/2 + 6) = 0.909 at the high one; the findings said the midpoint's 0.73×, not 1.75×."""
     evaluation = review(
         {
             "target": "gemm",
@@ -343,6 +343,18 @@ def test_added_work_that_leaves_a_ranged_target_slower_states_its_k_across_the_r
     assert added.figures["effective_k_low"] == pytest.approx(5 / (5 / 1.5 + 6))
     assert added.figures["effective_k_high"] == pytest.approx(10 / (10 / 2 + 6))
     assert "so gemm ends up 0.54–0.91× as fast (slower), not 1.5–2×" in added.message
+    # the statement is noise_floor's, which said the midpoint's "0.729× as fast, not the 1.75× stated, and the run
+    # 2.8% longer": the run loses p/k + 6% − p, 5/1.5 + 6 − 5 = 4.33 ms at the low corner and 10/2 + 6 − 10 = 1 ms
+    # at the high one
+    loss_low, loss_high = 0.05 / 1.5 + 0.06 - 0.05, 0.1 / 2 + 0.06 - 0.1
+    floor = finding(evaluation, "noise_floor")
+    assert floor.figures["end_to_end_loss_low"] == pytest.approx(loss_high)
+    assert floor.figures["end_to_end_loss_high"] == pytest.approx(loss_low)
+    assert evaluation.deciding_rule == "noise_floor"
+    assert evaluation.statement == (
+        "Counting the work it adds, gemm ends up 0.536–0.909× as fast, not the 1.5–2× stated, and the run 1–4.3% "
+        "longer, so there is nothing to win."
+    )
 
 
 def test_range_bounds_come_from_all_four_corners() -> None:
