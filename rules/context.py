@@ -445,8 +445,7 @@ class Context:
         step = self.barrier_step
         if step is None or step.more_unseen <= UNSEEN or self.mix is not None:
             return None
-        scale = self.p_run / self.p if self.p > 0 else 1.0
-        return worth_of(self.proposal, self.policy, self.run_saving + scale * step.more_unseen, self.k)
+        return worth_of(self.proposal, self.policy, self.run_saving + self.on_run(step.more_unseen), self.k)
 
     @lazy
     def step_unseen(self) -> bool:
@@ -518,8 +517,14 @@ class Context:
     def acted_run_saving(self) -> float:
         """`acted`'s saving on the run's scope: the target's share of the run (`p_run`) scales every part alike."""
         p_all, k_all = self.acted
-        scale = self.p_run / self.p if self.p > 0 else 1.0
-        return amdahl.saving_fraction(min(p_all * scale, 1.0), k_all)
+        return amdahl.saving_fraction(self.on_run(p_all), k_all)
+
+    def on_run(self, share: float) -> float:
+        """A share of the measured scope as a share of the run, scaled as the target's is (`p_run` over `p`), at most
+        all of it. Divided first: a p of 5e-324 beside a p_run of 1 overflows the ratio, and 0 × ∞ is NaN."""
+        if self.p <= 0:
+            return min(share, 1.0)
+        return min(share / self.p * self.p_run, 1.0) if share else 0.0
 
     @lazy
     def mix(self) -> list[MixPart] | None:
@@ -542,10 +547,9 @@ class Context:
         else:
             return None
         p_all, k_all = self.acted
-        scale = self.p_run / self.p if self.p > 0 else 1.0
         parts: list[MixPart] = []
         for name, weight, p, k in raw:
-            part_p = p if p is not None else min(p_all * scale, 1.0)
+            part_p = p if p is not None else self.on_run(p_all)
             part_k = _part_k(k, k_all if name == measured else None)
             saving = 0.0 if part_k is None else max(amdahl.saving_fraction(part_p, part_k), 0.0)
             parts.append(MixPart(name=name, weight=weight, p=part_p, k=part_k, saving=saving))

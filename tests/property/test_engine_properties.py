@@ -495,6 +495,15 @@ def _as_json(value: object) -> object:
         },
     }
 )
+@example(  # p 5e-324 and p_end_to_end 1 off the critical path: p_run / p overflowed, the step's 0 × ∞ share was NaN
+    body={
+        "p": 5e-324,
+        "k": "inf",
+        "baseline_ms": 1.0,
+        "p_end_to_end": 1.0,
+        "flags": {"barrier": {"ranks": 2, "critical_path": False}},
+    }
+)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
     try:
