@@ -43,6 +43,7 @@ __all__ = [
     "REST_OF_TRAFFIC",
     "SCOPE_NOUN",
     "SMALLEST_P",
+    "UNSEEN",
     "Alternative",
     "BarrierStep",
     "Check",
@@ -290,18 +291,32 @@ class Context:
             return None
         p_low, p_high = (p.low, p.high) if isinstance(p, Range) else (self.p, self.p)
         k_low, k_high = (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k)
-        if self.behind_barrier:
+        corners = self.corners
+        if self.behind_barrier and corners is not None:
             # the step's saving behind a barrier is not p · (1 − 1/k): each end's figures are its own context's
-            low, high = ((p_low, k_low), (p_high, k_high))
-            return (
-                context(proposal, self.policy, *low, verdict_only=True, like=self).amdahl,
-                context(proposal, self.policy, *high, verdict_only=True, like=self).amdahl,
-            )
+            return corners[(p_low, k_low)].amdahl, corners[(p_high, k_high)].amdahl
         base, weeks = self.baseline_ms, self.worth.cost.weeks
         return (
             amdahl.figures(p_low, derived_k(proposal, p_low, k_low, base), baseline_ms=base, cost_weeks=weeks),
             amdahl.figures(p_high, derived_k(proposal, p_high, k_high, base), baseline_ms=base, cost_weeks=weeks),
         )
+
+    @lazy
+    def corners(self) -> dict[tuple[float, float], Context] | None:
+        """With p or k a range, the context at each corner of its box, keyed by (p, k) as the proposal states them
+        (k derived again at each, as every figure there uses it): what a figure quoted across the range reads, never
+        the midpoint's. Two corners when one input is a single value; None when neither is a range."""
+        proposal = self.proposal
+        p, k = proposal.p, proposal.k
+        if not isinstance(p, Range) and not isinstance(k, Range):
+            return None
+        ps = (p.low, p.high) if isinstance(p, Range) else (self.p,)
+        ks = (k.low, k.high) if isinstance(k, Range) else (self.given_k,)
+        return {
+            (p_at, k_at): context(proposal, self.policy, p_at, k_at, verdict_only=True, like=self)
+            for p_at in ps
+            for k_at in ks
+        }
 
     @lazy
     def baseline_ms(self) -> float | None:
@@ -407,18 +422,37 @@ class Context:
         barrier = self.proposal.flags.barrier
         if barrier is None or not self.behind_barrier:
             return None
+        more = self.more_targets  # shares of the same rank's step as p
         if barrier.arrivals and barrier.step_ms and barrier.target_ms:
-            return arrivals_step(barrier.arrivals, barrier.step_ms, barrier.target_ms, self.p, self.k)
+            rank = barrier.rank if barrier.rank is not None else barrier.straggler
+            return arrivals_step(barrier.arrivals, barrier.step_ms, barrier.target_ms, self.p, self.k, more, rank)
         if self.k > 1:
-            return BarrierStep(saving=0.0, ceiling=0.0, own_ms=None)
+            # Stated off the critical path: the further targets, on the same waiting rank, are no more seen; a slower
+            # one is counted in full, as a slower target is (the rank's slack is not stated).
+            faster = math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more if k > 1)
+            loss = -math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more if k < 1)
+            slowed = math.fsum(p for _, p, k in more if k < 1)
+            return BarrierStep(
+                saving=-loss, ceiling=0.0, own_ms=None, more=bool(more), more_plain=faster, slowed=slowed
+            )
         return None
+
+    @lazy
+    def more_unseen_worth(self) -> Worth | None:
+        """Behind a barrier, the value of the work if the step saw on every rank what the further targets save on the
+        one they are measured on (`BarrierStep.more_unseen`: their time on the other ranks is not measured, and the
+        decision counts what it knows). None when the step sees all they save, or with a fleet or traffic mix."""
+        step = self.barrier_step
+        if step is None or step.more_unseen <= UNSEEN or self.mix is not None:
+            return None
+        return worth_of(self.proposal, self.policy, self.run_saving + self.on_run(step.more_unseen), self.k)
 
     @lazy
     def step_unseen(self) -> bool:
         """A faster compute target whose saving the step behind a barrier does not see at all: its rank (or every
         rank running it) waits for one that still arrives as late (`barrier_step`)."""
         step = self.barrier_step
-        return step is not None and self.k > 1 and step.saving <= UNSEEN
+        return step is not None and self.k > 1 and abs(step.saving) <= UNSEEN
 
     @lazy
     def behind_barrier(self) -> bool:
@@ -458,12 +492,15 @@ class Context:
         if step is not None:
             # Behind a barrier the target's saving is the step's (`barrier_step`): the share it touches is what the
             # step can lose through it at most (nothing, off the critical path), or for a slower target the share
-            # the slowdown lands on, so that p_all · (1 − 1/k_all) is the step's saving either way.
+            # the slowdown lands on, so that p_all · (1 − 1/k_all) is the step's saving either way. The further
+            # targets are in it (`BarrierStep.more`): behind the barrier their savings are the step's too.
             own, saving = step.touched(self.k), step.saving
         else:
             own, saving = self.p - wait, amdahl.saving_fraction(self.p - wait, self.k)
-        saving += math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more)
-        p_all = min(own + math.fsum(p for _, p, _ in more), 1.0)
+        if step is None or not step.more:
+            saving += math.fsum(amdahl.saving_fraction(p, k) for _, p, k in more)
+            own += math.fsum(p for _, p, _ in more)
+        p_all = min(own, 1.0)
         if p_all <= 0 and step is not None:
             return 0.0, self.k if self.k < 1 else 1.0  # the step sees none of it: no saving, no headroom, no ceiling
         if p_all <= 0:
@@ -480,8 +517,14 @@ class Context:
     def acted_run_saving(self) -> float:
         """`acted`'s saving on the run's scope: the target's share of the run (`p_run`) scales every part alike."""
         p_all, k_all = self.acted
-        scale = self.p_run / self.p if self.p > 0 else 1.0
-        return amdahl.saving_fraction(min(p_all * scale, 1.0), k_all)
+        return amdahl.saving_fraction(self.on_run(p_all), k_all)
+
+    def on_run(self, share: float) -> float:
+        """A share of the measured scope as a share of the run, scaled as the target's is (`p_run` over `p`), at most
+        all of it. Divided first: a p of 5e-324 beside a p_run of 1 overflows the ratio, and 0 × ∞ is NaN."""
+        if self.p <= 0:
+            return min(share, 1.0)
+        return min(share / self.p * self.p_run, 1.0) if share else 0.0
 
     @lazy
     def mix(self) -> list[MixPart] | None:
@@ -504,10 +547,9 @@ class Context:
         else:
             return None
         p_all, k_all = self.acted
-        scale = self.p_run / self.p if self.p > 0 else 1.0
         parts: list[MixPart] = []
         for name, weight, p, k in raw:
-            part_p = p if p is not None else min(p_all * scale, 1.0)
+            part_p = p if p is not None else self.on_run(p_all)
             part_k = _part_k(k, k_all if name == measured else None)
             saving = 0.0 if part_k is None else max(amdahl.saving_fraction(part_p, part_k), 0.0)
             parts.append(MixPart(name=name, weight=weight, p=part_p, k=part_k, saving=saving))
@@ -655,47 +697,116 @@ class BarrierStep:
     """The rank whose arrival sets the step after the change (the lowest of equal ones)."""
     floor_setter: int | None = None
     """The rank that sets the step with the target at zero."""
+    more: bool = False
+    """The further targets (`more_targets`) are counted in `saving` and `ceiling`, through the same arrivals
+    (`arrivals_step`): rank by rank where the arrivals give their time (`more_ms`), else a faster one on the rank p is
+    measured on alone and a slower one in full; stated off the critical path, a faster one is no more seen than the
+    target."""
+    more_measured: bool = False
+    """The arrivals give the further targets' time on every rank (`more_ms`): they are counted rank by rank."""
+    more_plain: float = 0.0
+    """What the further targets that get faster save on the rank p is measured on: Σ p · (1 − 1/k), as if no barrier
+    were."""
+    more_seen: float = 0.0
+    """What the step sees of the further targets' change once the target's own is made (0: another rank then sets
+    it, and their time there is not measured)."""
+    slowed: float = 0.0
+    """The share of the step in targets made slower: what a change the step sees none of the gain of acts on."""
+
+    @property
+    def more_unseen(self) -> float:
+        """What the further targets save on the rank p is measured on that the step behind the barrier does not see,
+        their time on the other ranks not measured (0 when it is: the step's saving is then theirs as measured)."""
+        return 0.0 if self.more_measured else max(self.more_plain - self.more_seen, 0.0)
 
     def touched(self, k: float) -> float:
         """The share of the step the change acts on, as one (p, k) reads it: what the step can lose through the
-        target at most; where that is nothing (off the critical path) and the target is slower, the share whose
-        slowdown by k makes the step's loss."""
+        target (and the further targets, with `more`) at most; where that is nothing (off the critical path) and the
+        change is slower, the share whose slowdown makes the step's loss."""
+        if self.more:
+            return self.ceiling if self.ceiling > 0 or self.saving >= 0 else max(self.slowed, UNSEEN)
         if k >= 1 or self.ceiling > 0:
             return self.ceiling
         return self.saving / (1.0 - 1.0 / k)  # nothing to gain, but the slowdown can still reach the step
 
 
 def arrivals_step(
-    arrivals: Sequence[Arrival], step_ms: float, target_ms: float, p: float, k: float
+    arrivals: Sequence[Arrival],
+    step_ms: float,
+    target_ms: float,
+    p: float,
+    k: float,
+    more: Sequence[tuple[str, float, float]] = (),
+    rank: int | None = None,
 ) -> BarrierStep | None:
     """The step's saving when ranks wait at a barrier for the latest arrival, each rank's with the target's time on it
     divided by k: max over ranks of compute − target · (1 − 1/k), the target's times scaled by p over the measured p
     (`target_ms` of `step_ms`). None when that is the plain p · (1 − 1/k) at k and at zero (the target's rank stays the
-    straggler whatever k)."""
+    straggler whatever k).
+
+    `more`, the further targets as (name, p, k), p a share of the step of `rank` (the rank p is measured on; by
+    default the latest arrival), go through the same arithmetic: each rank's compute less every target's time on it
+    times 1 − 1/k. Their time on the other ranks is each arrival's `more_ms`; where no arrival gives it, it is not
+    measured, so a faster one is taken off `rank`'s arrival alone (what it saves behind the barrier at least: the step
+    sees it only while that rank arrives last), and a slower one's loss is added to the step in full."""
     own = p * step_ms
     cut = 1.0 if math.isinf(k) else 1.0 - 1.0 / k
     # each rank's target time at this p, never past its compute (a ratio first: a tiny target_ms must not overflow)
     times = [min(a.target_ms / target_ms * own, a.compute_ms) if a.target_ms else 0.0 for a in arrivals]
+    if rank is None:
+        rank = -max((a.compute_ms, -a.rank) for a in arrivals)[1]
+    measured = any(a.more_ms for a in arrivals)
+    cuts = [1.0 if math.isinf(k_at) else 1.0 - 1.0 / k_at for _, _, k_at in more]
+    at_k: list[float] = []  # each rank's further targets' time taken off (added, slower) at their k
+    at_zero: list[float] = []  # and with them removed
+    for a, t in zip(arrivals, times, strict=True):
+        if a.rank == rank:
+            spent = [share * step_ms for _, share, _ in more]
+        else:
+            spent = [(a.more_ms or {}).get(name, 0.0) for name, _, _ in more]
+        room = max(a.compute_ms - t, 0.0)
+        total = math.fsum(spent)
+        if total > room:  # the stated shares never past the rank's compute
+            spent = [value * room / total for value in spent]
+        counted = [(value, c) for value, c in zip(spent, cuts, strict=True) if measured or c >= 0]
+        at_k.append(math.fsum(value * c for value, c in counted))
+        at_zero.append(math.fsum(spent))
+    loss = (
+        0.0
+        if measured
+        else math.fsum(share * step_ms * -c for (_, share, _), c in zip(more, cuts, strict=True) if c < 0)
+    )
 
-    def latest(cut: float) -> tuple[float, int]:
-        value, rank = max((a.compute_ms - t * cut, -a.rank) for a, t in zip(arrivals, times, strict=True))
-        return value, -rank
+    def latest(cut: float, extra: Sequence[float] | None = None) -> tuple[float, int]:
+        value, setter = max(
+            (a.compute_ms - t * cut - (extra[i] if extra is not None else 0.0), -a.rank)
+            for i, (a, t) in enumerate(zip(arrivals, times, strict=True))
+        )
+        return value, -setter
 
     before, _ = latest(0.0)
-    after, setter = latest(cut)
-    floor, floor_setter = latest(1.0)
-    saving, ceiling = (before - after) / step_ms, (before - floor) / step_ms
-    plain = amdahl.saving_fraction(p, k)
-    if math.isclose(saving, plain, rel_tol=1e-9, abs_tol=1e-12) and math.isclose(ceiling, p, rel_tol=1e-9):
+    alone, _ = latest(cut)
+    after, setter = latest(cut, at_k)
+    floor, floor_setter = latest(1.0, at_zero)
+    saving, ceiling = (before - after - loss) / step_ms, (before - floor) / step_ms
+    plain = amdahl.saving_fraction(p, k) + math.fsum(amdahl.saving_fraction(share, k_at) for _, share, k_at in more)
+    reach = p + math.fsum(share for _, share, _ in more)
+    if math.isclose(saving, plain, rel_tol=1e-9, abs_tol=1e-12) and math.isclose(ceiling, reach, rel_tol=1e-9):
         return None
+    faster = math.fsum(share * c for (_, share, _), c in zip(more, cuts, strict=True) if c > 0)
     return BarrierStep(
         saving=saving,
         ceiling=ceiling,
         own_ms=own,
         before_ms=before,
-        after_ms=after,
+        after_ms=after + loss,
         setter=setter,
         floor_setter=floor_setter,
+        more=bool(more),
+        more_measured=measured,
+        more_plain=faster,
+        more_seen=(alone - after) / step_ms,
+        slowed=math.fsum(share for (_, share, _), c in zip(more, cuts, strict=True) if c < 0) + (p if k < 1 else 0.0),
     )
 
 

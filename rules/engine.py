@@ -56,7 +56,19 @@ from worthit.rules.model import (
 from worthit.rules.pointer import to_pointer
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled_evaluation
-from worthit.rules.text import STATEMENT_CHARS, ms, num, pct, sentence, share_bounds, significant, times, usd, weeks
+from worthit.rules.text import (
+    STATEMENT_CHARS,
+    months,
+    ms,
+    num,
+    pct,
+    sentence,
+    share_bounds,
+    significant,
+    times,
+    usd,
+    weeks,
+)
 from worthit.rules.worth import CARRIED_BY, Cost
 
 __all__ = [
@@ -618,7 +630,10 @@ def reasoning(
     worth_answer = objection.message if objection is not None else carried or "No objection."
     cost_answer = priced.message if priced is not None else _cost_answer(cost)
     if straddle is not None:
-        if objection is not None and objection.overridden_by == UNCERTAINTY:
+        # the midpoint's objection, set aside, or the midpoint's value on a fleet or a job (its GPU-equivalents and
+        # dollars at a p nobody proposed): stage 2 says what holds across the range instead
+        midpoint_money = objection is None and carried is not None and worth.basis in ("fleet", "job")
+        if midpoint_money or (objection is not None and objection.overridden_by == UNCERTAINTY):
             worth_answer = _straddled_worth(ctx, straddle, worth_figures)
         if priced is not None and priced.overridden_by == UNCERTAINTY:
             cost_answer = _straddled_cost(ctx, straddle, cost_figures)
@@ -692,9 +707,16 @@ def _straddled_worth(ctx: Context, straddle: Straddle, figures: dict[str, Figure
     if high.money is not None and low.money is not None:
         value_high, value_low, against = high.money.value_usd, low.money.value_usd, high.money.cost_usd
         figures |= {"value_usd_high": value_high, "value_usd_low": value_low, "engineering_cost_usd": against}
+        days = high.money.job_days
+        if days is not None:
+            figures["job_days"] = days
+            over = f"over the {num(days)}-day job"
+        else:
+            figures["horizon_months"] = ctx.policy.horizon_months
+            over = f"over {months(ctx.policy.horizon_months)}"
         straddles = f"straddles its {usd(against)} cost:" if value_low < against <= value_high else "is"
         return (
-            f"Across {span} the value {straddles} {usd(value_high)} at {high_at} {verdicts[0]}, "
+            f"Across {span} the value {over} {straddles} {usd(value_high)} at {high_at} {verdicts[0]}, "
             f"{usd(value_low)} at {low_at} {verdicts[1]}."
         )
     floor = ctx.policy.noise_floor

@@ -220,6 +220,10 @@ class Arrival(Base):
     """The rank's compute per step: when it reaches the collective, which finishes when the last rank does."""
     target_ms: NonNegativeFloat = 0.0
     """The target's time per step on this rank, part of `compute_ms` (0: the rank does not run it)."""
+    more_ms: dict[Name, NonNegativeFloat] | None = None
+    """Each further target's time per step on this rank, by its `more_targets` name, part of `compute_ms` (a name
+    left out: the rank does not run it). Given on any arrival, the further targets are counted rank by rank; else
+    only on the rank `p` is measured on, where their shares are taken (a lower bound behind the barrier)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -227,6 +231,12 @@ class Arrival(Base):
             raise ValueError(
                 f"Expected `target_ms` <= `compute_ms` (the target is part of the rank's compute), got "
                 f"{self.target_ms} > {self.compute_ms}"
+            )
+        more = sum((self.more_ms or {}).values())
+        if self.target_ms + more > self.compute_ms * (1 + 1e-9):
+            raise ValueError(
+                f"Expected `target_ms` and `more_ms` together <= `compute_ms` (the targets are part of the rank's "
+                f"compute), got {self.target_ms + more:.6g} > {self.compute_ms:.6g}"
             )
 
 
@@ -536,6 +546,13 @@ class Proposal(Base, kw_only=True):
                     f"Expected `flags.barrier.target_wait` <= `p` (the wait is inside the target's own time), got "
                     f"{barrier.target_wait} > {p_low}"
                 )
+        arrivals = (barrier.arrivals if barrier is not None else None) or ()
+        per_rank = {name for arrival in arrivals for name in arrival.more_ms or ()}
+        unknown = sorted(per_rank - {extra.name for extra in more or ()})
+        if unknown:
+            raise ValueError(
+                f"Expected `flags.barrier.arrivals[].more_ms` to name `more_targets`, got {', '.join(unknown)}"
+            )
         if not more:
             return
         names = [extra.name for extra in more]

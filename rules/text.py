@@ -39,6 +39,7 @@ __all__ = [
     "share_bounds",
     "significant",
     "significant_bounds",
+    "span",
     "the_share",
     "times",
     "usd",
@@ -174,6 +175,16 @@ def times(factor: float | None) -> str:
     if factor >= 100:
         return f"{_fixed(factor, 0, grouped=True)}×"
     return f"{_trim(_fixed(factor, 3))}×"
+
+
+def span(low: str, high: str) -> str:
+    """`81.1–85 ms`, `1.2–1.5×`: a range as said, its unit once, and one value when both ends print the same."""
+    if low == high:
+        return low
+    for unit in (" ms", " µs", " ns", " s", "%", "×"):
+        if low.endswith(unit) and high.endswith(unit):
+            return f"{low.removesuffix(unit)}–{high}"
+    return f"{low}–{high}"
 
 
 def k_text(k: float) -> str:

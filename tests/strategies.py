@@ -301,6 +301,22 @@ def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -
             taken.add(name)
         if more:
             raw["more_targets"] = more
+            if barrier is not None and barrier.get("arrivals") and draw(st.booleans()):
+                _more_on_ranks(draw, barrier["arrivals"], more)
+
+
+def _more_on_ranks(draw: st.DrawFn, arrivals: list[dict[str, Any]], more: list[dict[str, Any]]) -> None:
+    """Each rank's time in some of the further targets (`arrivals[].more_ms`), within the rank's compute beside the
+    target's."""
+    for arrival in arrivals:
+        room = arrival["compute_ms"] - arrival["target_ms"]
+        spent: dict[str, float] = {}
+        for extra in more:
+            if room > 0 and draw(st.booleans()):
+                spent[extra["name"]] = value = room * draw(st.floats(min_value=0.0, max_value=1.0))
+                room -= value
+        if spent:
+            arrival["more_ms"] = spent
 
 
 def _arrivals(draw: st.DrawFn, raw: dict[str, Any], barrier: dict[str, Any]) -> None:

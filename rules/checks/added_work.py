@@ -10,7 +10,9 @@ decode steps. A verify pass then yields on average (1 − α^(γ+1)) / (1 − α
     k = [(1 − α^(γ+1)) / (1 − α)] / (γ·draft_cost + verify_cost)
 
 in place of the "tokens per verify pass" often quoted as the speedup. Supports funding at that k (the other stages
-judge it there); opposes when the added work leaves the target no faster.
+judge it there); opposes when the added work leaves the target no faster. With p or k a range, k is derived at each
+corner of it and the sentence gives k and the run's saving from the lowest corner to the highest, never the
+midpoint's, which nobody proposed.
 
 Why it matters: a change that adds work is never as fast as its best kernel. "2.2× decode" counted in tokens per
 verify pass forgets the draft model and the longer verify pass; a 2× INT8 GEMM forgets the dequantize beside it.
@@ -22,11 +24,12 @@ Example: γ = 4, α = 0.7, draft steps at 0.1 and the verify pass at 1.2 plain s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from worthit.rules import amdahl
 from worthit.rules.context import Context, Example, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import join, k_text, label, ms, num, pct, times
+from worthit.rules.text import join, k_text, label, ms, num, pct, span, times
 
 ID = "added_work"
 STAGE = "worth"
@@ -66,6 +69,11 @@ def check(ctx: Context) -> Finding | None:
         return None
     k, stated = ctx.k, ctx.given_k
     figures: dict[str, Figure] = {"stated_k": stated, "effective_k": None if math.isinf(k) else k}
+    # A range is quoted across its box, each figure at its lowest and highest corner (k derived again at each), never
+    # at the midpoint, which nobody proposed. Only the verdict is asked at a corner or a probe: the sentence, and the
+    # corners' contexts it reads, are not needed there.
+    corners = None if ctx.verdict_only else ctx.corners
+    ends = list(corners.values()) if corners is not None else [ctx]
     parts: list[str] = []
     spec = added.speculative
     if spec is not None:
@@ -91,18 +99,55 @@ def check(ctx: Context) -> Finding | None:
         names = join([label(phase.name) for phase in phases if phase.ms > 0][:3])
         base = ctx.baseline_ms or 0.0
         figures["target_ms"] = base * ctx.p
-        parts.append(f"the {ms(extra)} of {names} it adds comes out of {ctx.target}'s {ms(base * ctx.p)}")
+        own = _ends(figures, "target_ms", [base * end.p for end in ends], ms)
+        parts.append(f"the {ms(extra)} of {names} it adds comes out of {ctx.target}'s {own}")
     how = "; ".join(parts) if parts else "it adds no time"
+    derived = [end.k for end in ends]
+    not_k = _ends(figures, "stated_k", [end.given_k for end in ends], times)
     if k <= 1:
-        head = f"Counting the work the change adds, {how}, so {ctx.target} ends up {k_text(k)}, not {times(stated)}"
+        ends_up = _k_span(figures, derived)
+        head = f"Counting the work the change adds, {how}, so {ctx.target} ends up {ends_up}, not {not_k}"
         return opposition(ctx, ID, head, figures, then="is where the effort belongs")
     saving = ctx.run_saving
     figures["end_to_end_saving"] = saving
+    savings = [end.run_saving for end in ends]
+    if min(savings) < 0 <= max(savings):
+        low, high = min(savings), max(savings)
+        figures |= {"end_to_end_saving_low": low, "end_to_end_saving_high": high}
+        run = f"the run saves up to {pct(high)} or loses up to {pct(-low)}"
+    else:
+        said = _ends(figures, "end_to_end_saving", [abs(value) for value in savings], pct)
+        run = f"the run {'saves' if saving >= 0 else 'loses'} {said}"
     return Finding(
         rule=ID,
         effect="supports",
         verdict="fund",
         figures=figures,
-        message=f"Counting the work the change adds, {how}, so {ctx.target} is {k_text(k)} end to end, not "
-        f"{times(stated)}, and the run {'saves' if saving >= 0 else 'loses'} {pct(abs(saving))}.",
+        message=f"Counting the work the change adds, {how}, so {ctx.target} is {_k_span(figures, derived)} end to "
+        f"end, not {not_k}, and {run}.",
     )
+
+
+def _ends(figures: dict[str, Figure], name: str, values: list[float], say: Callable[[float], str]) -> str:
+    """A figure over a range's corners as said, `30–50 ms` (its lowest and highest put in `figures` as `name_low` and
+    `name_high`), or the one value when there is one."""
+    low, high = min(values), max(values)
+    if low == high:
+        return say(low)
+    figures |= {f"{name}_low": low, f"{name}_high": high}
+    return span(say(low), say(high))
+
+
+def _k_span(figures: dict[str, Figure], ks: list[float]) -> str:
+    """The k the figures use, end to end, over a range's corners: `1.73× faster`, `2.5–6.06× faster`,
+    `0.8–0.95× as fast (slower)` (`effective_k_low` and `effective_k_high` in `figures`)."""
+    low, high = min(ks), max(ks)
+    if low == high or k_text(low) == k_text(high):
+        return k_text(low)
+    figures |= {"effective_k_low": low, "effective_k_high": None if math.isinf(high) else high}
+    if math.isinf(high):
+        return f"{k_text(low)} to {k_text(high)}"
+    said = span(*(times(value) if value >= 100 else f"{num(value, 2)}×" for value in (low, high)))  # as k_text says it
+    if low > 1:
+        return f"{said} faster"
+    return f"{said} as fast (slower)" if high < 1 else f"{said} as fast"

@@ -30,19 +30,27 @@ rank that sets the step, with how much longer the target's rank would wait. With
 straggler, the saving stops where the next-slowest rank's compute sets the step (the amdahl and ceiling findings
 say which rank).
 
+Further targets (`more_targets`) behind the barrier go through the same arithmetic: each rank's compute less every
+target's time on it times 1 − 1/k. Their shares are of the rank p is measured on; their time on the other ranks is
+each arrival's `more_ms`. Without it the decision counts them on their own rank alone (what they save at least: the
+step sees it only while that rank arrives last), and where the change pays only if they save on other ranks too,
+their time there decides: remeasure, tracing them across all ranks.
+
 Example: 2% on the critical path of an 8-rank all-reduce, from one rank's profile: remeasure across all ranks.
 gemm_v1 on rank 1 of 8, rank 6 the straggler: 2× faster, rank 1 waits 1.2 ms more and the 3.4 ms step saves
 nothing. gemm_v2, 3.12 ms of the straggler's 3.276 ms of compute, 2× faster: the step reaches 2.651 ms, not
-1.847 ms, where rank 0's 2.52 ms sets it.
+1.847 ms, where rank 0's 2.52 ms sets it. With softmax (4% of rank 6's step) 2× faster too, its 68.1 µs saved on
+rank 6 is unseen once rank 0 sets the step: at 22.5 engineer-weeks the 756 µs pays 33.6 µs a week against the 34.1 µs
+funded, and with softmax's saving seen 36.6 µs: remeasure softmax across all ranks.
 """
 
 from __future__ import annotations
 
 import math
 
-from worthit.rules.context import PASSING, BarrierStep, Context, Example, break_even, condition, opposition
+from worthit.rules.context import PASSING, UNSEEN, BarrierStep, Context, Example, break_even, condition, opposition
 from worthit.rules.model import Barrier, Figure, Finding, Range
-from worthit.rules.text import k_text, ms, num, pct, times
+from worthit.rules.text import STATEMENT_CHARS, k_text, label, ms, num, pct, times
 
 ID = "barrier_denominator"
 STAGE = "trust"
@@ -115,6 +123,20 @@ EXAMPLES = (
         decision="fund",
         figures={"next_rank": 0, "next_rank_ms": 2.52, "step_saving": 0.2219},
     ),
+    Example(
+        {
+            "target": "gemm_v2",
+            "p": 0.9158,
+            "k": 2,
+            "baseline_ms": 3.407,
+            "cost_weeks": 22.5,
+            "more_targets": [{"name": "softmax", "p": 0.04, "k": 2}],
+            "flags": {"barrier": _RANK_6},
+        },
+        fires=True,
+        verdict="remeasure",
+        figures={"more_saving_ms": 0.06814, "more_unseen_ms": 0.06814, "step_setter": 0, "step_setter_ms": 2.52},
+    ),
     Example({"target": "gemm", "p": 0.02, "k": 0.5, "flags": {"barrier": _OFF}}, fires=False),
 )
 
@@ -126,6 +148,9 @@ def check(ctx: Context) -> Finding | None:
     if barrier is None:
         return None
     step = ctx.barrier_step
+    unmeasured = ctx.more_unseen_worth
+    if step is not None and unmeasured is not None and unmeasured.clears and not ctx.worth.clears:
+        return _more_unmeasured(ctx, barrier, step)
     if step is not None and ctx.step_unseen:
         return _unseen(ctx, barrier, step)
     if not barrier.critical_path:
@@ -253,6 +278,54 @@ def _unseen(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
     finding = opposition(ctx, ID, head, figures)  # the compute of the rank that sets the step (Context.alternative)
     finding.stage = "worth"  # what the work is worth, not whether p can be trusted
     return finding
+
+
+def _more_unmeasured(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
+    """Further targets measured on one rank behind a barrier, whose saving there the step does not see once another
+    rank sets it, and without which the change does not pay: their time on the other ranks decides (if they run there
+    too, the step sees it), and only a trace across all ranks gives it (`flags.barrier.arrivals[].more_ms`)."""
+    more = ctx.more_targets
+    whose = label(more[0][0]) if len(more) == 1 else "the further targets"
+    rank = barrier.rank if barrier.rank is not None else barrier.straggler
+    where = f"rank {rank}" if rank is not None else "its rank"
+    base = barrier.step_ms or ctx.baseline_ms
+    figures: dict[str, Figure] = {
+        "ranks": barrier.ranks,
+        "rank": rank,
+        "more_saving": step.more_plain,
+        "more_unseen": step.more_unseen,
+        "end_to_end_saving": ctx.run_saving,
+    }
+    if ctx.more_unseen_worth is not None:
+        figures["end_to_end_saving_if_seen"] = ctx.more_unseen_worth.saving
+
+    def said(share: float) -> str:
+        return ms(share * base) if base is not None else f"{pct(share)} of the step"
+
+    if base is not None:
+        figures |= {"more_saving_ms": step.more_plain * base, "more_unseen_ms": step.more_unseen * base}
+    one = len(more) == 1
+    if step.more_seen > UNSEEN:
+        figures["more_seen"] = step.more_seen
+        if base is not None:
+            figures["more_seen_ms"] = step.more_seen * base
+        seen = f"{said(step.more_plain)} there, of which the step sees {said(step.more_seen)}"
+    else:
+        seen = f"{said(step.more_plain)} there that the step does not see"
+    if step.setter is not None and step.after_ms is not None:
+        figures |= {"step_setter": step.setter, "step_setter_ms": step.after_ms}
+        seen += f" once rank {step.setter}'s {ms(step.after_ms)} sets it"
+    else:
+        seen += " while its rank waits for the slowest"
+    given = "time as `more_ms`" if barrier.arrivals else "arrival with it (`arrivals`, `more_ms`)"
+    head = (
+        f"{whose}, measured on {where} alone, {'saves' if one else 'save'} {seen}; the change pays only if "
+        f"{'it saves' if one else 'they save'} on other ranks too: trace {'it' if one else 'them'} across all ranks"
+    )
+    message = f"{head} (rocprofv3 --rccl-trace, nsys with NCCL tracing) and give each rank's {given}."
+    if len(message) > STATEMENT_CHARS:
+        message = f"{head} and give each rank's {given}."
+    return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)
 
 
 def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding | None:

@@ -86,7 +86,7 @@ def check(ctx: Context) -> Finding | None:
         if f.ceiling_speedup is not None
         else f"at zero nothing of {noun} would be left"
     )
-    if several:
+    if several and not (ctx.barrier_step is not None and p <= 0):  # behind a barrier the step may see none of it
         left = ms(base * f.remaining_fraction) if base is not None else f"{pct(f.remaining_fraction)} of {noun}"
         head = (
             f"Together the change captures {pct(f.headroom_captured)} of the headroom of the {pct(p)} of {noun} it "

@@ -264,6 +264,99 @@ def test_a_ranged_sentence_with_added_work_holds_the_k_it_prints() -> None:
     assert amdahl.figures["speedup_low"] == pytest.approx(1 / (0.7 + 0.3 / 2.5))
 
 
+def test_added_work_on_a_ranged_proposal_states_the_derived_k_and_the_saving_across_the_range() -> None:
+    """p 30–50%, k 3–8× on 100 ms with 2 ms of dequantize added: the statement said "4.31× faster end to end, not
+    5.5×, and the run saves 30.7%", the midpoint's derived k and saving (p 40%, k 5.5), which nobody proposed. Each
+    corner's target time T = 100·p becomes T/k + 2: k end to end T / (T/k + 2), saving p − p/k − 2%. Derived k and
+    the saving both grow with p and with k, so they run from the low corner to the high one."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": {"low": 0.3, "high": 0.5},
+            "k": {"low": 3, "high": 8},
+            "baseline_ms": 100,
+            "cost_weeks": 2,
+            "added_work": {"phases": [{"name": "dequantize", "ms": 2}]},
+        }
+    )
+    k_low, k_high = 30 / (30 / 3 + 2), 50 / (50 / 8 + 2)
+    saving_low, saving_high = 0.3 - 0.3 / 3 - 0.02, 0.5 - 0.5 / 8 - 0.02
+    assert (round(k_low, 2), round(k_high, 2), saving_low, saving_high) == pytest.approx((2.5, 6.06, 0.18, 0.4175))
+    added = finding(evaluation, "added_work")
+    assert evaluation.deciding_rule == "added_work"
+    assert added.figures["effective_k_low"] == pytest.approx(k_low)
+    assert added.figures["effective_k_high"] == pytest.approx(k_high)
+    assert added.figures["end_to_end_saving_low"] == pytest.approx(saving_low)
+    assert added.figures["end_to_end_saving_high"] == pytest.approx(saving_high)
+    assert added.figures["target_ms_low"] == pytest.approx(30)
+    assert added.figures["target_ms_high"] == pytest.approx(50)
+    assert evaluation.statement == (
+        "Counting the work the change adds, the 2 ms of dequantize it adds comes out of gemm's 30–50 ms, so gemm is "
+        "2.5–6.06× faster end to end, not 3–8×, and the run saves 18–41.8%."
+    )
+    assert_one_sentence(evaluation.statement)
+
+
+def test_speculative_decoding_on_a_ranged_share_states_the_saving_at_the_ranges_ends() -> None:
+    """Decode at 60–90% of the step, γ 4, α 0.7, draft steps 0.1 and verify 1.2 plain steps: k end to end is
+    (1 − 0.7⁵) / 0.3 / 1.6 = 1.7332 whatever p, and the run saves p · (1 − 1/k): 25.4% at 60%, 38.1% at 90%, not
+    the midpoint's 31.7% (p 75%)."""
+    evaluation = review(
+        {
+            "target": "decode",
+            "p": {"low": 0.6, "high": 0.9},
+            "k": 2.77,
+            "baseline_ms": 1000,
+            "cost_weeks": 4,
+            "added_work": {
+                "speculative": {"draft_tokens": 4, "acceptance": 0.7, "draft_cost": 0.1, "verify_cost": 1.2}
+            },
+        }
+    )
+    k = (1 - 0.7**5) / (1 - 0.7) / (4 * 0.1 + 1.2)
+    low, high = 0.6 * (1 - 1 / k), 0.9 * (1 - 1 / k)
+    assert (round(k, 2), round(low * 100, 1), round(high * 100, 1)) == (1.73, 25.4, 38.1)
+    added = finding(evaluation, "added_work")
+    assert added.figures["end_to_end_saving_low"] == pytest.approx(low)
+    assert added.figures["end_to_end_saving_high"] == pytest.approx(high)
+    assert "effective_k_low" not in added.figures  # one k across the range: said once
+    assert evaluation.statement.endswith(
+        "so decode is 1.73× faster end to end, not 2.77×, and the run saves 25.4–38.1%."
+    )
+
+
+def test_added_work_that_leaves_a_ranged_target_slower_states_its_k_across_the_range() -> None:
+    """gemm 5–10% of 100 ms at 1.5–2× with 6 ms of repack added: T / (T/k + 6) is 5 / (5/1.5 + 6) = 0.536 at the low
+    corner and 10 / (10/2 + 6) = 0.909 at the high one; the findings said the midpoint's 0.73×, not 1.75×."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": {"low": 0.05, "high": 0.1},
+            "k": {"low": 1.5, "high": 2},
+            "baseline_ms": 100,
+            "cost_weeks": 2,
+            "added_work": {"phases": [{"name": "repack", "ms": 6}]},
+        }
+    )
+    added = finding(evaluation, "added_work")
+    assert added.effect == "opposes"
+    assert added.figures["effective_k_low"] == pytest.approx(5 / (5 / 1.5 + 6))
+    assert added.figures["effective_k_high"] == pytest.approx(10 / (10 / 2 + 6))
+    assert "so gemm ends up 0.54–0.91× as fast (slower), not 1.5–2×" in added.message
+    # the statement is noise_floor's, which said the midpoint's "0.729× as fast, not the 1.75× stated, and the run
+    # 2.8% longer": the run loses p/k + 6% − p, 5/1.5 + 6 − 5 = 4.33 ms at the low corner and 10/2 + 6 − 10 = 1 ms
+    # at the high one
+    loss_low, loss_high = 0.05 / 1.5 + 0.06 - 0.05, 0.1 / 2 + 0.06 - 0.1
+    floor = finding(evaluation, "noise_floor")
+    assert floor.figures["end_to_end_loss_low"] == pytest.approx(loss_high)
+    assert floor.figures["end_to_end_loss_high"] == pytest.approx(loss_low)
+    assert evaluation.deciding_rule == "noise_floor"
+    assert evaluation.statement == (
+        "Counting the work it adds, gemm ends up 0.536–0.909× as fast, not the 1.5–2× stated, and the run 1–4.3% "
+        "longer, so there is nothing to win."
+    )
+
+
 def test_range_bounds_come_from_all_four_corners() -> None:
     """remaining_ms = 100·p/k over p 0.1–0.3, k 2–10: 1 ms (low p, high k) to 15 ms (high p, low k)."""
     evaluation = review({"p": {"low": 0.1, "high": 0.3}, "k": {"low": 2, "high": 10}, "baseline_ms": 100})

@@ -139,6 +139,71 @@ def test_a_straddling_range_on_a_fleet_states_its_break_even_not_the_midpoints_n
     assert_one_sentence(evaluation.statement)
 
 
+def test_stages_2_and_5_of_a_straddling_range_on_a_fleet_quote_the_ranges_ends_not_the_midpoints_fleet() -> None:
+    """Stage 2 was fleet_multiplication's midpoint sentence ("0.88% on 200 GPUs frees 1.75 GPU-equivalents, worth $31k
+    a year …") and stage 5's fleet A/B condition the midpoint's ("0.88% per run … 1.75 GPU-equivalents, $31k a
+    year"): p 1.75%, which nobody proposed. At p = 3% the run saves 1.5% (over the floor: fund), 200 · 1.5% = 3
+    GPU-equivalents, 1,752,000 · 3% = $52,560 a year (over the 12-month horizon, its value); at 0.5% 0.25%, 0.5 of a
+    GPU, $8,760 (decline)."""
+    evaluation = review(_FLEET_RANGE)
+    high, low = 1_752_000 * 0.03, 1_752_000 * 0.005
+    assert (high, low) == pytest.approx((52_560, 8_760))
+    worth = evaluation.reasoning[1]
+    assert worth.answer == (
+        "Across the 0.5%–3% range of p the value over 12 months straddles its $20k cost: $53k at p = 3% (fund), "
+        "$8,760 at p = 0.5% (decline)."
+    )
+    assert worth.figures["value_usd_high"] == pytest.approx(high)
+    assert worth.figures["value_usd_low"] == pytest.approx(low)
+    assert worth.figures["engineering_cost_usd"] == pytest.approx(20_000)
+    ab = finding(evaluation, "noise_floor")
+    assert ab.message == (
+        "Fund, and confirm the saving in a fleet A/B: 0.25–1.5% per run is under the 1% noise floor over part of the "
+        "range, too small for one run to show, but on 200 GPUs it frees 0.5–3 GPU-equivalents, $8,760–$53k a year "
+        "against $20k of engineering."
+    )
+    assert ab.figures["end_to_end_saving_low"] == pytest.approx(0.005 / 2)
+    assert ab.figures["end_to_end_saving_high"] == pytest.approx(0.03 / 2)
+    assert ab.figures["gpu_equivalents_low"] == pytest.approx(200 * 0.005 / 2)
+    assert ab.figures["gpu_equivalents_high"] == pytest.approx(200 * 0.03 / 2)
+    assert ab.figures["annual_value_usd_low"] == pytest.approx(low)
+    assert ab.figures["annual_value_usd_high"] == pytest.approx(high)
+    assert evaluation.reasoning[4].answer == f"{evaluation.statement} {ab.message}"
+    for stage in (worth, evaluation.reasoning[4]):
+        for midpoint in ("0.88%", "1.75", "$31k"):
+            assert midpoint not in stage.answer, (midpoint, stage.answer)
+
+
+def test_a_straddling_range_on_a_job_quotes_its_value_over_the_job_at_both_ends() -> None:
+    """p 0.5–1.8% at 2× on 5,000 GPUs for a 20-day job, 4 weeks: 5,000 · p/2 GPU-equivalents at $2 × 24 × 20 = $960
+    each over the job, $12,000 at 0.5% and $43,200 at 1.8%, against $20k; the run saves 0.25–0.9% per run, all of it
+    under the 1% floor."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": {"low": 0.005, "high": 0.018},
+            "k": 2,
+            "cost_weeks": 4,
+            "flags": {"fleet_gpus": 5000, "run_days": 20},
+        }
+    )
+    low, high = 5000 * 0.005 / 2 * 960, 5000 * 0.018 / 2 * 960
+    assert (low, high) == pytest.approx((12_000, 43_200))
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.reasoning[1].answer == (
+        "Across the 0.5%–1.8% range of p the value over the 20-day job straddles its $20k cost: $43k at p = 1.8% "
+        "(fund_if), $12k at p = 0.5% (decline)."
+    )
+    ab = finding(evaluation, "noise_floor")
+    assert ab.message == (
+        "Fund, and confirm the saving in a fleet A/B: 0.25–0.9% per run is under the 1% noise floor, too small for one "
+        "run to show, but on 5,000 GPUs it frees 13–45 GPU-equivalents, $12k–$43k over the 20-day job against $20k of "
+        "engineering."
+    )
+    assert ab.figures["value_usd_low"] == pytest.approx(low)
+    assert ab.figures["value_usd_high"] == pytest.approx(high)
+
+
 # --- stages 2 and 3 of a straddling range say what holds across it, not the midpoint's objection ------------------
 
 
