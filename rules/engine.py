@@ -574,7 +574,7 @@ def reasoning(
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = carried = better = first_alternative = None
+    doubt = carried = better = first_alternative = refusal = None
     objection: Finding | None = None
     priced: Finding | None = None
     # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
@@ -605,6 +605,8 @@ def reasoning(
                 first_alternative = finding.message
             if effect != "info" and better is None:
                 better = finding.message
+        elif effect == "opposes" and refusal is None and finding.overridden_by is None:
+            refusal = finding.message  # a stage-5 check that refuses (a p99 measured worse): stage 5's answer
         if finding.rule == carrier and carried is None:
             carried = finding.message
     alternative = ctx.material_alternative or ctx.alternative
@@ -653,7 +655,7 @@ def reasoning(
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict),
+            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict, refusal),
             rules=rules["condition"],
         ),
     ]
@@ -754,10 +756,12 @@ REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still 
 """Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
 
 
-def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None) -> str:
-    if not conditions:
+def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None, refusal: str | None = None) -> str:
+    """Stage 5's answer: every condition, or, where a stage-5 check refuses the work (a p99 measured worse), that
+    refusal first — "None." beside a decline it decided said nothing of why."""
+    said = " ".join(([f"No: {refusal}"] if refusal is not None else []) + list(conditions))
+    if not said:
         return "None."
-    said = " ".join(conditions)
     return REMEASURED_FIRST + said if verdict == "remeasure" else said
 
 
