@@ -34,3 +34,34 @@ def test_a_p99_measured_worse_is_stage_5s_answer_not_none() -> None:
     stage_5 = (evaluation.reasoning or [])[4]
     assert stage_5.answer == "No: " + evaluation.statement
     assert "tail_latency" in stage_5.rules
+
+
+# --- the kernel-is-the-product statement says whose upkeep figure it counts ---------------------------------------
+
+_PRODUCT = {
+    "target": "gemm_fp8_asm",
+    "p": 0.0375,
+    "k": 5,
+    "baseline_ms": 100,
+    "cost_weeks": 3,
+    "flags": {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True},
+}
+
+
+def test_the_products_statement_says_its_upkeep_is_the_policys_figure() -> None:
+    """3.75% at 5× saves 3% (3 ms of 100): "3% is worth owning at 2 weeks of upkeep over the horizon" — the 2 weeks
+    are the policy's 2 a year over 12 months, which the statement presented as if the proposal had given them."""
+    evaluation = review(_PRODUCT)
+    assert 0.0375 * (1 - 1 / 5) == pytest.approx(0.03)
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "vendor_product"
+    assert "3% is worth owning at 2 weeks of upkeep over the horizon (the policy's figure)" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+
+
+def test_the_products_own_upkeep_figure_is_not_called_the_policys() -> None:
+    """1.5 weeks a year stated for 2 architectures: 3 weeks over 12 months, the proposal's own."""
+    flags = {**_PRODUCT["flags"], "maintenance_weeks_per_year": 1.5, "architectures": 2}
+    evaluation = review(_PRODUCT | {"flags": flags})
+    assert "3% is worth owning at 3 weeks of upkeep over the horizon, which" in evaluation.statement
+    assert "policy" not in evaluation.statement
