@@ -1,7 +1,8 @@
 """barrier_denominator — a straggler on a barrier's critical path is paid by every waiting rank.
 
 What it checks: `flags.barrier` with `critical_path` (the target runs on the rank the others wait for). Remeasure
-unless the collective was profiled (`wait_fraction`, the share of the step ranks spend waiting in the barrier).
+unless the collective was profiled (`wait_fraction`, the share of the step ranks spend waiting in the barrier, or
+`arrivals`, each rank's arrival at it).
 Without `critical_path`, a faster compute target the step cannot see (below).
 
 Why it matters: with a barrier the step is set by the slowest rank, so a straggler's 2% is not 2% of one GPU's
@@ -42,7 +43,7 @@ import math
 
 from worthit.rules.context import PASSING, BarrierStep, Context, Example, break_even, condition, opposition
 from worthit.rules.model import Barrier, Figure, Finding, Range
-from worthit.rules.text import k_text, ms, num, pct, times
+from worthit.rules.text import count, k_text, ms, num, pct, times
 
 ID = "barrier_denominator"
 STAGE = "trust"
@@ -150,7 +151,9 @@ def check(ctx: Context) -> Finding | None:
                 f"{pct(max(ctx.p - ctx.wait_share, 0.0))} of transfer, the only part a faster collective shortens."
             ),
         )
-    if barrier.wait_fraction is not None and barrier.step_ms and barrier.target_ms is not None:
+    # measured across all ranks: the collective's wait, or each rank's arrival at it (which holds the wait)
+    measured = barrier.wait_fraction is not None or bool(barrier.arrivals)
+    if measured and barrier.step_ms and barrier.target_ms is not None:
         p_distributed = min(barrier.target_ms / barrier.step_ms, 1.0)
         figures |= {
             "p_distributed": p_distributed,
@@ -166,14 +169,18 @@ def check(ctx: Context) -> Finding | None:
             figures |= {"next_rank": step.setter, "next_rank_ms": step.after_ms, "step_saving": step.saving}
         on_rank = f"{pct(barrier.rank_p)} of one rank's device activity but " if barrier.rank_p else ""
         who = f"rank {barrier.straggler}" if barrier.straggler is not None else "the straggler"
+        if barrier.wait_fraction is not None:
+            how = f"ranks wait {pct(barrier.wait_fraction)} of their step inside collectives"
+        else:
+            how = f"arrivals at the collective measured on {count(len(barrier.arrivals or ()), 'rank')}"
         return Finding(
             rule=ID,
             effect="info",
             figures=figures,
             message=(
                 f"Measured across {num(barrier.ranks)} ranks: {ctx.target} on {who}, the straggler, is {on_rank}"
-                f"{pct(p_distributed)} of the {num(barrier.step_ms)} ms step every rank waits for (ranks wait "
-                f"{pct(barrier.wait_fraction)} of their step inside collectives), so p is taken against the step."
+                f"{pct(p_distributed)} of the {num(barrier.step_ms)} ms step every rank waits for ({how}), so p is "
+                f"taken against the step."
             ),
         )
     if barrier.wait_fraction is not None and ctx.target_is_comm:

@@ -65,3 +65,54 @@ def test_the_products_own_upkeep_figure_is_not_called_the_policys() -> None:
     evaluation = review(_PRODUCT | {"flags": flags})
     assert "3% is worth owning at 3 weeks of upkeep over the horizon, which" in evaluation.statement
     assert "policy" not in evaluation.statement
+
+
+# --- each rank's arrival stated is a measurement across all ranks ---------------------------------------------------
+
+# An 8-rank step of 400 ms: rank 7 also runs the LM head and loss (40 ms), arriving at 380 ms; ranks 3 and 0 arrive
+# at 352 and 350 ms. No wait_fraction stated: the arrivals are the measurement.
+_LM_HEAD = {
+    "target": "lm_head_loss",
+    "p": 0.1,
+    "baseline_ms": 400,
+    "cost_weeks": 3,
+    "scope": {"workload": "training", "measured": "step", "method": "timeline"},
+    "flags": {
+        "barrier": {
+            "ranks": 8,
+            "straggler": 7,
+            "rank": 7,
+            "step_ms": 400,
+            "target_ms": 40,
+            "arrivals": [
+                {"rank": 7, "compute_ms": 380, "target_ms": 40},
+                {"rank": 3, "compute_ms": 352},
+                {"rank": 0, "compute_ms": 350},
+            ],
+        }
+    },
+}
+
+
+def test_arrivals_across_the_ranks_need_no_wait_fraction_to_be_trusted() -> None:
+    """4× on the straggler's 40 ms: rank 7 arrives at 380 − 30 = 350 ms, rank 3's 352 ms then sets the step, 372 ms
+    (28 ms, 7%, 9.33 ms a week for 3 weeks). With each rank's arrival given but no wait_fraction, the answer was
+    remeasure: "one rank's profile has the wrong denominator; trace the collective across all ranks"."""
+    evaluation = review(_LM_HEAD | {"k": 4})
+    saving = (380 - max(380 - 40 * (1 - 1 / 4), 352, 350)) / 400
+    assert saving == pytest.approx(0.07)
+    assert evaluation.verdict == "fund"
+    assert evaluation.amdahl.new_ms == pytest.approx(400 * (1 - saving))
+    barrier = finding(evaluation, "barrier_denominator")
+    assert barrier.effect == "info"
+    assert barrier.figures["p_distributed"] == pytest.approx(40 / 400)
+    assert "arrivals at the collective measured on 3 ranks" in barrier.message
+
+
+def test_a_slowdown_on_the_straggler_with_measured_arrivals_is_declined_not_remeasured() -> None:
+    """0.8× on the straggler: rank 7 arrives at 380 + 40 × (1/0.8 − 1) = 390 ms, the step 410 ms, 2.5% longer."""
+    evaluation = review(_LM_HEAD | {"k": 0.8, "cost_weeks": 1})
+    assert evaluation.verdict == "decline"
+    assert evaluation.amdahl.new_ms == pytest.approx(400 - 380 + (380 + 40 * (1 / 0.8 - 1)))
+    assert "2.5% longer" in evaluation.statement
+    assert (evaluation.reasoning or [])[0].answer.startswith("Yes")
