@@ -766,9 +766,12 @@ def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None, refus
 
 
 def _no_alternative(ctx: Context) -> str:
-    if ctx.step_unseen and ctx.alternative is not None:
+    if ctx.step_unseen:
         # behind a barrier the step does not see the target: the rank that sets it is the better use, not a phase
-        return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
+        # (named where each rank's arrival is measured; not the target rank's own breakdown, which waits as well)
+        if ctx.alternative is not None:
+            return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
+        return "Yes: the slowest rank's compute, which sets the step; trace all ranks to name it."
     if not ctx.proposal.breakdown:
         return "None known: no breakdown was given."
     return "None known: nothing in the breakdown is larger than the target."

@@ -116,3 +116,30 @@ def test_a_slowdown_on_the_straggler_with_measured_arrivals_is_declined_not_reme
     assert evaluation.amdahl.new_ms == pytest.approx(400 - 380 + (380 + 40 * (1 / 0.8 - 1)))
     assert "2.5% longer" in evaluation.statement
     assert (evaluation.reasoning or [])[0].answer.startswith("Yes")
+
+
+def test_stage_4_names_the_slowest_ranks_compute_the_redirect_names() -> None:
+    """gemm_ffn, 120 ms of a 400 ms step on a rank stated off the critical path of a 16-rank barrier, 1.5×: its rank
+    waits 120 × (1 − 1/1.5) = 40 ms more and the step saves nothing. The statement sends the effort to "the slowest
+    rank's compute" while stage 4 answered "None known: nothing in the breakdown is larger than the target"."""
+    evaluation = review(
+        {
+            "target": "gemm_ffn",
+            "p": 0.3,
+            "k": 1.5,
+            "baseline_ms": 400,
+            "cost_weeks": 3,
+            "breakdown": [
+                {"name": "gemm_ffn", "ms": 120},
+                {"name": "attention", "ms": 100},
+                {"name": "allreduce", "ms": 80, "kind": "comm"},
+                {"name": "other", "ms": 100, "kind": "other"},
+            ],
+            "flags": {"barrier": {"ranks": 16, "critical_path": False}},
+        }
+    )
+    assert evaluation.verdict == "redirect"
+    assert f"waits {120 * (1 - 1 / 1.5):.0f} ms more" in evaluation.statement
+    assert "the slowest rank's compute is where the effort belongs" in evaluation.statement
+    stage_4 = (evaluation.reasoning or [])[3]
+    assert stage_4.answer.startswith("Yes: the slowest rank's compute")
