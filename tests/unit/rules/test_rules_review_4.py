@@ -143,3 +143,34 @@ def test_stage_4_names_the_slowest_ranks_compute_the_redirect_names() -> None:
     assert "the slowest rank's compute is where the effort belongs" in evaluation.statement
     stage_4 = (evaluation.reasoning or [])[3]
     assert stage_4.answer.startswith("Yes: the slowest rank's compute")
+
+
+# --- the printed before, after and saving add up ------------------------------------------------------------------
+
+
+def test_the_seeds_follow_up_prints_a_saving_its_before_and_after_add_up_to() -> None:
+    """The seed's further 2× on attention_softmax after its 10×: 2.1 ms of the 81.1 ms step, half of it saved, the
+    step 80.05 ms. Both halves round up at one decimal: "from 81.1 ms to 80.1 ms (1.013×), saving 1.1 ms", where
+    81.1 − 80.1 is 1.0; at two decimals they add up."""
+    evaluation = review(
+        {"target": "attention_softmax", "p": 2.1 / 81.1, "k": 2, "baseline_ms": 81.1, "cost_weeks": 2, "prior_k": 10}
+    )
+    assert evaluation.amdahl.new_ms == pytest.approx(81.1 - 1.05)
+    assert evaluation.verdict == "decline"
+    assert "takes the step from 81.1 ms to 80.05 ms (1.013×), saving 1.05 ms" in finding(evaluation, "amdahl").message
+
+
+@pytest.mark.parametrize(
+    ("step", "p", "k", "said"),
+    [
+        (350, 0.02, 4, "from 350 ms to 344.75 ms (1.015×), saving 5.25 ms"),  # 5.3 and 344.8 before
+        (30, 0.45, 2, "from 30 ms to 23.25 ms (1.29×), saving 6.75 ms"),  # 6.8 and 23.3 before
+        (100, 0.21, 10, "from 100 ms to 81.1 ms (1.233×), saving 18.9 ms"),  # the seed, as it was
+        (28, 0.55, 1.6, "from 28 ms to 22.2 ms (1.26×), saving 5.8 ms"),  # 22.225 and 5.775 add up at one decimal
+    ],
+)
+def test_before_after_and_saving_print_at_digits_that_add_up(step: float, p: float, k: float, said: str) -> None:
+    saving = step * p * (1 - 1 / k)
+    evaluation = review({"target": "kernel", "p": p, "k": k, "baseline_ms": step, "cost_weeks": 1})
+    assert evaluation.amdahl.saving_ms == pytest.approx(saving)
+    assert said in finding(evaluation, "amdahl").message
