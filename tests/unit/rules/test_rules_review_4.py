@@ -4,9 +4,13 @@ here from PRODUCT §2 and the default policy ($2 a GPU-hour, $5,000 an engineer-
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
+from worthit.rules.model import Proposal
+from worthit.rules.policy import default_policy
+from worthit.rules.portfolio import Portfolio, portfolio
 
 # --- stage 5 states the objection that decides a decline ---------------------------------------------------------
 
@@ -174,3 +178,59 @@ def test_before_after_and_saving_print_at_digits_that_add_up(step: float, p: flo
     evaluation = review({"target": "kernel", "p": p, "k": k, "baseline_ms": step, "cost_weeks": 1})
     assert evaluation.amdahl.saving_ms == pytest.approx(saving)
     assert said in finding(evaluation, "amdahl").message
+
+
+# --- a portfolio's notes and message say what the figures hold ------------------------------------------------------
+
+_SERVING = {"workload": "serving", "measured": "step", "method": "timeline"}
+_FLEET = {"fleet_gpus": 2000, "recurring": True}
+
+
+def _serving_portfolio() -> Portfolio:
+    kv_cache = {
+        "title": "FP8 KV cache",
+        "target": "attention_decode",
+        "p": 0.35,
+        "k": 0.9,
+        "baseline_ms": 28,
+        "cost_weeks": 4,
+        "scope": _SERVING,
+        "flags": _FLEET,
+        "goal": {
+            "memory_required_gb": 180,
+            "memory_after_gb": 120,
+            "device_memory_gb": 80,
+            "memory_headroom_gb": 8,
+        },
+    }
+    flash = {"title": "flash decoding", "target": "attention_decode", "p": 0.3, "k": 2, "baseline_ms": 28}
+    flash |= {"cost_weeks": 4, "scope": _SERVING, "flags": _FLEET}
+    sampler = {"title": "sampler on GPU", "target": "sampler", "p": 0.05, "k": 5, "baseline_ms": 28, "cost_weeks": 2}
+    sampler |= {"scope": _SERVING, "flags": _FLEET}
+    proposals = [msgspec.convert(raw, Proposal) for raw in (kv_cache, flash, sampler)]
+    return portfolio(proposals, default_policy(), budget_weeks=10)
+
+
+def test_an_alternative_of_equal_weeks_is_not_said_to_cost_more_weeks() -> None:
+    """FP8 KV cache (a replica on 2 GPUs of 72 GB usable instead of 3: 1/3 of them freed, net of a step
+    0.35 × (1/0.9 − 1) = 3.89% longer, 1 − 2/3 × 1.0389 = 30.7% of the capacity, 4 weeks) beside flash decoding on
+    the same target (0.3 × (1 − 1/2) = 15% of the step, 4 weeks): the note on flash decoding said the KV cache
+    "saves as much for fewer weeks" — it saves none (the step is longer) and costs the same 4 weeks."""
+    result = _serving_portfolio()
+    capacity = 1 - (2 / 3) * (1 + 0.35 * (1 / 0.9 - 1))
+    kv, flash = (next(e for e in result.entries if e.title == title) for title in ("FP8 KV cache", "flash decoding"))
+    assert kv.value_fraction == pytest.approx(capacity)
+    assert flash.value_fraction == pytest.approx(0.15)
+    assert (kv.cost_weeks, flash.cost_weeks) == (4, 4)
+    assert kv.funded
+    assert not flash.funded
+    assert flash.note == f"same target as rank {kv.rank}, which is worth as much for no more weeks"
+
+
+def test_a_portfolios_step_is_never_said_to_go_from_28_ms_to_28_ms() -> None:
+    """The KV cache's 1.089 ms longer step and the sampler's 28 × 0.05 × 0.8 = 1.12 ms saving leave 27.969 ms: the
+    message said "take the step from 28 ms to 28 ms (1.001×)"."""
+    result = _serving_portfolio()
+    new_ms = 28 - 28 * 0.05 * (1 - 1 / 5) + 28 * 0.35 * (1 / 0.9 - 1)
+    assert result.combined_new_ms == pytest.approx(new_ms)
+    assert f"take the step from 28 ms to {new_ms:.2f} ms (1.001×)" in result.message
