@@ -234,3 +234,25 @@ def test_a_portfolios_step_is_never_said_to_go_from_28_ms_to_28_ms() -> None:
     new_ms = 28 - 28 * 0.05 * (1 - 1 / 5) + 28 * 0.35 * (1 / 0.9 - 1)
     assert result.combined_new_ms == pytest.approx(new_ms)
     assert f"take the step from 28 ms to {new_ms:.2f} ms (1.001×)" in result.message
+
+
+def test_one_replica_meets_a_throughput_goal() -> None:
+    """Decode 60% of a 25 ms step at 1.3×: 25 × (0.4 + 0.6/1.3) = 21.54 ms; 48 requests a pass serve 2,228.6 a second
+    on one GPU, so one replica meets 2,000 a second (1,920 before: two). The sentence said "1 replica meet it"."""
+    evaluation = review(
+        {
+            "target": "decode",
+            "p": 0.6,
+            "k": 1.3,
+            "baseline_ms": 25,
+            "cost_weeks": 4,
+            "goal": {"throughput_per_s": 2000, "requests_per_step": 48},
+        }
+    )
+    new_ms = 25 * (0.4 + 0.6 / 1.3)
+    goal = finding(evaluation, "resource_goal")
+    assert goal.figures["replicas_after"] == 1 == -(-2000 // (48 / new_ms * 1000))
+    assert goal.figures["replicas_before"] == 2 == -(-2000 // (48 / 25 * 1000))
+    assert f"one GPU serves {48 / new_ms * 1000:,.1f} per second, so 1 replica meets it, against 2 before" in (
+        goal.message
+    )
