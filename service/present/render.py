@@ -74,7 +74,8 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     rows = [Row("speedup", f"{times(a.speedup)} (ceiling {ceiling})")]
     saving = f"{pct(a.saving_fraction)} of {scope}"
     if a.baseline_ms is not None and a.new_ms is not None:
-        before, after, saved = ms_saved(a.baseline_ms, a.new_ms, a.saving_ms)  # as the statement prints them: they add up
+        # as the statement prints them: at the digits at which they add up
+        before, after, saved = ms_saved(a.baseline_ms, a.new_ms, a.saving_ms)
         saved = saved if a.new_ms <= a.baseline_ms else "-" + saved
         rows.append(Row("saving", f"{saving} = {saved}"))
         rows.append(Row("time", f"{before} → {after}"))

@@ -32,7 +32,6 @@ def test_a_p99_measured_worse_is_stage_5s_answer_not_none() -> None:
             },
         }
     )
-    assert 20000 * 0.05 * 2 * 8760 == pytest.approx(17_520_000)
     assert evaluation.verdict == "decline"
     assert evaluation.deciding_rule == "tail_latency"
     stage_5 = (evaluation.reasoning or [])[4]
@@ -56,7 +55,6 @@ def test_the_products_statement_says_its_upkeep_is_the_policys_figure() -> None:
     """3.75% at 5× saves 3% (3 ms of 100): "3% is worth owning at 2 weeks of upkeep over the horizon" — the 2 weeks
     are the policy's 2 a year over 12 months, which the statement presented as if the proposal had given them."""
     evaluation = review(_PRODUCT)
-    assert 0.0375 * (1 - 1 / 5) == pytest.approx(0.03)
     assert evaluation.verdict == "fund"
     assert evaluation.deciding_rule == "vendor_product"
     assert "3% is worth owning at 2 weeks of upkeep over the horizon (the policy's figure)" in evaluation.statement
