@@ -95,6 +95,9 @@ EFFECT_VERDICT: dict[str, Verdict] = {
 }
 
 
+ID_AMDAHL = "amdahl"
+"""The rule whose sentence of a ranged proposal quotes every figure over the range (rules.checks.amdahl)."""
+
 UNCERTAINTY = "uncertainty"
 """The rule of the condition a straddling range puts on the decision (its break-even)."""
 
@@ -252,11 +255,24 @@ def evaluate(
         # Its break-even is the condition the decision turns on: among stage 5's conditions it speaks first (the
         # midpoint's own, a noise floor's "0.88% per run … 1.75 GPU-equivalents", hold at one point of the range).
         verdict, deciding = decide([uncertainty, *findings[:-1]])
+        statement = sentence(deciding.message)
     else:
+        bound = None
+        if ranges is not None:
+            # A range that does not straddle the bar is argued at the end that binds its verdict, never at its
+            # midpoint (a p nobody proposed): a verdict that passes at the end that saves least, one that fails at
+            # the end that saves most. Every check speaks there, so every figure printed is one the range holds.
+            bound = _binding_end(ctx, known, _decider(findings)[0])
+            if bound is not None:
+                ctx = bound[0]
+                findings = _run(ctx, checks)
         verdict, deciding = decide(findings)
+        statement = sentence(deciding.message)
+        if bound is not None and deciding.rule != ID_AMDAHL:  # amdahl's sentence of a range quotes the range itself
+            statement = _at_end(bound[1], deciding.message) or statement
     evaluation = Evaluation(
         verdict=verdict,
-        statement=sentence(deciding.message),
+        statement=statement,
         deciding_rule=deciding.rule,
         amdahl=ctx.amdahl,
         findings=findings,
@@ -498,6 +514,41 @@ def _uncertainty(
         f"is {worst}, at {times(_speed(*passing[0]))} {verdicts[passing[0]]}."
     )
     return condition(UNCERTAINTY, figures, message, stage="condition")
+
+
+def _binding_end(ctx: Context, known: dict[tuple[float, float], Verdict], point: Verdict) -> tuple[Context, str] | None:
+    """The corner of a range that does not straddle the bar at which its verdict is argued, with how it is said
+    (`p = 0.2%, the least the range saves`): of the corners whose verdict is the point's, the one that saves least
+    when it passes (it passes even there) and the one that saves most when it fails (it fails even there). None for
+    a remeasure (the scope is in doubt, not the figure) or where no corner shares the point's verdict."""
+    if point == "remeasure":
+        return None
+    proposal = ctx.proposal
+    (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
+    corners = sorted({(p, k) for p in (p_low, p_high) for k in (k_low, k_high)})
+    same = [corner for corner in corners if known.get(corner) == point]
+    if not same:
+        return None
+    saving = {corner: context(proposal, ctx.policy, *corner, verdict_only=True, like=ctx).run_saving for corner in same}
+    passes = point in PASSING
+    # ties go to the lowest corner when it passes, the highest when it fails (sorted: low p, then low k, first)
+    chosen = (min if passes else max)(reversed(same) if not passes else same, key=lambda corner: saving[corner])
+    p, k = chosen
+    where = []
+    if p_high > p_low:
+        where.append(f"p = {pct(p)}")
+    if k_high > k_low:
+        where.append(f"k = {times(k)}")
+    said = f"{' and '.join(where)}, the {'least' if passes else 'most'} the range saves"
+    bound = context(proposal, ctx.policy, p, k, ctx.probe, calibration=ctx.calibration, proposed=ctx.proposed, like=ctx)
+    return bound, said
+
+
+def _at_end(where: str, message: str) -> str | None:
+    """The statement of a range argued at one end, saying which (`At p = 1.2%, the most the range saves: …`) where
+    that fits in one statement; None where it does not (the finding's own sentence is then the statement)."""
+    said = f"At {where}: {message}"
+    return said if len(said) <= STATEMENT_CHARS else None
 
 
 @dataclass(frozen=True, slots=True)

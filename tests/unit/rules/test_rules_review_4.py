@@ -254,3 +254,68 @@ def test_one_replica_meets_a_throughput_goal() -> None:
     assert f"one GPU serves {48 / new_ms * 1000:,.1f} per second, so 1 replica meets it, against 2 before" in (
         goal.message
     )
+
+
+# --- a range that holds its verdict is argued at the end that binds it, never at its midpoint ------------------------
+
+
+def test_a_declined_range_is_argued_at_its_best_end() -> None:
+    """rope at 0.2–1.2% of a 20 ms step, 2×, 2 weeks: 0.1–0.6% saved, under the 1% floor everywhere. The statement
+    was the midpoint's "saves 0.35% end to end" (p = 0.7%, which nobody proposed), beside stage 2's 0.1–0.6%."""
+    evaluation = review(
+        {"target": "rope", "p": {"low": 0.002, "high": 0.012}, "k": 2, "baseline_ms": 20, "cost_weeks": 2}
+    )
+    best = 0.012 * (1 - 1 / 2)
+    assert evaluation.verdict == "decline"
+    assert evaluation.holds_across_range is True
+    assert evaluation.statement == (
+        f"At p = 1.2%, the most the range saves: Even speeding up rope saves {best * 100:.1f}% end to end, a rounding "
+        "error below the 1% noise floor."
+    )
+    assert "0.35" not in " ".join(f.message for f in evaluation.findings)
+    assert evaluation.amdahl.saving_fraction == pytest.approx(best)
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_rate_that_fails_across_a_range_of_k_is_quoted_at_its_high_end() -> None:
+    """3% of 20 ms at 1.2–2× for 4 weeks: at 2× 0.3 ms saved, 75 µs a week against the 200 µs (1% of 20 ms) funded;
+    the statement said the midpoint's "1.1% of the step … 56.3 µs per engineer-week" (k = 1.6)."""
+    evaluation = review({"target": "rope", "p": 0.03, "k": {"low": 1.2, "high": 2}, "baseline_ms": 20, "cost_weeks": 4})
+    rate_us = 20 * 0.03 * (1 - 1 / 2) / 4 * 1000
+    assert rate_us == pytest.approx(75)
+    assert evaluation.verdict == "decline"
+    assert evaluation.statement == (
+        "At k = 2×, the most the range saves: 4 engineer-weeks for 1.5% of the step on rope is 75 µs per "
+        "engineer-week against the 200 µs the policy funds."
+    )
+    cost = (evaluation.reasoning or [])[2]
+    assert "75 µs per engineer-week" in cost.answer
+
+
+def test_a_fleet_range_that_pays_everywhere_is_argued_at_its_low_end() -> None:
+    """rmsnorm at 0.2–1% of a 40 ms step, 3×, on 1,000 GPUs for 4 weeks: at 0.2% it saves 0.133%, 1.33
+    GPU-equivalents, 1.33 × $2 × 8,760 = $23,360 a year against $20,000 — it pays even there, paid back in 10.3
+    months. The statement and stage 2 said the midpoint's "0.4% … 4 GPU-equivalents, $70k a year … 3.4 months",
+    three times what the low end holds."""
+    evaluation = review(
+        {
+            "target": "rmsnorm",
+            "p": {"low": 0.002, "high": 0.01},
+            "k": 3,
+            "baseline_ms": 40,
+            "cost_weeks": 4,
+            "flags": {"fleet_gpus": 1000, "recurring": True},
+        }
+    )
+    saving = 0.002 * (1 - 1 / 3)
+    gpus = 1000 * saving
+    annual = gpus * 2 * 8760
+    assert annual == pytest.approx(23_360)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.holds_across_range is True
+    assert evaluation.statement.startswith("At p = 0.2%, the least the range saves: Fund, and confirm the saving in")
+    assert f"it frees {gpus:.2f} GPU-equivalents, ${annual / 1000:.0f}k a year against $20k" in evaluation.statement
+    worth = (evaluation.reasoning or [])[1]
+    assert worth.figures["value_usd"] == pytest.approx(annual)
+    assert f"paid back in {20_000 / (annual / 12):.1f} months" in worth.answer
+    assert_one_sentence(evaluation.statement)
