@@ -518,15 +518,17 @@ def _uncertainty(
 
 def _binding_end(ctx: Context, known: dict[tuple[float, float], Verdict], point: Verdict) -> tuple[Context, str] | None:
     """The corner of a range that does not straddle the bar at which its verdict is argued, with how it is said
-    (`p = 0.2%, the least the range saves`): of the corners whose verdict is the point's, the one that saves least
-    when it passes (it passes even there) and the one that saves most when it fails (it fails even there). None for
-    a remeasure (the scope is in doubt, not the figure) or where no corner shares the point's verdict."""
+    (`p = 0.2%, the least the range saves`): the corner that saves least when the range passes (it passes even
+    there, on whatever condition holds there) and the one that saves most when it fails (it fails even there). None
+    for a remeasure (the scope is in doubt, not the figure)."""
     if point == "remeasure":
         return None
     proposal = ctx.proposal
     (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
     corners = sorted({(p, k) for p in (p_low, p_high) for k in (k_low, k_high)})
-    same = [corner for corner in corners if known.get(corner) == point]
+    # every corner passes or every one fails (the range does not straddle the bar); the verdict is the binding
+    # corner's: a range funded outright at its midpoint but only on a condition at its low end is that fund_if
+    same = [corner for corner in corners if (known.get(corner) in PASSING) == (point in PASSING)]
     if not same:
         return None
     saving = {corner: context(proposal, ctx.policy, *corner, verdict_only=True, like=ctx).run_saving for corner in same}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from tests.unit.rules.helpers import assert_one_sentence, finding, review
+from tests.unit.rules.helpers import SEED_BREAKDOWN, assert_one_sentence, finding, review
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.portfolio import Portfolio, portfolio
@@ -318,4 +318,26 @@ def test_a_fleet_range_that_pays_everywhere_is_argued_at_its_low_end() -> None:
     worth = (evaluation.reasoning or [])[1]
     assert worth.figures["value_usd"] == pytest.approx(annual)
     assert f"paid back in {20_000 / (annual / 12):.1f} months" in worth.answer
+    assert_one_sentence(evaluation.statement)
+
+
+def test_a_range_funded_outright_only_above_its_low_end_is_funded_on_the_low_ends_condition() -> None:
+    """attention_softmax 21% of the seed's 100 ms step at 2–10×, 3 weeks: at 2× it saves 10.5 ms while gemm_qkv's
+    34 ms is over twice that (the same 2× there: 100 / 83 = 1.205×), so the low end is fund_if; the midpoint 6×
+    (17.5 ms, 34 < 35) was funded outright, and so was the range."""
+    evaluation = review(
+        {
+            "target": "attention_softmax",
+            "p": 0.21,
+            "k": {"low": 2, "high": 10},
+            "baseline_ms": 100,
+            "cost_weeks": 3,
+            "breakdown": SEED_BREAKDOWN,
+        }
+    )
+    assert 34 >= 2 * 21 * (1 - 1 / 2)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "bigger_target"
+    assert evaluation.statement.startswith("At k = 2×, the least the range saves: Fund, though gemm_qkv at 34%")
+    assert f"the same 2× there gives {100 / (100 - 17):.3f}× (83 ms)" in evaluation.statement
     assert_one_sentence(evaluation.statement)
