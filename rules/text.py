@@ -40,6 +40,7 @@ __all__ = [
     "share_bounds",
     "significant",
     "significant_bounds",
+    "span",
     "the_share",
     "times",
     "usd",
@@ -364,6 +365,16 @@ def gpu_count(n: float) -> str:
 def count(n: int, noun: str) -> str:
     """`1 phase`, `3 phases`, `2 times`."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def span(low: str, high: str) -> str:
+    """`81.1–85 ms`, `1.2–1.5×`: a range as said, its unit once, and one value when both ends print the same."""
+    if low == high:
+        return low
+    for unit in (" ms", " µs", " ns", " s", "%", "×"):
+        if low.endswith(unit) and high.endswith(unit):
+            return f"{low.removesuffix(unit)}–{high}"
+    return f"{low}–{high}"
 
 
 def join(items: list[str], last: str = "and") -> str:

@@ -18,7 +18,7 @@ import math
 from worthit.rules.amdahl import saving_fraction
 from worthit.rules.context import Context, Example
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Range, Verdict
-from worthit.rules.text import count, join, k_text, label, ms, ms_saved, num, pct, times
+from worthit.rules.text import count, join, k_text, label, ms, ms_saved, num, pct, span, times
 
 ID = "amdahl"
 STAGE = "worth"
@@ -134,16 +134,6 @@ def _several(ctx: Context, figures: dict[str, Figure], scope: str) -> str:
     return "Making " + join(parts)
 
 
-def _span(low: str, high: str) -> str:
-    """`81.1–85 ms`, `1.2–1.5×`: a range as said, its unit once, and one value when both ends print the same."""
-    if low == high:
-        return low
-    for unit in (" ms", " µs", " ns", " s", "%", "×"):
-        if low.endswith(unit) and high.endswith(unit):
-            return f"{low.removesuffix(unit)}–{high}"
-    return f"{low}–{high}"
-
-
 def _ranged(ctx: Context, ends: tuple[AmdahlFigures, AmdahlFigures], figures: dict[str, Figure]) -> str:
     """The sentence for a p or k given as a range: each figure quoted from its low end to its high end."""
     low, high = ends
@@ -152,30 +142,30 @@ def _ranged(ctx: Context, ends: tuple[AmdahlFigures, AmdahlFigures], figures: di
     for name in ("k", "speedup", "saving_fraction", "new_ms", "saving_ms", "rate"):
         figures[f"{name}_low"], figures[f"{name}_high"] = getattr(low, name), getattr(high, name)
     scope = ctx.scope_noun
-    p = _span(pct(low.p), pct(high.p))
+    p = span(pct(low.p), pct(high.p))
     k_low, k_high = (math.inf if v == "inf" else float(v) for v in (low.k, high.k))
     if ctx.behind_barrier:
         # the ends' (p, k) are the step's (what it can lose through the target); the sentence says the target's own
         ends_p, ends_k = ctx.proposal.p, ctx.proposal.k
         p_low, p_high = (ends_p.low, ends_p.high) if isinstance(ends_p, Range) else (ctx.p, ctx.p)
         k_low, k_high = (ends_k.low, ends_k.high) if isinstance(ends_k, Range) else (ctx.given_k, ctx.given_k)
-        p = _span(pct(p_low), pct(p_high))
+        p = span(pct(p_low), pct(p_high))
     if math.isinf(k_low) and math.isinf(k_high):
         change = f"Removing {ctx.target} ({p} of {scope})"
     else:
         said = "faster" if k_low > 1 else "its speed"
-        change = f"Making {ctx.target} ({p} of {scope}) {_span(times(k_low), times(k_high))} {said}"
-    speed = _span(times(low.speedup), times(high.speedup))
+        change = f"Making {ctx.target} ({p} of {scope}) {span(times(k_low), times(k_high))} {said}"
+    speed = span(times(low.speedup), times(high.speedup))
     if low.new_ms is not None and high.new_ms is not None and low.baseline_ms is not None:
         message = (
-            f"{change} takes {scope} from {ms(low.baseline_ms)} to {_span(ms(high.new_ms), ms(low.new_ms))} "
-            f"({speed}), saving {_span(pct(low.saving_fraction), pct(high.saving_fraction))} of it"
+            f"{change} takes {scope} from {ms(low.baseline_ms)} to {span(ms(high.new_ms), ms(low.new_ms))} "
+            f"({speed}), saving {span(pct(low.saving_fraction), pct(high.saving_fraction))} of it"
         )
     else:
         message = (
-            f"{change} speeds {scope} up {speed}, saving {_span(pct(low.saving_fraction), pct(high.saving_fraction))}"
+            f"{change} speeds {scope} up {speed}, saving {span(pct(low.saving_fraction), pct(high.saving_fraction))}"
         )
     if low.rate is not None and high.rate is not None:
         unit = ms if low.rate_unit == "ms/week" else pct
-        message += f", {_span(unit(low.rate), unit(high.rate))} per engineer-week"
+        message += f", {span(unit(low.rate), unit(high.rate))} per engineer-week"
     return message

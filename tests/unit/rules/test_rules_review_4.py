@@ -341,3 +341,73 @@ def test_a_range_funded_outright_only_above_its_low_end_is_funded_on_the_low_end
     assert evaluation.statement.startswith("At k = 2×, the least the range saves: Fund, though gemm_qkv at 34%")
     assert f"the same 2× there gives {100 / (100 - 17):.3f}× (83 ms)" in evaluation.statement
     assert_one_sentence(evaluation.statement)
+
+
+# --- the ceiling of a ranged k is said over the range -----------------------------------------------------------------
+
+
+def test_the_ceiling_of_a_ranged_k_is_said_over_the_range_not_at_its_midpoint() -> None:
+    """attention_softmax 21% of 100 ms at 2–10×: it captures 1 − 1/2 = 50% to 90% of its headroom, leaving
+    21/10 = 2.1 to 21/2 = 10.5 ms, and gemm_qkv leads after it at 34/89.5 = 38% to 34/81.1 = 41.9%. The ceiling
+    said "At 6× … 83.3% … 3.5 ms", the midpoint's k."""
+    evaluation = review(
+        {
+            "target": "attention_softmax",
+            "p": 0.21,
+            "k": {"low": 2, "high": 10},
+            "baseline_ms": 100,
+            "cost_weeks": 3,
+            "breakdown": SEED_BREAKDOWN,
+        }
+    )
+    ceiling = finding(evaluation, "ceiling")
+    assert ceiling.message == (
+        "At 2–10× attention_softmax captures 50–90% of its own headroom, leaving 2.1–10.5 ms for any follow-up, and "
+        f"even at zero the step stops at 79 ms ({1 / 0.79:.3f}×); gemm_qkv stays the bottleneck at "
+        f"{34 / 89.5 * 100:.0f}–{34 / 81.1 * 100:.1f}%."
+    )
+    assert ceiling.figures["remaining_ms_low"] == pytest.approx(2.1)
+    assert ceiling.figures["remaining_ms_high"] == pytest.approx(10.5)
+    assert "At 6×" not in ceiling.message
+
+
+def test_the_ceiling_behind_a_barrier_of_a_ranged_k_is_said_over_the_range() -> None:
+    """A hot MoE expert: rank 5 arrives at 360 ms of a 400 ms step with 90 ms of the expert FFN, rank 2 at 345 ms
+    with 60 ms, rank 0 at 330 with 50. At zero the ranks arrive at 270, 285, 280: rank 2 sets the step at 325 ms, so
+    the step can lose 75 ms (18.75%). At 1.1× rank 5 arrives at 360 − 90/11 = 351.8 (saving 8.2 ms, 10.9% of the
+    75); at 3× at 300, and rank 2's 345 − 40 = 305 sets it (55 ms, 73.3%), leaving 66.8 to 20 ms."""
+    evaluation = review(
+        {
+            "target": "moe_expert_ffn",
+            "p": 0.225,
+            "k": {"low": 1.1, "high": 3},
+            "baseline_ms": 400,
+            "cost_weeks": 6,
+            "flags": {
+                "barrier": {
+                    "ranks": 8,
+                    "wait_fraction": 0.12,
+                    "straggler": 5,
+                    "rank": 5,
+                    "step_ms": 400,
+                    "target_ms": 90,
+                    "arrivals": [
+                        {"rank": 5, "compute_ms": 360, "target_ms": 90},
+                        {"rank": 2, "compute_ms": 345, "target_ms": 60},
+                        {"rank": 0, "compute_ms": 330, "target_ms": 50},
+                    ],
+                }
+            },
+        }
+    )
+    low = 360 - max(360 - 90 * (1 - 1 / 1.1), 345 - 60 * (1 - 1 / 1.1), 330 - 50 * (1 - 1 / 1.1))
+    high = 360 - max(360 - 90 * (1 - 1 / 3), 345 - 60 * (1 - 1 / 3), 330 - 50 * (1 - 1 / 3))
+    ceiling_ms = 360 - max(270, 285, 280)
+    assert (high, ceiling_ms) == (pytest.approx(55), 75)
+    ceiling = finding(evaluation, "ceiling")
+    assert ceiling.message == (
+        "Behind the barrier the step can lose 18.8% of itself through moe_expert_ffn's 22.5%: at 1.1–3× it captures "
+        f"{low / ceiling_ms * 100:.1f}–{high / ceiling_ms * 100:.1f}% of that, leaving "
+        f"{ceiling_ms - high:.0f}–{ceiling_ms - low:.1f} ms for any follow-up, and even at zero the step stops at "
+        f"325 ms ({400 / 325:.3f}×), where rank 2 sets it."
+    )
