@@ -209,6 +209,16 @@ def times(factor: float | None) -> str:
     return f"{_trim(_fixed(factor, 3))}×"
 
 
+def span(low: str, high: str) -> str:
+    """`81.1–85 ms`, `1.2–1.5×`: a range as said, its unit once, and one value when both ends print the same."""
+    if low == high:
+        return low
+    for unit in (" ms", " µs", " ns", " s", "%", "×"):
+        if low.endswith(unit) and high.endswith(unit):
+            return f"{low.removesuffix(unit)}–{high}"
+    return f"{low}–{high}"
+
+
 def k_text(k: float) -> str:
     """A proposed speedup of the target: `10× faster`, `0.9× as fast (slower)`, or `removed entirely` for k = ∞."""
     if math.isinf(k):
@@ -365,16 +375,6 @@ def gpu_count(n: float) -> str:
 def count(n: int, noun: str) -> str:
     """`1 phase`, `3 phases`, `2 times`."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
-def span(low: str, high: str) -> str:
-    """`81.1–85 ms`, `1.2–1.5×`: a range as said, its unit once, and one value when both ends print the same."""
-    if low == high:
-        return low
-    for unit in (" ms", " µs", " ns", " s", "%", "×"):
-        if low.endswith(unit) and high.endswith(unit):
-            return f"{low.removesuffix(unit)}–{high}"
-    return f"{low}–{high}"
 
 
 def join(items: list[str], last: str = "and") -> str:
