@@ -152,9 +152,6 @@ def ms_change(before: float, after: float) -> tuple[str, str]:
     return first, second
 
 
-_UNIT_MS = {"s": Decimal(1000), "ms": Decimal(1), "µs": Decimal("0.001"), "ns": Decimal("0.000001")}
-
-
 def _adds_up(before: str, after: str, saved: str) -> bool:
     """Whether three times as `ms` prints them add up, printed before less printed after being the printed saving
     (either way), where all three are in one unit; in different units the finer one carries more digits, so
