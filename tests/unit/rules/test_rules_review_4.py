@@ -411,3 +411,47 @@ def test_the_ceiling_behind_a_barrier_of_a_ranged_k_is_said_over_the_range() -> 
         f"{ceiling_ms - high:.0f}–{ceiling_ms - low:.1f} ms for any follow-up, and even at zero the step stops at "
         f"325 ms ({400 / 325:.3f}×), where rank 2 sets it."
     )
+
+
+# --- a slowdown is no return, never a negative one ------------------------------------------------------------------
+
+
+def test_a_slowdown_is_said_as_no_return_not_a_negative_rate_for_nothing() -> None:
+    """lm_head and loss on the straggler made 0.8× for a week: rank 7 arrives at 380 + 40 × 0.25 = 390 ms, the
+    step 410 ms, 2.5% longer. Stage 3 said "1 engineer-week for nothing on lm_head_loss is -10 ms per engineer-week
+    against the 4 ms the policy funds"."""
+    evaluation = review(_LM_HEAD | {"k": 0.8, "cost_weeks": 1})
+    rate = finding(evaluation, "rate_of_return")
+    assert rate.figures["rate_ms"] == pytest.approx(-10.0)
+    assert rate.message == (
+        "1 engineer-week on lm_head_loss for a step 2.5% longer: no return, against the 4 ms per engineer-week the "
+        "policy funds."
+    )
+
+
+def test_a_memory_fix_with_a_slower_step_is_not_a_negative_return_under_the_bar() -> None:
+    """An FP8 KV cache fitting a replica on 2 GPUs instead of 3, its attention 0.9× (0.35 × (1/0.9 − 1) = 3.9% longer
+    step) on 800 GPUs: the rate's note said "4 engineer-weeks for -3.9% of the step is -0.97% per engineer-week"."""
+    evaluation = review(
+        {
+            "target": "attention_decode",
+            "p": 0.35,
+            "k": 0.9,
+            "baseline_ms": 30,
+            "cost_weeks": 4,
+            "flags": {"fleet_gpus": 800, "recurring": True},
+            "goal": {
+                "memory_required_gb": 180,
+                "memory_after_gb": 120,
+                "device_memory_gb": 80,
+                "memory_headroom_gb": 8,
+            },
+        }
+    )
+    assert evaluation.verdict == "fund"
+    rate = finding(evaluation, "rate_of_return")
+    longer = 0.35 * (1 / 0.9 - 1)
+    assert rate.message == (
+        f"Per run, 4 engineer-weeks for a step {longer * 100:.1f}% longer returns nothing, under the 1% bar, which "
+        "the value of the work carries."
+    )
