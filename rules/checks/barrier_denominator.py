@@ -13,7 +13,9 @@ long they wait inside the barrier.
 When the barrier was measured from a distributed profile (`target_ms`, `step_ms`: the target's time on the
 straggler and the step every rank waits for), the check computes the distributed p itself — the target's share of
 the step all ranks are held to, against the share of one rank's device activity (`rank_p`) a single-GPU profile
-gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done.
+gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done. Where the
+share the arithmetic runs on (`p`, or `p_end_to_end`) is not that one (one rank's share, the wrong denominator) by
+more than the policy's `breakdown_tolerance`, it says so and asks for the arithmetic re-run at the measured share.
 
 A communication target (a `comm` phase, or an NCCL/RCCL kernel's name) is told the other half of the story: its
 time on one rank includes that rank's wait for the slowest, which no faster transfer removes. With that wait
@@ -169,6 +171,22 @@ def check(ctx: Context) -> Finding | None:
             figures |= {"next_rank": step.setter, "next_rank_ms": step.after_ms, "step_saving": step.saving}
         on_rank = f"{pct(barrier.rank_p)} of one rank's device activity but " if barrier.rank_p else ""
         who = f"rank {barrier.straggler}" if barrier.straggler is not None else "the straggler"
+        stated = ctx.p_run  # the share the decision's arithmetic runs on (p, or p_end_to_end when given)
+        if not isinstance(ctx.proposal.p, Range) and abs(p_distributed - stated) > ctx.policy.breakdown_tolerance:
+            # the measured barrier gives the share of the step every rank waits for; the arithmetic ran on another
+            # (one rank's device activity, the seed's "wrong denominator"): not taken against the step, so re-run it
+            figures |= {"p_stated": stated}
+            return Finding(
+                rule=ID,
+                effect="remeasure",
+                verdict="remeasure",
+                figures=figures,
+                message=(
+                    f"Measured across {num(barrier.ranks)} ranks, {ctx.target} on {who} is {ms(barrier.target_ms)} "
+                    f"of the {ms(barrier.step_ms)} step every rank waits for, {pct(p_distributed)}, not the "
+                    f"{pct(stated)} the arithmetic ran on; re-run it with p = {pct(p_distributed)}."
+                ),
+            )
         if barrier.wait_fraction is not None:
             how = f"ranks wait {pct(barrier.wait_fraction)} of their step inside collectives"
         else:

@@ -455,3 +455,47 @@ def test_a_memory_fix_with_a_slower_step_is_not_a_negative_return_under_the_bar(
         f"Per run, 4 engineer-weeks for a step {longer * 100:.1f}% longer returns nothing, under the 1% bar, which "
         "the value of the work carries."
     )
+
+
+# --- a measured barrier whose share is not the p the arithmetic ran on ----------------------------------------------
+
+_ONE_RANKS_P = {
+    "target": "layernorm_bwd",
+    "p": 0.02,
+    "k": 4,
+    "baseline_ms": 350,
+    "cost_weeks": 2,
+    "scope": {"workload": "training", "measured": "rank", "method": "timeline"},
+    "flags": {
+        "barrier": {
+            "ranks": 64,
+            "wait_fraction": 0.18,
+            "straggler": 5,
+            "step_ms": 350,
+            "target_ms": 14,
+            "rank_p": 0.02,
+        }
+    },
+}
+
+
+def test_a_single_ranks_p_beside_a_measured_barrier_is_re_run_at_the_steps_share() -> None:
+    """The seed's 2% on a barrier's critical path, measured across 64 ranks: 14 ms of the 350 ms step every rank
+    waits for is 4%. barrier_denominator said "2% of one rank's device activity but 4% of the 350 ms step …, so p is
+    taken against the step" while the decision ran on the 2%: 1.5% saved, 2.6 ms a week against 3.5, declined."""
+    evaluation = review(_ONE_RANKS_P)
+    assert evaluation.verdict == "remeasure"
+    assert evaluation.deciding_rule == "barrier_denominator"
+    assert evaluation.statement == (
+        "Measured across 64 ranks, layernorm_bwd on rank 5 is 14 ms of the 350 ms step every rank waits for, "
+        f"{14 / 350 * 100:.0f}%, not the 2% the arithmetic ran on; re-run it with p = 4%."
+    )
+    assert_one_sentence(evaluation.statement)
+
+
+def test_re_run_at_the_steps_share_the_seeds_barrier_case_is_funded() -> None:
+    """At p = 4%, 4×: 3% of the 350 ms step, 10.5 ms, 5.25 ms a week for 2 weeks against the 3.5 ms funded."""
+    evaluation = review(_ONE_RANKS_P | {"p": 0.04})
+    assert evaluation.verdict == "fund"
+    assert evaluation.amdahl.rate == pytest.approx(350 * 0.04 * (1 - 1 / 4) / 2)
+    assert finding(evaluation, "barrier_denominator").effect == "info"
