@@ -528,7 +528,11 @@ def _binding_end(ctx: Context, known: dict[tuple[float, float], Verdict], point:
     corners = sorted({(p, k) for p in (p_low, p_high) for k in (k_low, k_high)})
     # every corner passes or every one fails (the range does not straddle the bar); the verdict is the binding
     # corner's: a range funded outright at its midpoint but only on a condition at its low end is that fund_if
-    same = [corner for corner in corners if (known.get(corner) in PASSING) == (point in PASSING)]
+    same = [
+        corner
+        for corner in corners
+        if known.get(corner) != "remeasure" and (known.get(corner) in PASSING) == (point in PASSING)
+    ]
     if not same:
         return None
     saving = {corner: context(proposal, ctx.policy, *corner, verdict_only=True, like=ctx).run_saving for corner in same}

@@ -499,3 +499,26 @@ def test_re_run_at_the_steps_share_the_seeds_barrier_case_is_funded() -> None:
     assert evaluation.verdict == "fund"
     assert evaluation.amdahl.rate == pytest.approx(350 * 0.04 * (1 - 1 / 4) / 2)
     assert finding(evaluation, "barrier_denominator").effect == "info"
+
+
+def test_a_corner_that_asks_to_remeasure_does_not_bind_a_range_the_breakdown_agrees_with() -> None:
+    """rope at 1–9% of a 100 ms step whose breakdown gives it 5 ms: the ends disagree with the breakdown (9% ≠ 5%),
+    the midpoint does not, and it is declined there (5% at 1.5× is 1.67 ms, 167 µs a week for 10 weeks, gemm's 60 ms
+    the better use). Argued at the end that saves most, the decision became that end's remeasure."""
+    evaluation = review(
+        {
+            "target": "rope",
+            "p": {"low": 0.01, "high": 0.09},
+            "k": 1.5,
+            "baseline_ms": 100,
+            "cost_weeks": 10,
+            "breakdown": [
+                {"name": "rope", "ms": 5},
+                {"name": "gemm", "ms": 60},
+                {"name": "other", "ms": 35, "kind": "other"},
+            ],
+        }
+    )
+    assert evaluation.verdict == "redirect"
+    assert evaluation.deciding_rule == "rate_of_return"
+    assert f"{100 * 0.05 * (1 - 1 / 1.5) / 10 * 1000:.1f} µs per engineer-week" in evaluation.statement
