@@ -107,6 +107,9 @@ EFFECT_VERDICT: dict[str, Verdict] = {
 }
 
 
+ID_AMDAHL = "amdahl"
+"""The rule whose sentence of a ranged proposal quotes every figure over the range (rules.checks.amdahl)."""
+
 UNCERTAINTY = "uncertainty"
 """The rule of the condition a straddling range puts on the decision (its break-even)."""
 
@@ -264,11 +267,24 @@ def evaluate(
         # Its break-even is the condition the decision turns on: among stage 5's conditions it speaks first (the
         # midpoint's own, a noise floor's "0.88% per run … 1.75 GPU-equivalents", hold at one point of the range).
         verdict, deciding = decide([uncertainty, *findings[:-1]])
+        statement = sentence(deciding.message)
     else:
+        bound = None
+        if ranges is not None:
+            # A range that does not straddle the bar is argued at the end that binds its verdict, never at its
+            # midpoint (a p nobody proposed): a verdict that passes at the end that saves least, one that fails at
+            # the end that saves most. Every check speaks there, so every figure printed is one the range holds.
+            bound = _binding_end(ctx, known, _decider(findings)[0])
+            if bound is not None:
+                ctx = bound[0]
+                findings = _run(ctx, checks)
         verdict, deciding = decide(findings)
+        statement = sentence(deciding.message)
+        if bound is not None and not _quotes_range(deciding):
+            statement = _at_end(bound[1], deciding.message) or statement
     evaluation = Evaluation(
         verdict=verdict,
-        statement=sentence(deciding.message),
+        statement=statement,
         deciding_rule=deciding.rule,
         amdahl=ctx.amdahl,
         findings=findings,
@@ -512,6 +528,54 @@ def _uncertainty(
     return condition(UNCERTAINTY, figures, message, stage="condition")
 
 
+def _binding_end(ctx: Context, known: dict[tuple[float, float], Verdict], point: Verdict) -> tuple[Context, str] | None:
+    """The corner of a range that does not straddle the bar at which its verdict is argued, with how it is said
+    (`p = 0.2%, the least the range saves`): the corner that saves least when the range passes (it passes even
+    there, on whatever condition holds there) and the one that saves most when it fails (it fails even there). None
+    for a remeasure (the scope is in doubt, not the figure)."""
+    if point == "remeasure":
+        return None
+    proposal = ctx.proposal
+    (p_low, p_high), (k_low, k_high) = _ends(proposal.p), _ends(proposal.k)
+    corners = sorted({(p, k) for p in (p_low, p_high) for k in (k_low, k_high)})
+    # every corner passes or every one fails (the range does not straddle the bar); the verdict is the binding
+    # corner's: a range funded outright at its midpoint but only on a condition at its low end is that fund_if
+    same = [
+        corner
+        for corner in corners
+        if known.get(corner) != "remeasure" and (known.get(corner) in PASSING) == (point in PASSING)
+    ]
+    if not same:
+        return None
+    saving = {corner: context(proposal, ctx.policy, *corner, verdict_only=True, like=ctx).run_saving for corner in same}
+    passes = point in PASSING
+    # ties go to the lowest corner when it passes, the highest when it fails (sorted: low p, then low k, first)
+    chosen = (min if passes else max)(reversed(same) if not passes else same, key=lambda corner: saving[corner])
+    p, k = chosen
+    where = []
+    if p_high > p_low:
+        where.append(f"p = {pct(p)}")
+    if k_high > k_low:
+        where.append(f"k = {times(k)}")
+    said = f"{' and '.join(where)}, the {'least' if passes else 'most'} the range saves"
+    bound = context(proposal, ctx.policy, p, k, ctx.probe, calibration=ctx.calibration, proposed=ctx.proposed, like=ctx)
+    return bound, said
+
+
+def _quotes_range(finding: Finding) -> bool:
+    """Whether a finding's sentence quotes the range from end to end itself (amdahl's `2.5–6.06×`, added work's and
+    a noise floor's savings over the corners: their ends are figures `…_low` and `…_high`), so no one end is named
+    before it."""
+    return finding.rule == ID_AMDAHL or any(name.endswith(("_low", "_high")) for name in finding.figures)
+
+
+def _at_end(where: str, message: str) -> str | None:
+    """The statement of a range argued at one end, saying which (`At p = 1.2%, the most the range saves: …`) where
+    that fits in one statement; None where it does not (the finding's own sentence is then the statement)."""
+    said = f"At {where}: {message}"
+    return said if len(said) <= STATEMENT_CHARS else None
+
+
 @dataclass(frozen=True, slots=True)
 class Corner:
     """One corner of a straddling range as the reasoning quotes it: the point as the proposal states it, its verdict
@@ -586,7 +650,7 @@ def reasoning(
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = carried = better = first_alternative = None
+    doubt = carried = better = first_alternative = refusal = None
     objection: Finding | None = None
     priced: Finding | None = None
     # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
@@ -617,6 +681,8 @@ def reasoning(
                 first_alternative = finding.message
             if effect != "info" and better is None:
                 better = finding.message
+        elif effect == "opposes" and refusal is None and finding.overridden_by is None:
+            refusal = finding.message  # a stage-5 check that refuses (a p99 measured worse): stage 5's answer
         if finding.rule == carrier and carried is None:
             carried = finding.message
     alternative = ctx.material_alternative or ctx.alternative
@@ -668,7 +734,7 @@ def reasoning(
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict),
+            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict, refusal),
             rules=rules["condition"],
         ),
     ]
@@ -776,17 +842,22 @@ REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still 
 """Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
 
 
-def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None) -> str:
-    if not conditions:
+def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None, refusal: str | None = None) -> str:
+    """Stage 5's answer: every condition, or, where a stage-5 check refuses the work (a p99 measured worse), that
+    refusal first — "None." beside a decline it decided said nothing of why."""
+    said = " ".join(([f"No: {refusal}"] if refusal is not None else []) + list(conditions))
+    if not said:
         return "None."
-    said = " ".join(conditions)
     return REMEASURED_FIRST + said if verdict == "remeasure" else said
 
 
 def _no_alternative(ctx: Context) -> str:
-    if ctx.step_unseen and ctx.alternative is not None:
+    if ctx.step_unseen:
         # behind a barrier the step does not see the target: the rank that sets it is the better use, not a phase
-        return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
+        # (named where each rank's arrival is measured; not the target rank's own breakdown, which waits as well)
+        if ctx.alternative is not None:
+            return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
+        return "Yes: the slowest rank's compute, which sets the step; trace all ranks to name it."
     if not ctx.proposal.breakdown:
         return "None known: no breakdown was given."
     return "None known: nothing in the breakdown is larger than the target."

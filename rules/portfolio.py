@@ -26,7 +26,7 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Base, Evaluation, NonNegativeFloat, PolicyRef, Proposal, Verdict
 from worthit.rules.policy import Policy
 from worthit.rules.precision import settled
-from worthit.rules.text import join, label, metric, ms, num, pct, sentence, times, weeks
+from worthit.rules.text import join, label, metric, ms, ms_change, num, pct, sentence, times, weeks
 from worthit.rules.worth import cost_of, worth_of
 
 __all__ = ["FUNDABLE", "Picks", "Portfolio", "PortfolioEntry", "PortfolioRequest", "State", "portfolio"]
@@ -416,7 +416,10 @@ def _ladder(options: list[PortfolioEntry], proposals: Sequence[Proposal], policy
         if below is None:
             ladder.append(entry)
         elif entry.value_fraction <= below.value_fraction:
-            entry.note = f"same target as rank {below.rank}, which saves as much for fewer weeks"
+            # what the cheaper one is worth, and for how many weeks, as they are: equal weeks are not fewer
+            worth = "is worth" if below.valued_on == "capacity" else "saves"
+            fewer = "fewer" if (below.cost_weeks or 0.0) < (entry.cost_weeks or 0.0) else "no more"
+            entry.note = f"same target as rank {below.rank}, which {worth} as much for {fewer} weeks"
         elif not _step_pays(below, entry, proposals[entry.index], policy):
             extra = (entry.cost_weeks or 0.0) - (below.cost_weeks or 0.0)
             of = "the capacity" if "capacity" in (entry.valued_on, below.valued_on) else "the step"
@@ -521,7 +524,8 @@ def _message(result: Portfolio, held: dict[int, str]) -> str:
     funded = [entry for entry in result.entries if entry.funded]
     names = result.entries
     if result.combined_new_ms is not None and result.baseline_ms is not None:
-        total = f"from {ms(result.baseline_ms)} to {ms(result.combined_new_ms)}"
+        before, after = ms_change(result.baseline_ms, result.combined_new_ms)  # never "from 28 ms to 28 ms"
+        total = f"from {before} to {after}"
     else:
         total = f"{pct(result.combined_saving_fraction)} shorter"
     speed = times(result.combined_speedup) if result.combined_speedup is not None else "without limit"

@@ -29,6 +29,7 @@ __all__ = [
     "HOURS_PER_DAY",
     "HOURS_PER_YEAR",
     "MINUTES_PER_DAY",
+    "UPKEEP_SOURCE",
     "Basis",
     "Cost",
     "Fit",
@@ -77,6 +78,20 @@ class Cost:
     """`proposal`: the proposal's `maintenance_weeks_per_year`; `policy`: none given, the policy's; `policy_over_zero`:
     a claimed 0 for unportable code, which the policy's figure replaces (unportable code is never free to keep)."""
     architectures: int = 1
+
+    @property
+    def upkeep_said(self) -> str:
+        """Whose upkeep figure it is, as a clause after it (`, the policy's figure`): empty when the proposal gave it,
+        so a statement never presents the policy's default as the proposal's own."""
+        return UPKEEP_SOURCE[self.upkeep_source or "proposal"]
+
+
+UPKEEP_SOURCE = {
+    "proposal": "",
+    "policy": ", the policy's figure",
+    "policy_over_zero": ", the policy's figure, not the 0 claimed",
+}
+"""`Cost.upkeep_said` for each `Cost.upkeep_source`."""
 
 
 @dataclass(slots=True)

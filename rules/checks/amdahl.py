@@ -18,7 +18,7 @@ import math
 from worthit.rules.amdahl import saving_fraction
 from worthit.rules.context import Context, Example
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Range, Verdict
-from worthit.rules.text import count, join, k_text, label, ms, ms_change, num, pct, span, times
+from worthit.rules.text import count, join, k_text, label, ms, ms_saved, num, pct, span, times
 
 ID = "amdahl"
 STAGE = "worth"
@@ -62,14 +62,14 @@ def check(ctx: Context) -> Finding:
     if step is not None:
         figures |= {"target_p": ctx.p, "target_k": ctx.k, "behind_barrier": True}
     if f.new_ms is not None and f.baseline_ms is not None and f.saving_ms is not None:
-        before, after = ms_change(f.baseline_ms, f.new_ms)
+        before, after, saved = ms_saved(f.baseline_ms, f.new_ms, f.saving_ms)  # printed so that they add up
         capped = _capped(ctx, f, figures, after) if step is not None else ""
         if step is not None and f.saving_ms == 0:
             message = f"{change} leaves {scope} at {before} ({times(f.speedup)}){capped}, saving nothing"
         else:
             message = (
                 f"{change} takes {scope} from {before} to {after} ({times(f.speedup)}){capped}, "
-                f"{'saving' if f.saving_ms >= 0 else 'costing'} {ms(abs(f.saving_ms))}"
+                f"{'saving' if f.saving_ms >= 0 else 'costing'} {saved}"
             )
     else:
         if f.saving_fraction >= 0:

@@ -1,7 +1,8 @@
 """barrier_denominator — a straggler on a barrier's critical path is paid by every waiting rank.
 
 What it checks: `flags.barrier` with `critical_path` (the target runs on the rank the others wait for). Remeasure
-unless the collective was profiled (`wait_fraction`, the share of the step ranks spend waiting in the barrier).
+unless the collective was profiled (`wait_fraction`, the share of the step ranks spend waiting in the barrier, or
+`arrivals`, each rank's arrival at it).
 Without `critical_path`, a faster compute target the step cannot see (below).
 
 Why it matters: with a barrier the step is set by the slowest rank, so a straggler's 2% is not 2% of one GPU's
@@ -12,7 +13,9 @@ long they wait inside the barrier.
 When the barrier was measured from a distributed profile (`target_ms`, `step_ms`: the target's time on the
 straggler and the step every rank waits for), the check computes the distributed p itself — the target's share of
 the step all ranks are held to, against the share of one rank's device activity (`rank_p`) a single-GPU profile
-gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done.
+gives — and the rank-time it costs, so no re-measurement is asked for: that is the seed's fix, done. Where the
+share the arithmetic runs on (`p`, or `p_end_to_end`) is not that one (one rank's share, the wrong denominator) by
+more than the policy's `breakdown_tolerance`, it says so and asks for the arithmetic re-run at the measured share.
 
 A communication target (a `comm` phase, or an NCCL/RCCL kernel's name) is told the other half of the story: its
 time on one rank includes that rank's wait for the slowest, which no faster transfer removes. With that wait
@@ -50,7 +53,7 @@ import math
 
 from worthit.rules.context import PASSING, UNSEEN, BarrierStep, Context, Example, break_even, condition, opposition
 from worthit.rules.model import Barrier, Figure, Finding, Range
-from worthit.rules.text import STATEMENT_CHARS, k_text, label, ms, num, pct, times
+from worthit.rules.text import STATEMENT_CHARS, count, k_text, label, ms, num, pct, times
 
 ID = "barrier_denominator"
 STAGE = "trust"
@@ -175,7 +178,9 @@ def check(ctx: Context) -> Finding | None:
                 f"{pct(max(ctx.p - ctx.wait_share, 0.0))} of transfer, the only part a faster collective shortens."
             ),
         )
-    if barrier.wait_fraction is not None and barrier.step_ms and barrier.target_ms is not None:
+    # measured across all ranks: the collective's wait, or each rank's arrival at it (which holds the wait)
+    measured = barrier.wait_fraction is not None or bool(barrier.arrivals)
+    if measured and barrier.step_ms and barrier.target_ms is not None:
         p_distributed = min(barrier.target_ms / barrier.step_ms, 1.0)
         figures |= {
             "p_distributed": p_distributed,
@@ -191,14 +196,34 @@ def check(ctx: Context) -> Finding | None:
             figures |= {"next_rank": step.setter, "next_rank_ms": step.after_ms, "step_saving": step.saving}
         on_rank = f"{pct(barrier.rank_p)} of one rank's device activity but " if barrier.rank_p else ""
         who = f"rank {barrier.straggler}" if barrier.straggler is not None else "the straggler"
+        stated = ctx.p_run  # the share the decision's arithmetic runs on (p, or p_end_to_end when given)
+        if not isinstance(ctx.proposal.p, Range) and abs(p_distributed - stated) > ctx.policy.breakdown_tolerance:
+            # the measured barrier gives the share of the step every rank waits for; the arithmetic ran on another
+            # (one rank's device activity, the seed's "wrong denominator"): not taken against the step, so re-run it
+            figures |= {"p_stated": stated}
+            return Finding(
+                rule=ID,
+                effect="remeasure",
+                verdict="remeasure",
+                figures=figures,
+                message=(
+                    f"Measured across {num(barrier.ranks)} ranks, {ctx.target} on {who} is {ms(barrier.target_ms)} "
+                    f"of the {ms(barrier.step_ms)} step every rank waits for, {pct(p_distributed)}, not the "
+                    f"{pct(stated)} the arithmetic ran on; re-run it with p = {pct(p_distributed)}."
+                ),
+            )
+        if barrier.wait_fraction is not None:
+            how = f"ranks wait {pct(barrier.wait_fraction)} of their step inside collectives"
+        else:
+            how = f"arrivals at the collective measured on {count(len(barrier.arrivals or ()), 'rank')}"
         return Finding(
             rule=ID,
             effect="info",
             figures=figures,
             message=(
                 f"Measured across {num(barrier.ranks)} ranks: {ctx.target} on {who}, the straggler, is {on_rank}"
-                f"{pct(p_distributed)} of the {num(barrier.step_ms)} ms step every rank waits for (ranks wait "
-                f"{pct(barrier.wait_fraction)} of their step inside collectives), so p is taken against the step."
+                f"{pct(p_distributed)} of the {num(barrier.step_ms)} ms step every rank waits for ({how}), so p is "
+                f"taken against the step."
             ),
         )
     if barrier.wait_fraction is not None and ctx.target_is_comm:

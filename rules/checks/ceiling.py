@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example, carried, opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import label, ms, pct, times
+from worthit.rules.context import Context, Example, carried, context, opposition
+from worthit.rules.model import Figure, Finding, Range
+from worthit.rules.text import label, ms, pct, span, times
 
 ID = "ceiling"
 STAGE = "worth"
@@ -102,6 +102,8 @@ def check(ctx: Context) -> Finding | None:
             f"follow-up, and {at_zero}, the {pct(ctx.wait_share)} spent waiting for the "
             f"slowest rank untouched"
         )
+    elif (ranged := _over_range(ctx, figures)) is not None:
+        head, after = ranged
     elif ctx.barrier_step is not None and ctx.k > 1:
         head = _behind_barrier(ctx, figures, p, at_zero)
     elif math.isinf(ctx.k):
@@ -115,6 +117,107 @@ def check(ctx: Context) -> Finding | None:
             f"{left} for any follow-up, and {at_zero}"
         )
     return Finding(rule=ID, effect="info", figures=figures, message=f"{head}{after}.")
+
+
+def _over_range(ctx: Context, figures: dict[str, Figure]) -> tuple[str, str] | None:
+    """The ceiling of a proposal whose k (or p) is a range, every k of it faster: what it captures and leaves from one
+    end of the range to the other, never at the midpoint (a 2–10× is not "at 6×"). None for a single k and p, a range
+    reaching k ≤ 1, and a ranged p behind a barrier (what the step can lose is then a range too: the end the decision
+    is argued at speaks there)."""
+    proposal = ctx.proposal
+    p_range, k_range = proposal.p, proposal.k
+    if not isinstance(k_range, Range) and not isinstance(p_range, Range):
+        return None
+    p_low, p_high = (p_range.low, p_range.high) if isinstance(p_range, Range) else (ctx.p, ctx.p)
+    k_low, k_high = (k_range.low, k_range.high) if isinstance(k_range, Range) else (ctx.given_k, ctx.given_k)
+    behind = ctx.barrier_step is not None
+    if k_low <= 1 or (behind and p_high > p_low):
+        return None
+    ends = [
+        context(proposal, ctx.policy, p, k, verdict_only=True, like=ctx)
+        for p in sorted({p_low, p_high})
+        for k in sorted({k_low, k_high})
+    ]
+    after = _next_over_range(ends, figures)
+    captured = [end.amdahl.headroom_captured for end in ends]
+    left = [end.amdahl.remaining_fraction for end in ends]
+    floor = [1 - end.acted[0] for end in ends]
+    ceiling = [end.amdahl.ceiling_speedup for end in ends]
+    base, noun = ctx.baseline_ms, ctx.scope_noun
+    figures |= {
+        "headroom_captured_low": min(captured),
+        "headroom_captured_high": max(captured),
+        "remaining_fraction_low": min(left),
+        "remaining_fraction_high": max(left),
+        "floor_fraction_low": min(floor),
+        "floor_fraction_high": max(floor),
+    }
+    if base is not None:
+        figures |= {"remaining_ms_low": base * min(left), "remaining_ms_high": base * max(left)}
+        figures |= {"floor_ms_low": base * min(floor), "floor_ms_high": base * max(floor)}
+        leaving = span(ms(base * min(left)), ms(base * max(left)))
+    else:
+        leaving = f"{span(pct(min(left)), pct(max(left)))} of {noun}"
+    how = "removed" if math.isinf(k_low) else f"at {span(times(k_low), times(k_high))}"
+    share = span(pct(min(captured)), pct(max(captured)))
+    if None in ceiling:
+        at_zero = f"at zero nothing of {noun} would be left"
+    else:
+        speeds = [c for c in ceiling if c is not None]
+        stop = span(times(min(speeds)), times(max(speeds)))
+        stops = f"{span(ms(base * min(floor)), ms(base * max(floor)))} ({stop})" if base is not None else stop
+        at_zero = f"even at zero {noun} stops at {stops}"
+    if behind:
+        step = ctx.barrier_step
+        setter = step.floor_setter if step is not None else None
+        figures |= {"target_p": ctx.p, "floor_setter": setter}
+        where = f", where rank {setter} sets it" if setter is not None else ""
+        p_acted = ends[0].acted[0]
+        if p_acted <= 0:
+            return None
+        return (
+            f"Behind the barrier the step can lose {pct(p_acted)} of itself through {ctx.target}'s {pct(ctx.p)}: "
+            f"{how} it captures {share} of that, leaving {leaving} for any follow-up, and {at_zero}{where}"
+        ), after
+    return (
+        f"{how[0].upper()}{how[1:]} {ctx.target} captures {share} of its own headroom, leaving {leaving} for any "
+        f"follow-up, and {at_zero}"
+    ), after
+
+
+def _next_over_range(ends: list[Context], figures: dict[str, Figure]) -> str:
+    """`_next_bottleneck` over a range: the phase that leads after the change at both its ends, with its share from
+    one end to the other (empty where the ends disagree on the phase, or the breakdown cannot say)."""
+    said = []
+    for end in (min(ends, key=lambda c: c.run_saving), max(ends, key=lambda c: c.run_saving)):
+        found: dict[str, Figure] = {}
+        _next_bottleneck(end, found)
+        said.append(found)
+    low, high = said
+    name = low.get("next_bottleneck")
+    if name is None or name != high.get("next_bottleneck"):
+        return ""
+    before, one, other = (
+        low["next_bottleneck_share_before"],
+        low["next_bottleneck_share"],
+        high["next_bottleneck_share"],
+    )
+    if not (isinstance(before, float) and isinstance(one, float) and isinstance(other, float)):
+        return ""  # pragma: no cover - the shares are floats whenever the phase is named
+    least, most = min(one, other), max(one, other)
+    figures |= {
+        "next_bottleneck": name,
+        "next_bottleneck_share_before": before,
+        "next_bottleneck_share_low": least,
+        "next_bottleneck_share_high": most,
+    }
+    share = span(pct(least), pct(most))
+    phase = ends[0].proposal.breakdown or ()
+    target = next((p.ms for p in phase if p.name == ends[0].proposal.target), None)
+    top = next((p.ms for p in phase if p.name == name), None)
+    if target is not None and top is not None and top < target:
+        return f"; {label(str(name))} then becomes the bottleneck, {pct(before)} → {share}"
+    return f"; {label(str(name))} stays the bottleneck at {share}"
 
 
 def _behind_barrier(ctx: Context, figures: dict[str, Figure], p: float, at_zero: str) -> str:

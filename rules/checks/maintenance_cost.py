@@ -103,11 +103,7 @@ def check(ctx: Context) -> Finding | None:
     # per architecture, and whose figure: the proposal's, or the policy's (never said as if the proposal gave it)
     per = num(cost.upkeep_per_year or 0.0)
     kept = "one architecture" if architectures == 1 else f"{architectures} architectures"
-    source = {
-        "proposal": "",
-        "policy": ", the policy's figure",
-        "policy_over_zero": ", the policy's figure, not the 0 claimed",
-    }[cost.upkeep_source or "proposal"]
+    source = cost.upkeep_said
     figures["upkeep_source"] = cost.upkeep_source
     figures["maintenance_weeks_per_year"] = cost.upkeep_per_year
     horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months ({per} a year × {kept}{source})"

@@ -65,13 +65,18 @@ def check(ctx: Context) -> Finding | None:
         "cost_weeks": cost,
         "end_to_end_saving": ctx.run_saving,
     }
+    slower = ctx.run_saving < 0  # a slowdown is no return at all, never a negative one "under the bar"
     if worth.clears:
+        per_run = (
+            f"{weeks(cost)} for a step {pct(-ctx.run_saving)} longer returns nothing"
+            if slower
+            else f"{weeks(cost)} for {pct(ctx.run_saving)} of the step is {pct(rate)} per engineer-week"
+        )
         return carried(
             ctx,
             ID,
             figures,
-            f"Per run, {weeks(cost)} for {pct(ctx.run_saving)} of the step is {pct(rate)} per engineer-week, under the "
-            f"{pct(floor)} bar, which the value of the work carries",
+            f"Per run, {per_run}, under the {pct(floor)} bar, which the value of the work carries",
         )
     base = ctx.baseline_ms
     if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
@@ -79,6 +84,14 @@ def check(ctx: Context) -> Finding | None:
         per_week = f"{ms(rate * base)} per engineer-week against the {ms(floor * base)} the policy funds"
     else:
         per_week = f"{pct(rate)} of the step per engineer-week against the {pct(floor)} the policy funds"
-    gain = f"{pct(ctx.run_saving)} of the step" if ctx.run_saving > 0 else "nothing"
-    head = f"{weeks(cost)} for {gain} on {ctx.target} is {per_week}"
+    if slower:
+        funded = f"{ms(floor * base)} per engineer-week" if "rate_ms" in figures and base is not None else None
+        funded = funded or f"{pct(floor)} of the step per engineer-week"
+        head = (
+            f"{weeks(cost)} on {ctx.target} for a step {pct(-ctx.run_saving)} longer: no return, against the "
+            f"{funded} the policy funds"
+        )
+    else:
+        gain = f"{pct(ctx.run_saving)} of the step" if ctx.run_saving > 0 else "nothing"
+        head = f"{weeks(cost)} for {gain} on {ctx.target} is {per_week}"
     return opposition(ctx, ID, head, figures, then="is the better use of those weeks")

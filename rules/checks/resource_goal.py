@@ -170,7 +170,8 @@ def check(ctx: Context) -> Finding | None:
                 message=(
                     f"A throughput goal of {num(goal.throughput_per_s)} per second is a replica count, not a latency "
                     f"fix: at {serving} one GPU serves {num(per_gpu)} per second, so "
-                    f"{count(after, 'replica')} meet it, against {before} before this change."
+                    f"{count(after, 'replica')} {'meets' if after == 1 else 'meet'} it, against {before} before this "
+                    "change."
                 ),
             )
         )

@@ -59,7 +59,10 @@ def check(ctx: Context) -> Finding | None:
         "portable_fallback": flags.portable_fallback,
     }
     what = "assembly" if flags.portability == "hand_asm" else "vendor-specific path"
-    owning = f"{pct(ctx.run_saving)} is worth owning at {num(ctx.maintenance_weeks)} weeks of upkeep over the horizon"
+    # whose upkeep figure it is: the policy's default is said to be one (as maintenance_cost says it)
+    source = ctx.worth.cost.upkeep_said.removeprefix(", ")
+    upkeep = f"{num(ctx.maintenance_weeks)} weeks of upkeep over the horizon" + (f" ({source})" if source else "")
+    owning = f"{pct(ctx.run_saving)} is worth owning at {upkeep}"
     message = (
         f"The kernel is the product and the {what} sits behind a tested portable fallback, so {owning}, which is "
         f"what vendor library teams do."

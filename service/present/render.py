@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
-from worthit.rules.text import gpu_count, ms, ms_change, pct, times, weeks
+from worthit.rules.text import gpu_count, ms, ms_saved, pct, times, weeks
 
 __all__ = [
     "SCOPES",
@@ -73,10 +73,14 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     ceiling = "unbounded" if a.ceiling_speedup is None else times(a.ceiling_speedup)
     rows = [Row("speedup", f"{times(a.speedup)} (ceiling {ceiling})")]
     saving = f"{pct(a.saving_fraction)} of {scope}"
-    rows.append(Row("saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
     if a.baseline_ms is not None and a.new_ms is not None:
-        before, after = ms_change(a.baseline_ms, a.new_ms)
+        # as the statement prints them: at the digits at which they add up
+        before, after, saved = ms_saved(a.baseline_ms, a.new_ms, a.saving_ms)
+        saved = saved if a.new_ms <= a.baseline_ms else "-" + saved
+        rows.append(Row("saving", f"{saving} = {saved}"))
         rows.append(Row("time", f"{before} → {after}"))
+    else:
+        rows.append(Row("saving", saving + (f" = {ms(a.saving_ms)}" if a.saving_ms is not None else "")))
     remaining = f", {ms(a.remaining_ms)} left" if a.remaining_ms is not None else ""
     rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of {_acted_on(evaluation)}{remaining}"))
     if a.cost_weeks is not None:

@@ -66,19 +66,20 @@ def test_every_surface_shows_the_same_rows() -> None:
 def test_the_statement_and_the_rows_print_a_figure_alike_at_a_half_way_point() -> None:
     """1.8% at 4× on 100 ms for 1 week saves 100 · 0.018 · 0.75 = 1.35 ms, which the engine computes as the double
     1.3499999999999999 and settles to 1.35: the statement, written from the double, said "saving 1.3 ms, 1.3 ms per
-    engineer-week" while every surface's rows, written from the settled figure, said 1.4 ms. Both say 1.4 ms now,
-    as a reviewer rounds 1.35 by hand (and 98.65 ms as 98.7)."""
+    engineer-week" while every surface's rows, written from the settled figure, said 1.4 ms. Both say the same now,
+    as a reviewer rounds 1.35 by hand (1.4 ms a week). The step and its saving are printed at the two decimals at
+    which they add up: 98.7 ms and 1.4 ms, each rounded half away from zero, would have said 100 − 98.7 = 1.4."""
     decision = _decision(
         msgspec.convert({"target": "ln", "p": 0.018, "k": 4, "baseline_ms": 100, "cost_weeks": 1}, Proposal)
     )
     assert decision.amdahl.saving_ms == 1.35
     assert decision.statement == (
-        "Making ln (1.8% of the step) 4× faster takes the step from 100 ms to 98.7 ms (1.014×), saving 1.4 ms, "
+        "Making ln (1.8% of the step) 4× faster takes the step from 100 ms to 98.65 ms (1.014×), saving 1.35 ms, "
         "1.4 ms per engineer-week."
     )
     rows = dict(render.figures(decision))
-    assert rows["saving"] == "1.4% of the step = 1.4 ms"
-    assert rows["time"] == "100 ms → 98.7 ms"
+    assert rows["saving"] == "1.4% of the step = 1.35 ms"
+    assert rows["time"] == "100 ms → 98.65 ms"
     assert rows["return"] == "1.4 ms per engineer-week"
 
 
