@@ -76,9 +76,11 @@ def test_ranges_never_raise(proposal: Proposal, low: float, width: float) -> Non
     """p given as a range: figures as intervals, and the statement keeps its form."""
     proposal.p = Range(low=low, high=low + width)
     # #25: shares drawn against the old p must still fit the new one (the boundary refuses them otherwise).
+    barrier = proposal.flags.barrier
     if sum(extra.p or 0.0 for extra in proposal.more_targets or ()) + low + width > 1:
         proposal.more_targets = None
-    barrier = proposal.flags.barrier
+        for arrival in (barrier.arrivals if barrier is not None else None) or ():
+            arrival.more_ms = None  # the ranks' times of the targets just dropped
     if barrier is not None and barrier.target_wait is not None and barrier.target_wait > low:
         barrier.target_wait = low
     evaluation = evaluate(proposal, POLICY)
