@@ -285,12 +285,10 @@ class Context:
     def range_ends(self) -> tuple[AmdahlFigures, AmdahlFigures] | None:
         """With p or k given as a range, the figures at its low end (low p, low k) and its high end (every figure of
         PRODUCT §2 is monotonic in each): what a statement quotes, never the midpoint. None for single values."""
-        proposal = self.proposal
-        p, k = proposal.p, proposal.k
-        if not isinstance(p, Range) and not isinstance(k, Range):
+        proposal, box = self.proposal, self.box
+        if box is None:
             return None
-        p_low, p_high = (p.low, p.high) if isinstance(p, Range) else (self.p, self.p)
-        k_low, k_high = (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k)
+        (p_low, p_high), (k_low, k_high) = box
         corners = self.corners
         if self.behind_barrier and corners is not None:
             # the step's saving behind a barrier is not p · (1 − 1/k): each end's figures are its own context's
@@ -302,20 +300,30 @@ class Context:
         )
 
     @lazy
+    def box(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """With p or k a range, its box as the proposal states it: (p_low, p_high) and (k_low, k_high), a single
+        value at both ends of its own (this context's p, the k given). None when neither is a range."""
+        p, k = self.proposal.p, self.proposal.k
+        if not isinstance(p, Range) and not isinstance(k, Range):
+            return None
+        return (
+            (p.low, p.high) if isinstance(p, Range) else (self.p, self.p),
+            (k.low, k.high) if isinstance(k, Range) else (self.given_k, self.given_k),
+        )
+
+    @lazy
     def corners(self) -> dict[tuple[float, float], Context] | None:
         """With p or k a range, the context at each corner of its box, keyed by (p, k) as the proposal states them
         (k derived again at each, as every figure there uses it): what a figure quoted across the range reads, never
         the midpoint's. Two corners when one input is a single value; None when neither is a range."""
-        proposal = self.proposal
-        p, k = proposal.p, proposal.k
-        if not isinstance(p, Range) and not isinstance(k, Range):
+        box = self.box
+        if box is None:
             return None
-        ps = (p.low, p.high) if isinstance(p, Range) else (self.p,)
-        ks = (k.low, k.high) if isinstance(k, Range) else (self.given_k,)
+        (p_low, p_high), (k_low, k_high) = box
         return {
-            (p_at, k_at): context(proposal, self.policy, p_at, k_at, verdict_only=True, like=self)
-            for p_at in ps
-            for k_at in ks
+            (p_at, k_at): context(self.proposal, self.policy, p_at, k_at, verdict_only=True, like=self)
+            for p_at in dict.fromkeys((p_low, p_high))
+            for k_at in dict.fromkeys((k_low, k_high))
         }
 
     @lazy

@@ -20,7 +20,7 @@ import math
 
 from worthit.rules import amdahl
 from worthit.rules.context import Context, Example, carried, context, opposition
-from worthit.rules.model import Figure, Finding, Range
+from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, span, times
 
 ID = "ceiling"
@@ -124,12 +124,10 @@ def _over_range(ctx: Context, figures: dict[str, Figure]) -> tuple[str, str] | N
     end of the range to the other, never at the midpoint (a 2–10× is not "at 6×"). None for a single k and p, a range
     reaching k ≤ 1, and a ranged p behind a barrier (what the step can lose is then a range too: the end the decision
     is argued at speaks there)."""
-    proposal = ctx.proposal
-    p_range, k_range = proposal.p, proposal.k
-    if not isinstance(k_range, Range) and not isinstance(p_range, Range):
+    proposal, box = ctx.proposal, ctx.box
+    if box is None:
         return None
-    p_low, p_high = (p_range.low, p_range.high) if isinstance(p_range, Range) else (ctx.p, ctx.p)
-    k_low, k_high = (k_range.low, k_range.high) if isinstance(k_range, Range) else (ctx.given_k, ctx.given_k)
+    (p_low, p_high), (k_low, k_high) = box
     behind = ctx.barrier_step is not None
     if k_low <= 1 or (behind and p_high > p_low):
         return None
