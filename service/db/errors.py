@@ -1,22 +1,28 @@
 """The database's failures as domain errors (service/errors.py), so nothing above service/db/ knows SQLAlchemy.
 
 Every public coroutine of a store runs inside `translated()`: what the driver raises becomes
-- `Unavailable` for a database that does not answer or drops the connection (connection refused, timeouts,
-  disconnects, a pool that cannot hand out a connection) — the only case the client is told "the database is
-  unavailable, retry";
+- `Unavailable` for a database that cannot be reached (connection refused, a host name that does not resolve,
+  timeouts, a pool that cannot hand out a connection) — the only case the client is told "the database is
+  unavailable";
+- `Unavailable` saying the connection dropped, for one lost in the middle of the operation (a server restarted, an
+  administrator ended the session): the operation may or may not have been applied, so it is retried with the same
+  Idempotency-Key;
 - `Conflict` for a write that collided with another stored at the same time (an integrity error);
 - `Unstorable` for a value the boundary let through but the database cannot hold (a data error): the client's
   input, a 422;
 - `Unavailable` with its own message for any other error the database answers with (a read-only transaction, a
   full disk): the request was sound, the database cannot take it now.
-Errors that are not the database's (an OSError of the file system, a bug) are not touched: they stay what they are.
+Errors that are not the database's (an OSError of the file system, a bug) are not touched: they stay what they are;
+`connection_failed` says which OSErrors are the database's.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import logging
+import socket
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
@@ -40,6 +46,9 @@ T = TypeVar("T")
 C = TypeVar("C", bound=type)
 
 UNAVAILABLE = "The database is unavailable; retry shortly (with the same Idempotency-Key for writes)."
+DROPPED = (
+    "The connection to the database dropped during the operation; retry it (with the same Idempotency-Key for writes)."
+)
 REFUSED = (
     "The database refused the operation (it takes no writes now: read-only, or out of space); retry shortly (with the "
     "same Idempotency-Key for writes)."
@@ -58,17 +67,41 @@ def translated() -> Iterator[None]:
     except DataError as exc:
         log.warning("database rejected a value: %s", exc)
         raise Unstorable("A value is out of the range the database can store.") from exc
-    except (OperationalError, InterfaceError, DisconnectionError, PoolTimeout, ConnectionError, TimeoutError) as exc:
+    except (OperationalError, InterfaceError, DisconnectionError, PoolTimeout) as exc:
         log.warning("database unavailable: %s", type(exc).__name__)
-        raise Unavailable(UNAVAILABLE) from exc
+        raise Unavailable(DROPPED if _dropped(exc) else UNAVAILABLE) from exc
     except DBAPIError as exc:
+        if exc.connection_invalidated:  # the driver's error on a connection that was lost (asyncpg's are various)
+            log.warning("database connection dropped: %s", type(exc).__name__)
+            raise Unavailable(DROPPED) from exc
         # The database answered but refused the operation for its own state: a read-only transaction or database,
         # a full disk, a serialization failure. The request was sound; another replica or a retry may take it.
         log.warning("database refused the operation: %s", exc)
         raise Unavailable(REFUSED) from exc
-    except OSError as exc:  # the driver's socket: a refused or reset connection before SQLAlchemy could wrap it
+    except OSError as exc:  # the driver's socket, before SQLAlchemy could wrap it
+        if not connection_failed(exc):
+            raise
         log.warning("database unavailable: %s", type(exc).__name__)
         raise Unavailable(UNAVAILABLE) from exc
+
+
+def _dropped(exc: DBAPIError | DisconnectionError | PoolTimeout) -> bool:
+    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+
+
+# Network errors with no subclass of their own: OSError(EHOSTUNREACH, ...) stays a plain OSError.
+_UNREACHABLE = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN, errno.EADDRNOTAVAIL})
+
+
+def connection_failed(exc: BaseException) -> bool:
+    """Whether an OSError says a connection to the database could not be made or was lost, rather than a file or
+    another resource failing: refused, reset, timed out, a host that does not resolve or cannot be reached."""
+    if isinstance(exc, ConnectionError | TimeoutError | socket.gaierror):
+        return True
+    if not isinstance(exc, OSError):
+        return False
+    # asyncio, trying every address a host name resolves to, joins their failures in one plain OSError.
+    return exc.errno in _UNREACHABLE or (exc.errno is None and str(exc).startswith("Multiple exceptions: "))
 
 
 def _wrapped(method: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
@@ -88,4 +121,4 @@ def domain_errors(cls: C) -> C:
     return cls
 
 
-__all__ = ["REFUSED", "UNAVAILABLE", "domain_errors", "translated"]
+__all__ = ["DROPPED", "REFUSED", "UNAVAILABLE", "connection_failed", "domain_errors", "translated"]
