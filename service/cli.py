@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -252,7 +253,9 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
         finally:
             await engine.dispose()
 
-    out.write(f"database at revision {asyncio.run(run())}\n")
+    with _using_database():
+        revision = asyncio.run(run())
+    out.write(f"database at revision {revision}\n")
     return EXIT_PASS
 
 
@@ -310,7 +313,8 @@ def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> An
         finally:
             await engine.dispose()
 
-    return asyncio.run(run())
+    with _using_database():
+        return asyncio.run(run())
 
 
 def _token_name(text: str) -> str:
@@ -325,11 +329,26 @@ def _token_name(text: str) -> str:
 def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
     """Create (printing the token alone on stdout, once), revoke or list bearer tokens."""
     from worthit.service.db.tokens import TokenStore
+    from worthit.service.errors import Conflict
 
     if args.action == "create":
-        token = _with_engine(args.database, lambda engine: TokenStore(engine).create(args.name, args.scope))
+        try:
+            token = _with_engine(args.database, lambda engine: TokenStore(engine).create(args.name, args.scope))
+        except Conflict as exc:
+            print(f"worthit: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         print(f"created token {args.name!r} with scope {args.scope}; it is shown once, below", file=sys.stderr)
-        out.write(token + "\n")
+        try:
+            out.write(token + "\n")
+            out.flush()
+        except OSError as exc:
+            _discard_output(out)
+            print(
+                f"worthit: token {args.name!r} was created but could not be written to standard output "
+                f"({exc.strerror or exc}); revoke it (worthit token revoke {args.name}) and create another",
+                file=sys.stderr,
+            )
+            return EXIT_FAIL
         return EXIT_PASS
     if args.action == "revoke":
         if _with_engine(args.database, lambda engine: TokenStore(engine).revoke(args.name)):
@@ -341,6 +360,18 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
         state = "revoked" if row["revoked_at"] else "active"
         out.write(f"{row['name']}\t{row['scopes']}\t{state}\t{row['created_at']:%Y-%m-%d}\n")
     return EXIT_PASS
+
+
+def _discard_output(out: TextIO) -> None:
+    """Point `out`'s descriptor at the null device, so what its buffer still holds does not fail again at exit (the
+    recipe of Python's documentation for a closed pipe)."""
+    try:
+        descriptor = out.fileno()
+    except (OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
 
 
 def openapi_document() -> str:
@@ -480,7 +511,8 @@ def _schema_problem(settings: Settings) -> str | None:
         finally:
             await engine.dispose()
 
-    return asyncio.run(run())
+    with _using_database():
+        return asyncio.run(run())
 
 
 def cmd_slack_bot(args: argparse.Namespace, out: TextIO) -> int:
@@ -736,12 +768,19 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, msgspec.ValidationError):  # a setting from the environment that does not read
             print(f"worthit: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if args.command not in DATABASE_COMMANDS or not _database_error(exc):
-            raise
-        # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
-        # cause in one line, not a driver's traceback.
-        print(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}", file=sys.stderr)
-        return EXIT_USAGE
+        if isinstance(exc, DatabaseUnusable) and exc.__cause__ is not None:
+            # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
+            # cause in one line, not a driver's traceback.
+            print(
+                f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc.__cause__)}", file=sys.stderr
+            )
+            return EXIT_USAGE
+        if isinstance(exc, OSError) and args.command in DATABASE_COMMANDS:
+            # Not the database's (that is DatabaseUnusable): a file, a directory, the terminal. Say which.
+            about = f": {exc.filename}" if exc.filename else ""
+            print(f"worthit {args.command}: {exc.strerror or exc}{about}", file=sys.stderr)
+            return EXIT_USAGE
+        raise
 
 
 # The core install (the engine, `review`, `plan`, `portfolio`, `rules`, `gate`) needs none of these; the commands
@@ -767,12 +806,31 @@ EXTRAS = {
 }
 
 
-def _database_error(exc: Exception) -> bool:
+class DatabaseUnusable(Exception):
+    """The database could not be opened, reached or used; its `__cause__` is the driver's own error."""
+
+
+@contextmanager
+def _using_database() -> Iterator[None]:
+    """Raise DatabaseUnusable for what the database (its driver, SQLite's file, the connection) raised in the block.
+
+    An OSError is the database's only when it is a connection's (service/db/errors.py): the file system and the
+    terminal fail with OSErrors too, and those are reported as what they are."""
     import sqlite3
 
     from sqlalchemy.exc import SQLAlchemyError
 
-    return isinstance(exc, OSError | SQLAlchemyError | sqlite3.Error)
+    from worthit.service.db.errors import connection_failed
+    from worthit.service.errors import Unavailable
+
+    try:
+        yield
+    except (SQLAlchemyError, sqlite3.Error, Unavailable) as exc:
+        raise DatabaseUnusable from (exc.__cause__ if isinstance(exc, Unavailable) and exc.__cause__ else exc)
+    except OSError as exc:
+        if not connection_failed(exc):
+            raise
+        raise DatabaseUnusable from exc
 
 
 # The commands that open the database before doing anything else (serve: before its workers start).
@@ -790,7 +848,8 @@ def _open_sqlite(settings: Settings) -> None:
         return
     path = settings.async_database_url.partition(":///")[2].partition("?")[0]
     if path and path != ":memory:" and not path.startswith("file:"):
-        sqlite3.connect(path).close()
+        with _using_database():
+            sqlite3.connect(path).close()
 
 
 def database_cause(exc: BaseException) -> str:

@@ -6,11 +6,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from worthit.rules.names import NAME_RULE, is_name
 from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
+from worthit.service.errors import Conflict
 from worthit.service.ids import new_id
 from worthit.service.tokens.model import GRANTS, Principal, Scope, digest, new_token
 
@@ -29,16 +31,21 @@ class TokenStore:
     async def create(self, name: str, scope: Scope) -> str:
         """Store a new token for `name` and return it; this is the only time it exists in plain text.
 
-        ValueError when `name` is not a name (rules/names.py)."""
+        ValueError when `name` is not a name (rules/names.py); Conflict when a token of that name exists, active or
+        revoked (names are unique for good: a log line naming a token names one)."""
         if not is_name(name):
             raise ValueError(f"Expected a token name of {NAME_RULE}, got {name!r}")
         token = new_token()
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                insert(tokens).values(
-                    id=new_id(), name=name, token_hash=digest(token), scopes=scope, created_at=datetime.now(UTC)
+        try:
+            async with self._engine.begin() as connection:
+                await connection.execute(
+                    insert(tokens).values(
+                        id=new_id(), name=name, token_hash=digest(token), scopes=scope, created_at=datetime.now(UTC)
+                    )
                 )
-            )
+        except IntegrityError as exc:
+            # The name's unique constraint: the hash's cannot collide (256 random bits).
+            raise Conflict(f"A token named {name!r} exists (active or revoked); choose another name") from exc
         return token
 
     async def revoke(self, name: str) -> bool:
