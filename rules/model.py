@@ -46,7 +46,6 @@ __all__ = [
     "Infinite",
     "Interval",
     "LatencySLO",
-    "LongName",
     "Milliseconds",
     "MoreTarget",
     "Name",
@@ -83,7 +82,6 @@ NAME_MAX = 200
 Name = Annotated[str, Meta(min_length=1, max_length=NAME_MAX, pattern=TEXT_PATTERN)]
 # A phase a profile holds may be named in full: kernel names are C++ signatures of thousands of characters.
 LONG_NAME_MAX = 16384
-LongName = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=TEXT_PATTERN)]
 Target = Annotated[str, Meta(min_length=1, max_length=LONG_NAME_MAX, pattern=LABEL_PATTERN)]
 """A target's name: one line (rules/names.py), as long as a phase a profile holds may be named."""
 # Steps of a profile by number (ProfilerStep#N): "2:5", "3", "2:", ":5", "all"; the profile readers' one grammar.

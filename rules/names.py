@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LABEL_PATTERN", "LABEL_RULE", "NAME_PATTERN", "NAME_RULE", "is_label", "is_name"]
+__all__ = ["LABEL_PATTERN", "NAME_PATTERN", "NAME_RULE", "is_name"]
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$(?!\n)"
 """What a user names to refer to it again (policies, tokens): it goes into URLs and command lines."""
@@ -18,17 +18,10 @@ NAME_RULE = "lowercase letters, digits, `_`, `.` and `-`, at most 64, starting w
 LABEL_PATTERN = r"^[^\x00-\x1f\x7f]*$(?!\n)"
 """What a profiler or a person calls the thing measured (targets): one line of text without control characters
 (a kernel's name is a C++ signature, spaces, brackets and all)."""
-LABEL_RULE = "one line of text without control characters"
 
 _NAME = re.compile(NAME_PATTERN)
-_LABEL = re.compile(LABEL_PATTERN)
 
 
 def is_name(text: str) -> bool:
     """Whether `text` is a valid name of a policy or a token."""
     return _NAME.search(text) is not None
-
-
-def is_label(text: str) -> bool:
-    """Whether `text` is a valid label (a target)."""
-    return _LABEL.search(text) is not None

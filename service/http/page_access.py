@@ -37,7 +37,6 @@ from worthit.service.tokens.model import Principal
 
 __all__ = [
     "LINK_PARAMETER",
-    "MIN_SECRET_CHARS",
     "SESSION_COOKIE",
     "SESSION_SECONDS",
     "Denied",
@@ -54,7 +53,6 @@ __all__ = [
 LINK_PARAMETER = "link"
 SESSION_COOKIE = "worthit_session"
 SESSION_SECONDS = 12 * 3600
-MIN_SECRET_CHARS = 32
 _DIGEST_CHARS = 64
 _MAX_EXPIRES_DIGITS = 12
 

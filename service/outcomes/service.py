@@ -177,11 +177,6 @@ def outcome_statement(outcome: Outcome) -> str:
     return sentence(text[:1].upper() + text[1:] + ".")  # either part starts with a word of ours, never a name
 
 
-def _capitalised(text: str) -> bool:
-    """`Making …` reads on mid-sentence in lower case; `H2D …` or `GEMM …` must not be lowered."""
-    return len(text) > 1 and text[0].isupper() and text[1].islower()
-
-
 class Calibrator:
     """Calibration figures, and the hook that evaluates proposals again at the calibrated k."""
 

@@ -14,7 +14,7 @@ the gate, Slack and the page show.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
@@ -155,14 +155,6 @@ def finding(evaluation: Evaluation, rule: str) -> Finding | None:
 def findings(evaluation: Evaluation) -> list[FindingLine]:
     """Every finding, in the engine's order, with the rule that set it aside (if one did)."""
     return [FindingLine(f.rule, f.effect, f.overridden_by, f.message) for f in evaluation.findings]
-
-
-def _get(item: Any, *names: str) -> Any:
-    for name in names:
-        value = item.get(name) if isinstance(item, dict) else getattr(item, name, None)
-        if value is not None:
-            return value
-    return None
 
 
 def reasoning(evaluation: Evaluation) -> list[Row]:
