@@ -75,6 +75,7 @@ def check(ctx: Context) -> Finding | None:
         "unmeasured_share": math.fsum(part.weight for part in unmeasured),
         "slower_share": math.fsum(part.weight for part in slower),
         "parts": len(parts),
+        "fleet_mix": fleet,  # priced over devices (else over traffic): what the saving is a share of
     }
     for i, part in enumerate(parts, start=1):
         figures |= {

@@ -117,7 +117,7 @@ def _judged(evaluation: Evaluation) -> Row | None:
     if mix is None:
         of = "of the run"
     else:
-        of = "of the fleet's time" if "of the fleet's time" in mix.message else "of the production time"
+        of = "of the fleet's time" if mix.figures.get("fleet_mix") is True else "of the production time"
     rate = worth.figures.get("rate_fraction")
     per_week = ""
     if isinstance(rate, int | float) and not isinstance(rate, bool):

@@ -183,6 +183,25 @@ def test_a_fleet_mix_shows_the_saving_its_decision_weighs_beside_the_measured_on
     assert dict(figure_rows(decision))["judged on"] == rows["judged on"]
 
 
+@pytest.mark.parametrize("fleet_mix", [True, False], ids=["fleet", "traffic"])
+def test_what_the_judged_saving_is_a_share_of_comes_from_the_mix_figures_not_its_wording(fleet_mix: bool) -> None:
+    """The mix finding's `fleet_mix` figure says whether its saving is of the fleet's time or the production time;
+    a sentence reworded (here, one that says neither) changes nothing in the table."""
+    parts = [{"name": "H100", "share": 0.5}, {"name": "A100", "share": 0.5}]
+    mix = {"fleet_mix": [{"name": "H100", "gpus": 2000}, {"name": "A100", "gpus": 2000}]} if fleet_mix else {}
+    flags = mix or {"traffic_mix": parts}
+    raw = {"target": "gemm", "p": 0.25, "k": 1.35, "cost_weeks": 5, "scope": {"device": "H100", "input": "H100"}}
+    decision = _decision(msgspec.convert(raw | {"flags": flags}, Proposal))
+    findings = [
+        msgspec.structs.replace(f, message="Priced part by part, it saves less.") if f.rule == "mix" else f
+        for f in decision.findings
+    ]
+    reworded = msgspec.structs.replace(decision, findings=findings)
+    of = "of the fleet's time" if fleet_mix else "of the production time"
+    fleet = 0.5 * 0.25 * (1 - 1 / 1.35)
+    assert dict(render.figures(reworded))["judged on"] == f"{fleet:.1%} {of}, {fleet / 5:.2%} per engineer-week"
+
+
 def test_a_device_activity_share_shows_the_run_share_it_is_judged_on() -> None:
     """1.2% of device activity, 0.3% of the run, 5× for 2 weeks: 0.96% of device activity, judged on 0.24%."""
     raw = {
