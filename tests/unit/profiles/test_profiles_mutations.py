@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from worthit.rules.engine import evaluate
@@ -22,7 +22,7 @@ from worthit.rules.errors import WorthitError
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.profiles import read_any
-from worthit.rules.profiles.model import largest_first
+from worthit.rules.profiles.model import Breakdown, largest_first
 from worthit.rules.profiles.proposal import proposal_from_profile
 
 # The real files small enough to mutate a hundred times in a second or two (the two large traces are read whole
@@ -148,20 +148,28 @@ def test_a_damaged_real_file_is_read_or_refused_never_raised(
     try:
         breakdown = read_any(mutated)
     except WorthitError:
-        return
+        event("refused by the reader")
+    else:
+        event(_read_and_decided(breakdown))
+
+
+def _read_and_decided(breakdown: Breakdown) -> str:
+    """Check what a damaged file read as: phases that add up, and a decision on its largest (or a refusal naming
+    why); the outcome, for hypothesis's statistics."""
     for phase in breakdown.phases:
         assert phase.total_ns >= 0
         assert phase.share_of_device is None or (0 <= phase.share_of_device <= 1 + 1e-9)
     phases = largest_first(breakdown.phases)
     if not phases:
-        return
+        return "read, no phase"
     proposal = Proposal(target=phases[0].name, k=2, cost_weeks=1, profile_id="mutated")
     try:
         decided = evaluate(proposal_from_profile(proposal, breakdown), default_policy())
     except WorthitError:
-        return
+        return "read, refused by the engine"
     assert decided.verdict in ("fund", "fund_if", "remeasure", "redirect", "decline")
     assert math.isfinite(decided.amdahl.saving_fraction)
+    return "read and decided"
 
 
 @pytest.mark.parametrize("name", FILES)
