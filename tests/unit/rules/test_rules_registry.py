@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import pkgutil
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -19,39 +20,18 @@ from worthit.rules.model import Finding, Proposal, Verdict
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 
 RULES_DIR = Path(worthit.rules.__file__).parent
-PRODUCT_IDS = {
-    "consistency",  # PRODUCT §4: "consistency (one or more rules)"; estimate is the second of them
-    "estimate",
-    "amdahl",
-    "noise_floor",
-    "ceiling",
-    "rate_of_return",
-    "bigger_target",
-    "non_kernel_time",
-    "counters_blind_spot",
-    "inclusive_percentages",
-    "device_vs_run",
-    "wrong_model",
-    "roadmap_risk",
-    "fleet_multiplication",
-    "tail_latency",
-    "maintenance_cost",
-    "vendor_product",
-    "barrier_denominator",
-    "overlap_double_count",
-    "measurement_scope",
-    "input_shift",
-    "resource_goal",
-    "calibration",  # the team's realized k (PRODUCT §8's outcomes), a check of the worth stage since #23
-    # issue #25 (part a): currencies besides time
-    "quality_gate",
-    "added_work",
-    "recurring_gpu_cost",
-    "memory_fit",
-    "unstated_cost",
-}
-# issue #25, the rules of currencies-b: a unit slip, fleet and traffic mixes, several targets, a collective's wait
-PRODUCT_IDS |= {"unit_slip", "collective_wait", "mix"}
+REPO = RULES_DIR.parent
+PRODUCT = REPO.parent / "shared" / "docs" / "PRODUCT.md"
+
+
+def _documented_ids(readme: str) -> set[str]:
+    """The rule ids README lists for users ("The rules — `amdahl`, … — explain themselves"), read once: the one
+    list besides the registry, so a rule added or removed on one side only fails here."""
+    start = readme.index("The rules — ")
+    listing = readme[start : readme.index(" — explain themselves", start)]
+    return set(re.findall(r"`([a-z_]+)`", listing))
+
+
 ALWAYS_FIRES = {"amdahl", "ceiling"}
 
 EXAMPLES = [
@@ -147,12 +127,22 @@ def test_reversing_a_rule_fails_its_own_examples(module: ModuleType) -> None:
     assert caught, f"{module.ID}: its examples pass with the rule reversed"
 
 
-def test_ids_are_unique_and_match_product() -> None:
-    """Every id of PRODUCT §4 is registered exactly once, and nothing else is."""
+def test_ids_are_unique_and_each_is_documented() -> None:
+    """Every rule README lists is registered exactly once, and nothing else is."""
     ids = [module.ID for module in CHECKS]
     assert len(ids) == len(set(ids))
-    assert set(ids) == PRODUCT_IDS
+    assert set(ids) == _documented_ids((REPO / "README.md").read_text(encoding="utf-8"))
     assert set(BY_ID) == set(ids)
+
+
+@pytest.mark.skipif(not PRODUCT.is_file(), reason=f"the product spec is not checked out at {PRODUCT}")
+def test_every_rule_of_the_product_table_is_registered() -> None:
+    """PRODUCT §4's table names the original rules (`consistency` stands for `estimate` too): each is registered."""
+    spec = PRODUCT.read_text(encoding="utf-8")
+    table = spec[spec.index("## 4. The rules") : spec.index("## 5.")]
+    ids = set(re.findall(r"^\| `([a-z_]+)`", table, flags=re.MULTILINE))
+    assert len(ids) > 20, "the table's rows were not read"
+    assert ids <= set(BY_ID)
 
 
 def test_every_check_module_is_registered() -> None:
