@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROPOSAL = '{"target": "attention_softmax", "p": 0.21, "k": 10, "baseline_ms": 100, "cost_weeks": 3}'
-# The figure each command is held to (issue 27): a CLI that starts at once.
+# The figure each command is held to: a CLI that starts at once.
 TARGET_S = 0.25
 
 

@@ -95,7 +95,7 @@ def combined(baseline_ms: float, savings_ms: list[float]) -> tuple[float, float]
     return new_ms, (math.inf if new_ms <= 0 else baseline_ms / new_ms)
 
 
-# --- work the change adds (issue #25): k derived end to end ------------------------------------------------------
+# --- work the change adds: k derived end to end ------------------------------------------------------------------
 
 
 def speculative_k(draft_tokens: int, acceptance: float, draft_cost: float, verify_cost: float) -> float:

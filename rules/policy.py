@@ -61,7 +61,7 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     calibrate: bool = False
     calibration_min_outcomes: Annotated[int, Meta(ge=1)] = 3
     calibration_max_ratio: Annotated[float, Meta(ge=1)] = 10.0
-    # --- #25 (currencies-b) ---
+    # A breakdown this many times its step, or its step this many times it, is in another unit (unit_slip).
     unit_slip_ratio: Annotated[float, Meta(gt=1)] = 300.0
     gate: Gate = msgspec.field(default_factory=Gate)
 

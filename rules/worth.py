@@ -71,7 +71,7 @@ class Cost:
     weeks: float | None
     """Build + upkeep; None when neither is known (no cost given and portable code)."""
     usd: float | None
-    # issue #25 (part a): where the upkeep figure came from, so a statement never presents a default as given
+    # Where the upkeep figure came from, so a statement never presents a default as given
     upkeep_per_year: float | None = None
     """Engineer-weeks a year per architecture the upkeep counts (None for portable code)."""
     upkeep_source: Literal["proposal", "policy", "policy_over_zero"] | None = None
@@ -107,7 +107,7 @@ class Money:
     cost_usd: float
     payback_months: float | None
     clears: bool
-    # issue #25 (part a): GPU time the change itself costs on every start, netted out of the capacity it frees
+    # GPU time the change itself costs on every start, netted out of the capacity it frees
     consumed_gpus: float = 0.0
     """GPU-equivalents the change's recurring GPU time takes (GPU-minutes per start × starts a day, around the
     clock); `value_usd`, `annual_usd` and `clears` are net of it."""
@@ -127,7 +127,7 @@ class Money:
 
 @dataclass(slots=True)
 class Fit:
-    """Issue #25 (part a): the memory a replica needs before and after the change, in devices (memory_fit rule)."""
+    """The memory a replica needs before and after the change, in devices (memory_fit rule)."""
 
     usable_gb: float
     """A device's memory less the headroom wanted."""

@@ -248,7 +248,7 @@ def target_parts(value: str) -> list[dict[str, Any]]:
     return parts
 
 
-# --- issue #25 (part a): the units of a quality gate, of GPU time per start, of starts a day, of drafted tokens
+# --- the units of a quality gate, of GPU time per start, of starts a day, of drafted tokens
 
 _POINTS = dict.fromkeys(("", "pt", "pts", "point", "points", "pp"), Decimal(1))
 _MINUTES = {
@@ -329,7 +329,7 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("goal", "memory_required_gb"): gigabytes,
     ("goal", "device_memory_gb"): gigabytes,
     ("flags", "fleet_gpus"): gpus,
-    # issue #25 (currencies-b): a collective's wait, requests per step, fleet and traffic mixes, more targets
+    # A collective's wait, requests per step, fleet and traffic mixes, more targets
     ("flags", "barrier", "target_wait"): _end(share),
     ("goal", "requests_per_step"): requests,
     ("goal", "throughput_per_s"): per_second,
@@ -345,7 +345,7 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("more_targets",): target_parts,
     ("more_targets", "*", "p"): _end(share),
     ("more_targets", "*", "k"): _one_speedup,
-    # issue #25 (part a): memory the proposal frees, its quality gate, the work it adds, GPU time per start
+    # Memory the proposal frees, its quality gate, the work it adds, GPU time per start
     ("goal", "memory_after_gb"): gigabytes,
     ("goal", "memory_headroom_gb"): gigabytes,
     ("quality", "baseline"): points,

@@ -1,4 +1,4 @@
-"""Inputs of issue #24's memory attacks, built in memory: small on the wire, large once read.
+"""Inputs of memory attacks, built in memory: small on the wire, large once read.
 
 Public on purpose (like `tests/harness.py`): the e2e tests send them, and a measurement script can too.
 """

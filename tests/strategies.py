@@ -76,7 +76,7 @@ def near_the_bar(draw: st.DrawFn) -> Proposal:
     return msgspec.convert(raw, Proposal)
 
 
-# The floats that broke arithmetic once (#14): the extremes of a double, sums of a few of them overflow, products
+# The floats that break careless arithmetic: the extremes of a double, sums of a few of them overflow, products
 # of two underflow; and any finite double besides.
 EXTREMES = (5e-324, 2.2250738585072014e-308, 1e-300, 1e-12, 0.0, 1.0, 1e23, 1e100, 1e300, 1e308, 1.7976931348623157e308)
 extreme_floats = st.sampled_from(EXTREMES) | st.floats(allow_nan=False, allow_infinity=False)
@@ -229,7 +229,7 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
     return raw
 
 
-# --- issue #25 (currencies-b): mixes, several targets, a collective's wait ------------------------------------------
+# --- mixes, several targets, a collective's wait -----------------------------------------------------------------
 
 mix_speedups = st.none() | speedups
 
@@ -267,7 +267,7 @@ def traffic_mixes(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -> None:
-    """Draws #25's fields of currencies-b into `raw` and `flags`, valid together with what is already drawn."""
+    """Draws mixes, further targets, a wait and requests per step into `raw` and `flags`, valid with the rest."""
     which = draw(st.sampled_from(["none", "fleet", "traffic"]))
     if which == "fleet":
         flags["fleet_mix"] = mix = draw(fleet_mixes())
@@ -348,7 +348,7 @@ def _arrivals(draw: st.DrawFn, raw: dict[str, Any], barrier: dict[str, Any]) -> 
 
 
 def _currencies_a(draw: st.DrawFn, raw: dict[str, Any]) -> None:
-    """Issue #25 (part a): memory after the change and headroom, a quality gate, added work, GPU time per start, and
+    """Memory after the change and headroom, a quality gate, added work, GPU time per start, and
     whether the fleet's work recurs, each optional."""
     goal = raw.get("goal")
     if goal is not None and "memory_required_gb" in goal and "device_memory_gb" in goal:

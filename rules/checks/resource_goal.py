@@ -87,7 +87,7 @@ def check(ctx: Context) -> Finding | None:
     memory_note: Finding | None = None
     if required is not None and device is not None:
         figures |= {"memory_required_gb": required, "device_memory_gb": device}
-        # issue #25 (part a): headroom wanted comes off the device, and the proposal may itself be the capacity fix
+        # Headroom wanted comes off the device, and the proposal may itself be the capacity fix
         usable = device - (goal.memory_headroom_gb or 0.0)
         on = f"{a(num(device))} GB device" + (f" ({num(usable)} GB usable)" if goal.memory_headroom_gb else "")
         if goal.memory_headroom_gb:

@@ -115,7 +115,7 @@ KEYS: dict[str, _Key] = {
     "method": _Key(("scope", "method"), _name, "`timeline`, `counters`, `inclusive_summary` or `estimate`"),
     "timing": _Key(("scope", "timing"), _name, "`device_events`, `host_wall` or `host_submit`"),
     "portability": _Key(("flags", "portability"), _name, "`portable`, `vendor_specific` or `hand_asm`"),
-    # issue #25 (currencies-b)
+    # What a step serves, where the time goes among ranks, devices, traffic and further targets
     "throughput": _Key(("goal", "throughput_per_s"), units.per_second, "requests per second: `2000` or `2000/s`"),
     "rps": _Key(("goal", "requests_per_step"), units.requests, "requests one step serves: `48`"),
     "ranks": _Key(("flags", "barrier", "ranks"), units.ranks, "ranks behind the barrier: `8`"),
@@ -124,7 +124,7 @@ KEYS: dict[str, _Key] = {
     "traffic": _Key(("flags", "traffic_mix"), units.traffic_parts, "bucket:share[:k[:p]]: `bs1:6%:1.8x,bs32:94%`"),
     "also": _Key(("more_targets",), units.target_parts, "more phases as name:k[:p]: `launch_gaps:inf`"),
 }
-# issue #25 (part a): memory the proposal frees, its quality gate, the work it adds, GPU time per start
+# Memory the proposal frees, its quality gate, the work it adds, GPU time per start
 KEYS |= {
     "mem": _Key(("goal", "memory_required_gb"), units.gigabytes, "memory needed before the change: `180GB`"),
     "mem_after": _Key(("goal", "memory_after_gb"), units.gigabytes, "memory needed after the change: `120GB`"),

@@ -86,8 +86,9 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(
 def test_extreme_numbers_and_deep_nesting_never_answer_5xx(
     database_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """The strategies that found #14's 500s, through a real server on both databases: extreme doubles in every
-    numeric field of a proposal and bodies nested to any depth get a 4xx problem or a full answer that reads back."""
+    """The strategies of extreme inputs (tests/strategies.py), through a real server on both databases: extreme
+    doubles in every numeric field of a proposal and bodies nested to any depth get a 4xx problem or a full answer
+    that reads back."""
     server = server_factory(database_url, env={"WORTHIT_RATE_LIMIT": "off"})
     with server.client(timeout=30) as client:
         _fuzz(client)

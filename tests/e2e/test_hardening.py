@@ -1,4 +1,4 @@
-"""Issue #14, end to end on real servers: what an attacker and a careless admin found, each shut for good."""
+"""End to end on real servers: what an attacker and a careless admin found, each shut for good."""
 
 from __future__ import annotations
 
@@ -322,7 +322,7 @@ def test_slack_escapes_user_text_in_the_fallback_and_every_block(
         )
 
 
-# Issue #24 item 9: a mistyped value nested deep under a field is one 4xx; the body is decoded once.
+# A mistyped value nested deep under a field is one 4xx; the body is decoded once.
 
 
 def test_a_value_nested_100000_deep_under_a_field_is_a_422(
@@ -356,7 +356,7 @@ def test_a_value_nested_100000_deep_under_a_field_is_a_422(
     assert "unhandled error" not in server.log.read_text()
 
 
-# Issue #24 item 14: no public route serves a page that loads third-party JavaScript, unless a setting asks for it.
+# No public route serves a page that loads third-party JavaScript, unless a setting asks for it.
 
 
 def test_schema_pages_are_off_unless_enabled_and_the_document_stays(
@@ -384,7 +384,7 @@ def test_schema_pages_are_off_unless_enabled_and_the_document_stays(
         assert "<script" in page.text
 
 
-# Issue #24 item 15: idempotency keys are the caller's own.
+# Idempotency keys are the caller's own.
 
 
 def test_an_idempotency_key_reused_by_another_token_gets_its_own_decision(

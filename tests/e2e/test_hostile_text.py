@@ -1,4 +1,4 @@
-"""Issue #24 item 7 on a real server: a signed slash command of 58 KB is refused by its length, not read for 9 s."""
+"""On a real server: a signed slash command of 58 KB is refused by its length, not read for 9 s."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #14 item 4, end to end on real servers: memory stays bounded whatever a client sends."""
+"""End to end on real servers: memory stays bounded whatever a client sends."""
 
 from __future__ import annotations
 
@@ -326,7 +326,7 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
     assert max(seconds for _, seconds in probes) < 2
 
 
-# Issue #24 items 1-3: memory bounded by what a parse holds, every gzip layer from one allowance, deadlines that stop
+# Memory bounded by what a parse holds, every gzip layer from one allowance, deadlines that stop
 # the work. The pod's limit counts the parse worker too, so these measure the process tree.
 
 
@@ -544,7 +544,7 @@ def test_one_parse_at_a_time_over_all_server_processes(
     assert statuses == [201] * 4
     assert memory.most_workers == 1
     # Not the whole pod: two server processes holding two queued 31 MB uploads each are the upload cap's to bound
-    # (issue #24 item 4), not the parse's.
+    # (the test below), not the parse's.
     assert memory.worker_peak < 256 * 1024**2
     assert memory.probes == [200] * len(memory.probes)
 
@@ -612,7 +612,7 @@ def stalled_upload(url: str, size: int, path: str = "/v1/profiles") -> bytes:
 def test_sixteen_stalled_31_mb_uploads_stay_within_the_pod_limit(
     sqlite_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """Issue #24 item 4: sixteen connections each sending 31 MB of a profile and stalling before the last byte held
+    """Sixteen connections each sending 31 MB of a profile and stalling before the last byte held
     500 MB. Two bodies are read at once, eight more wait holding a socket buffer, the rest get 503 at once; each read
     body gets 408 at the body deadline. Peak RSS under 512 MiB, /healthz answering within 1 s, nothing stored."""
     from concurrent.futures import ThreadPoolExecutor
@@ -661,7 +661,7 @@ def large_decision(i: int) -> dict[str, object]:
 def test_concurrent_reads_of_200_large_decisions_stay_within_the_pod_limit(
     sqlite_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """Issue #24 item 5: with 200 stored decisions of ~280 KB, three concurrent `GET /v1/decisions?limit=200`
+    """With 200 stored decisions of ~280 KB, three concurrent `GET /v1/decisions?limit=200`
     reached 585 MiB (six, 1.06 GB). Six at once, with the workload's page, its JSON and the list page beside them:
     peak RSS under 512 MiB, /healthz within 1 s, every answer whole (the workload page of 200 steps takes seconds of
     CPU, so on a shared machine the deadline is lifted: memory is what this pins)."""

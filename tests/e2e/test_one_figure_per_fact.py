@@ -1,4 +1,4 @@
-"""One figure per fact (#23): a proposal read on every surface — `worthit review --explain`, the decision page, the
+"""One figure per fact: a proposal read on every surface — `worthit review --explain`, the decision page, the
 gate's job summary and Slack's answer — shows one cost, one return, one scope name and one reasoning text.
 
 The proposal is the one a code review caught printing two costs: 2 weeks of hand assembly, whose cost with upkeep is

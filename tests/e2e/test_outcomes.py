@@ -307,7 +307,7 @@ def test_names_postgres_cannot_store_match_nothing(database_url: str, server_fac
         assert client.get("/decisions", params={"target": "\x00"}).status_code == 400
 
 
-# Issue #24 item 12 (ownership): only the decision's own token, or an admin, records its outcome.
+# Ownership: only the decision's own token, or an admin, records its outcome.
 
 
 def test_only_the_deciding_token_or_an_admin_records_the_outcome(

@@ -1,4 +1,4 @@
-"""Issue #27, pages for people: with auth on, a decision page opens in a real browser from the link its Slack message
+"""Pages for people: with auth on, a decision page opens in a real browser from the link its Slack message
 carries; without the link (or a sign-in) the browser gets a page that explains, never a 401 JSON.
 
 The server is real (auth on: a token exists), the Slack request signed with Slack's SDK, the browser Debian's

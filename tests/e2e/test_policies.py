@@ -89,7 +89,7 @@ def test_malformed_policies_name_the_key_and_store_nothing(
         assert under["verdict"] == "decline"
 
 
-# Issue #24 item 10: one pattern for the names users choose, and a way to delete a policy.
+# One pattern for the names users choose, and a way to delete a policy.
 
 
 def test_a_policy_name_with_a_newline_is_refused_and_the_list_keeps_answering(

@@ -233,7 +233,7 @@ def test_fleet_case_from_slack_matches_the_json_api(sqlite_url: str, server_fact
 def test_unsigned_slack_bodies_are_bounded_in_size_and_time(
     sqlite_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """Issue #24 item 16: /slack/commands reads its body before the signature is checked, so anyone can send one.
+    """/slack/commands reads its body before the signature is checked, so anyone can send one.
     Its limit is 32 KiB (a 255 KB body is a 413 at once, read or not), and a body sent slowly gets 408 at a short
     deadline instead of holding its connection for the 30 s request deadline; a signed command still answers."""
     from tests.e2e.test_memory import answer_of, stalled_upload

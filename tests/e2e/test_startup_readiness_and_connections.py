@@ -1,4 +1,4 @@
-"""Issue #14 item 8, the smaller gaps, end to end: start-up errors, readiness under failing writes, Slack replays,
+"""End to end: start-up errors, readiness under failing writes, Slack replays,
 idle and slow connections."""
 
 from __future__ import annotations

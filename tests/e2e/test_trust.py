@@ -221,7 +221,7 @@ def test_failed_authentications_are_rate_limited_per_address(
 def test_made_up_tokens_never_lock_out_a_valid_admin_at_the_same_address(
     sqlite_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """Issue #24 item 6: thirty-one made-up tokens a minute (the default limit is 30) from the one address every
+    """Thirty-one made-up tokens a minute (the default limit is 30) from the one address every
     client shares behind an ingress; the made-up ones end on 429, the admin token keeps its 200s."""
     admin = create_token(sqlite_url, "admin", "ops")
     server = server_factory(sqlite_url)

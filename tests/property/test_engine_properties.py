@@ -124,7 +124,7 @@ def test_decline_and_redirect_name_the_alternative(proposal: Proposal) -> None:
 def test_ranges_never_raise(proposal: Proposal, low: float, width: float) -> None:
     """p given as a range: figures as intervals, and the statement keeps its form."""
     proposal.p = Range(low=low, high=low + width)
-    # #25: shares drawn against the old p must still fit the new one (the boundary refuses them otherwise).
+    # Shares drawn against the old p must still fit the new one (the boundary refuses them otherwise).
     barrier = proposal.flags.barrier
     if sum(extra.p or 0.0 for extra in proposal.more_targets or ()) + low + width > 1:
         proposal.more_targets = None
@@ -454,7 +454,7 @@ def test_no_statement_contradicts_the_proposal(proposal: Proposal) -> None:
     if "input" not in kinds:
         assert "input pipeline" not in statement, statement
 
-    # issue #25 (part a): what the proposal did not say is not said as if it had
+    # What the proposal did not say is not said as if it had
     if flags.recurring is not True:
         assert "recurring" not in statement, statement
     if proposal.cost_weeks is None and proposal.scope.method is not None:
@@ -583,7 +583,7 @@ def test_nesting_at_any_depth_is_an_invalid_input(depth: int, array: bool) -> No
         decode_strict(nested_json(depth, array=array), Proposal)
 
 
-# --- issue #25 (currencies-b): the new fields are said as the proposal gives them -----------------------------------
+# --- mixes, waits and further targets are said as the proposal gives them -----------------------------------------
 
 
 @SETTINGS

@@ -1,4 +1,5 @@
-"""The new fields of issue #25 (part a) read the same on every surface: Slack's shorthand, the PR gate's block and
+"""The fields of the currencies besides time (memory, quality, added work, GPU time per start) read the same on
+every surface: Slack's shorthand, the PR gate's block and
 the one field table (service/units.py) they share."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #24 item 13: links and images from a PR description do not render in the gate's job summary.
+"""Links and images from a PR description do not render in the gate's job summary.
 
 The summary is rendered with a CommonMark renderer (markdown-it-py, tables on) and its tokens walked: no link, no
 image, no raw HTML; and no address left in plain text, where GitHub's autolink extension would link it by itself

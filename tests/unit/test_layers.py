@@ -72,7 +72,7 @@ def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> 
 
 
 def test_the_kineto_reader_is_used_through_its_public_names() -> None:
-    """Nothing outside rules/profiles/kineto/ imports or reads a private (`_x`) name of it (issue #23): its parser
+    """Nothing outside rules/profiles/kineto/ imports or reads a private (`_x`) name of it: its parser
     and analyses can change inside the package without breaking detect.py, steps.py or the service."""
     modules = module_names()
     assert "worthit.rules.profiles.kineto.parse" in modules

@@ -1,4 +1,4 @@
-"""Issue #24 item 11: what a user typed never pings or links from a message, on either Slack path.
+"""What a user typed never pings or links from a message, on either Slack path.
 
 Every message either path builds (the slash command's in service/slack/blocks.py, the Socket Mode bot's in
 service/slackbot/messages.py) is walked whole: each mrkdwn text and each fallback `text` (which notifications show

@@ -1,4 +1,4 @@
-"""Issue #24 items 8 and 9 (CLI and gate): YAML cannot multiply itself, and no document nests past a limit.
+"""YAML read by the CLI and the gate: YAML cannot multiply itself, and no document nests past a limit.
 
 Every surface that reads YAML (a PR's block, `worthit review`, `plan`, `portfolio`) goes through
 `service/gate/safe_yaml.py`; JSON documents of the CLI are held to the same depth.

@@ -1,4 +1,4 @@
-"""Issue #24 items 1-2 in the engine: every gzip layer inflated from one allowance, and readers that count what they
+"""Memory in the engine: every gzip layer inflated from one allowance, and readers that count what they
 hold (events, distinct names) against one budget per parse, with the limit named when they stop."""
 
 from __future__ import annotations

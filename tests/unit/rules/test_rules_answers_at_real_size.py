@@ -1,4 +1,4 @@
-"""Review round 4: proposals at real size whose answers could not be signed, each pinned with figures re-derived
+"""Proposals at real size whose answers a reviewer could not sign, each pinned with figures re-derived
 here from PRODUCT §2 and the default policy ($2 a GPU-hour, $5,000 an engineer-week, 12 months, 1% noise floor,
 1% of the step per engineer-week), never read back from the engine."""
 

@@ -1,4 +1,4 @@
-"""A third review round, on proposals that trade more than time and on combinations: answers a reviewer would not
+"""Proposals that trade more than time, and combinations of them: answers a reviewer would not
 have signed, each test naming what was wrong.
 
 Figures are re-derived here from the seeds' formulas, the rules' docstrings and the default policy's prices ($2 per

@@ -1,7 +1,7 @@
 """Decisions a senior reviewer would sign: value against cost, inputs checked against each other, honest ranges.
 
-Each case is one that the ladder of vetoes got wrong (issue #18), with its corrected verdict and statement; figures
-are re-derived here from the policy's prices, not read back from the engine.
+Each case is one that a ladder of vetoes (one check setting another aside) gets wrong, with its corrected verdict
+and statement; figures are re-derived here from the policy's prices, not read back from the engine.
 """
 
 from __future__ import annotations

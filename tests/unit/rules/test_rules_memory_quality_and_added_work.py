@@ -1,7 +1,7 @@
-"""Proposals that trade more than time (issue #25, part a): memory the change frees, a quality gate, work the change
+"""Proposals that trade more than time: memory the change frees, a quality gate, work the change
 adds, GPU time it costs on every start, missing inputs asked for, and statements that stay true.
 
-Each case was answered wrongly before (a funded quality regression, a speculative "2.2×" taken at its word, a
+Each case is one easily answered wrongly (a funded quality regression, a speculative "2.2×" taken at its word, a
 capacity fix redirected as a capacity problem); figures are re-derived here from the policy's prices and the
 formulas written in the rules' docstrings, not read back from the engine.
 """

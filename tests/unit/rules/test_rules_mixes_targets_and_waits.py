@@ -1,5 +1,6 @@
-"""Issue #25, the currencies of currencies-b: each wrong answer of "What goes wrong" with its corrected verdict and
-statement, on numbers of our own, every figure recomputed here from the inputs."""
+"""Fleet and traffic mixes, several targets, a collective's wait, requests per step and unit slips: each answer a
+reviewer would not sign, with its corrected verdict and statement, on numbers of our own, every figure recomputed
+here from the inputs."""
 
 from __future__ import annotations
 
