@@ -1,4 +1,6 @@
-"""The answer to `/worthit` as a Block Kit message: the verdict, the statement, the figures and a link to the decision.
+"""Block Kit's objects as structs, for both Slack paths (the slash command here, the bot's buttons, replies and modals
+in service/slackbot/messages.py), and the answer to `/worthit`: the verdict, the statement, the figures and a link to
+the decision.
 
 Every text is clipped to Block Kit's limits here, so no decision (however long its names) makes Slack reject the
 message: header plain_text ≤ 150 characters, section text ≤ 3000, ≤ 10 fields of ≤ 2000 each, ≤ 50 blocks.
@@ -24,15 +26,23 @@ __all__ = [
     "MAX_FIELDS",
     "SECTION_CHARS",
     "WHY_ANSWER_CHARS",
+    "ActionsBlock",
     "Block",
+    "Button",
     "ContextBlock",
     "DividerBlock",
     "HeaderBlock",
+    "InputBlock",
+    "Modal",
     "Mrkdwn",
+    "NumberInput",
+    "Option",
     "PlainText",
+    "PlainTextInput",
     "ResponseType",
     "SectionBlock",
     "SlackMessage",
+    "StaticSelect",
     "clip",
     "decision_message",
     "escape",
@@ -53,9 +63,9 @@ FINDINGS_SHOWN = 8
 ResponseType = Literal["ephemeral", "in_channel"]
 
 
-class PlainText(msgspec.Struct, kw_only=True, tag_field="type", tag="plain_text"):
+class PlainText(msgspec.Struct, kw_only=True, tag_field="type", tag="plain_text", omit_defaults=True):
     text: str
-    emoji: bool = True
+    emoji: bool | None = None
 
 
 class Mrkdwn(msgspec.Struct, kw_only=True, tag_field="type", tag="mrkdwn"):
@@ -80,6 +90,58 @@ class DividerBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="divider"
 
 
 Block = HeaderBlock | SectionBlock | ContextBlock | DividerBlock
+
+
+class Button(msgspec.Struct, kw_only=True, tag_field="type", tag="button"):
+    action_id: str
+    text: PlainText
+    value: str
+
+
+class ActionsBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="actions"):
+    block_id: str
+    elements: list[Button]
+
+
+class NumberInput(msgspec.Struct, kw_only=True, tag_field="type", tag="number_input"):
+    action_id: str
+    is_decimal_allowed: bool
+    min_value: str
+
+
+class PlainTextInput(msgspec.Struct, kw_only=True, tag_field="type", tag="plain_text_input"):
+    action_id: str
+    multiline: bool
+    max_length: int
+
+
+class Option(msgspec.Struct, kw_only=True):
+    text: PlainText
+    value: str
+
+
+class StaticSelect(msgspec.Struct, kw_only=True, tag_field="type", tag="static_select"):
+    action_id: str
+    options: list[Option]
+
+
+class InputBlock(msgspec.Struct, kw_only=True, tag_field="type", tag="input", omit_defaults=True):
+    block_id: str
+    optional: bool = False
+    label: PlainText
+    hint: PlainText | None = None
+    element: NumberInput | PlainTextInput | StaticSelect
+
+
+class Modal(msgspec.Struct, kw_only=True, tag_field="type", tag="modal"):
+    """A view the bot opens (`views.open`)."""
+
+    callback_id: str
+    private_metadata: str
+    title: PlainText
+    submit: PlainText
+    close: PlainText
+    blocks: list[InputBlock]
 
 
 class SlackMessage(msgspec.Struct, kw_only=True):
@@ -160,7 +222,7 @@ def decision_message(
     emoji, label = LABELS[evaluation.verdict]
     heading = f"{label}: {target}" if target else label
     blocks: list[Block] = [
-        HeaderBlock(text=PlainText(text=clip(f"{emoji} {heading}", HEADER_CHARS))),
+        HeaderBlock(text=PlainText(text=clip(f"{emoji} {heading}", HEADER_CHARS), emoji=True)),
         SectionBlock(text=Mrkdwn(text=clip(escape(evaluation.statement), SECTION_CHARS))),
         SectionBlock(fields=figure_fields(evaluation)),
     ]

@@ -1,5 +1,6 @@
 """What the bot posts: the project's Block Kit decision message (service/slack/blocks.py) plus the buttons that act
-on it, the "Why?" answer, the two modals and the error replies. Pure: dicts in Slack's shapes, no I/O."""
+on it, the "Why?" answer, the two modals and the error replies. Pure, no I/O: built of blocks.py's structs, handed
+to slack_sdk as the dicts its client sends."""
 
 from __future__ import annotations
 
@@ -11,7 +12,28 @@ from worthit.rules.model import Evaluation, StageAnswer
 from worthit.rules.text import times
 from worthit.service.decisions.schemas import Decision
 from worthit.service.present import render
-from worthit.service.slack.blocks import FIELD_CHARS, MAX_BLOCKS, SECTION_CHARS, clip, decision_message, escape
+from worthit.service.slack.blocks import (
+    FIELD_CHARS,
+    MAX_BLOCKS,
+    SECTION_CHARS,
+    ActionsBlock,
+    Block,
+    Button,
+    ContextBlock,
+    HeaderBlock,
+    InputBlock,
+    Modal,
+    Mrkdwn,
+    NumberInput,
+    Option,
+    PlainText,
+    PlainTextInput,
+    SectionBlock,
+    StaticSelect,
+    clip,
+    decision_message,
+    escape,
+)
 
 WHY, OUTCOME, POLICY = "worthit_why", "worthit_outcome", "worthit_policy"
 OUTCOME_VIEW, POLICY_VIEW = "worthit_outcome_view", "worthit_policy_view"
@@ -25,22 +47,27 @@ def fallback(text: str) -> str:
     return clip(escape(text), SECTION_CHARS)
 
 
+def _message(text: str, blocks: list[Block]) -> Message:
+    """A reply as the client posts it: the (already escaped) fallback and the blocks."""
+    return {"text": text, "blocks": msgspec.to_builtins(blocks)}
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=Mrkdwn(text=text))
+
+
 def actions(decision_id: str) -> dict[str, Any]:
     """The buttons under a decision; each carries the decision's id."""
 
-    def button(action_id: str, text: str) -> dict[str, Any]:
-        return {
-            "type": "button",
-            "action_id": action_id,
-            "text": {"type": "plain_text", "text": text, "emoji": True},
-            "value": decision_id,
-        }
+    def button(action_id: str, text: str) -> Button:
+        return Button(action_id=action_id, text=PlainText(text=text, emoji=True), value=decision_id)
 
-    return {
-        "type": "actions",
-        "block_id": "worthit_actions",
-        "elements": [button(WHY, "Why?"), button(OUTCOME, "Record outcome"), button(POLICY, "Under policy…")],
-    }
+    block = ActionsBlock(
+        block_id="worthit_actions",
+        elements=[button(WHY, "Why?"), button(OUTCOME, "Record outcome"), button(POLICY, "Under policy…")],
+    )
+    built: dict[str, Any] = msgspec.to_builtins(block)
+    return built
 
 
 def decision_reply(document: dict[str, Any], public_url: str | None, page_path: str | None = None) -> Message:
@@ -73,7 +100,7 @@ def reevaluation_reply(
         summary = f"Under *{escape(policy)}* (was {escape(before['name'])} v{before['version']}):\n" + "\n".join(lines)
     else:
         summary = f"Under *{escape(policy)}* nothing changes (was {escape(before['name'])} v{before['version']})."
-    message["blocks"].insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": clip(summary, SECTION_CHARS)}})
+    message["blocks"].insert(0, msgspec.to_builtins(_section(clip(summary, SECTION_CHARS))))
     message["text"] = clip(f"Under {escape(policy)}: {message['text']}", SECTION_CHARS)  # `text` is escaped already
     return message
 
@@ -103,14 +130,11 @@ def _stages(reasoning: object) -> list[StageAnswer]:
 
 def why_reply(document: dict[str, Any]) -> Message:
     """The decision's reasoning, stage by stage (`reasoning`); a server without it: its findings, rule by rule."""
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": "Why?", "emoji": True}},
-    ]
+    blocks: list[Block] = [HeaderBlock(text=PlainText(text="Why?", emoji=True))]
     stages = _stages(document.get("reasoning"))[:STAGES_SHOWN]
     if stages:
         for row, stage in zip(render.stage_rows(stages), stages, strict=True):
-            text = f"*{escape(row.label)}*\n{escape(row.value)}"
-            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": clip(text, SECTION_CHARS)}})
+            blocks.append(_section(clip(f"*{escape(row.label)}*\n{escape(row.value)}", SECTION_CHARS)))
             context = []
             if stage.rules:
                 context.append("rules: " + ", ".join(escape(rule) for rule in stage.rules))
@@ -118,39 +142,22 @@ def why_reply(document: dict[str, Any]) -> Message:
             if figures:
                 context.append("figures: " + escape(figures))
             if context:
-                blocks.append(
-                    {
-                        "type": "context",
-                        "elements": [{"type": "mrkdwn", "text": clip(" · ".join(context), FIELD_CHARS)}],
-                    }
-                )
+                blocks.append(ContextBlock(elements=[Mrkdwn(text=clip(" · ".join(context), FIELD_CHARS))]))
     else:
         lines = [
             f"• *{escape(str(f['rule']))}* ({escape(str(f.get('effect', '')))}): {escape(str(f['message']))}"
             for f in document.get("findings", [])
         ]
-        blocks.append(
-            {
-                "type": "section",
-                "text": {"type": "mrkdwn", "text": clip("\n".join(lines) or "No findings.", SECTION_CHARS)},
-            }
-        )
-    blocks.append(
-        {
-            "type": "context",
-            "elements": [{"type": "mrkdwn", "text": f"Decided by `{escape(str(document.get('deciding_rule', '')))}`"}],
-        }
-    )
-    return {"text": fallback(f"Why: {document.get('statement', '')}"), "blocks": blocks[:MAX_BLOCKS]}
+        blocks.append(_section(clip("\n".join(lines) or "No findings.", SECTION_CHARS)))
+    decided = f"Decided by `{escape(str(document.get('deciding_rule', '')))}`"
+    blocks.append(ContextBlock(elements=[Mrkdwn(text=decided)]))
+    return _message(fallback(f"Why: {document.get('statement', '')}"), blocks[:MAX_BLOCKS])
 
 
 def problem_reply(what: str, detail: str) -> Message:
     """A readable error, never silence: what the bot tried, and the API's own words."""
     text = f":warning: {what}: {detail}"
-    return {
-        "text": fallback(text),
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": clip(escape(text), SECTION_CHARS)}}],
-    }
+    return _message(fallback(text), [_section(clip(escape(text), SECTION_CHARS))])
 
 
 def _times(value: float | str | None) -> str:
@@ -167,60 +174,62 @@ def outcome_reply(outcome: dict[str, Any]) -> Message:
     if realized.get("speedup") is not None:
         parts.append(f"Speedup {_times(realized['speedup'])} against the predicted {_times(predicted['speedup'])}.")
     text = " ".join(parts)
-    return {"text": fallback(text), "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": escape(text)}}]}
+    return _message(fallback(text), [_section(escape(text))])
 
 
 def outcome_modal(metadata: str, target: str | None) -> dict[str, Any]:
     """The modal that asks what was measured after the work (either time, or both), in ms."""
 
-    def number(block_id: str, label: str, hint: str) -> dict[str, Any]:
-        return {
-            "type": "input",
-            "block_id": block_id,
-            "optional": True,
-            "label": {"type": "plain_text", "text": label},
-            "hint": {"type": "plain_text", "text": hint},
-            "element": {"type": "number_input", "action_id": "value", "is_decimal_allowed": True, "min_value": "0"},
-        }
+    def number(block_id: str, label: str, hint: str) -> InputBlock:
+        return InputBlock(
+            block_id=block_id,
+            optional=True,
+            label=PlainText(text=label),
+            hint=PlainText(text=hint),
+            element=NumberInput(action_id="value", is_decimal_allowed=True, min_value="0"),
+        )
 
     name = target or "the target"
-    return {
-        "type": "modal",
-        "callback_id": OUTCOME_VIEW,
-        "private_metadata": metadata,
-        "title": {"type": "plain_text", "text": "Record outcome"},
-        "submit": {"type": "plain_text", "text": "Record"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [
-            number("target_ms", clip(f"Time of {name} now (ms)", 150), "The target's own time after the work."),
-            number("step_ms", "Time of the measured scope now (ms)", "The step's (or scope's) time after the work."),
-            {
-                "type": "input",
-                "block_id": "note",
-                "optional": True,
-                "label": {"type": "plain_text", "text": "Note"},
-                "element": {"type": "plain_text_input", "action_id": "value", "multiline": True, "max_length": 2000},
-            },
-        ],
-    }
+    note = PlainTextInput(action_id="value", multiline=True, max_length=2000)
+    return _modal(
+        Modal(
+            callback_id=OUTCOME_VIEW,
+            private_metadata=metadata,
+            title=PlainText(text="Record outcome"),
+            submit=PlainText(text="Record"),
+            close=PlainText(text="Cancel"),
+            blocks=[
+                number("target_ms", clip(f"Time of {name} now (ms)", 150), "The target's own time after the work."),
+                number(
+                    "step_ms", "Time of the measured scope now (ms)", "The step's (or scope's) time after the work."
+                ),
+                InputBlock(block_id="note", optional=True, label=PlainText(text="Note"), element=note),
+            ],
+        )
+    )
 
 
 def policy_modal(metadata: str, names: list[str]) -> dict[str, Any]:
     """The modal that asks which named policy to evaluate the decision under."""
-    options = [{"text": {"type": "plain_text", "text": clip(name, 75)}, "value": name} for name in names[:100]]
-    return {
-        "type": "modal",
-        "callback_id": POLICY_VIEW,
-        "private_metadata": metadata,
-        "title": {"type": "plain_text", "text": "Under policy…"},
-        "submit": {"type": "plain_text", "text": "Re-evaluate"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [
-            {
-                "type": "input",
-                "block_id": "policy",
-                "label": {"type": "plain_text", "text": "Policy"},
-                "element": {"type": "static_select", "action_id": "value", "options": options},
-            }
-        ],
-    }
+    options = [Option(text=PlainText(text=clip(name, 75)), value=name) for name in names[:100]]
+    return _modal(
+        Modal(
+            callback_id=POLICY_VIEW,
+            private_metadata=metadata,
+            title=PlainText(text="Under policy…"),
+            submit=PlainText(text="Re-evaluate"),
+            close=PlainText(text="Cancel"),
+            blocks=[
+                InputBlock(
+                    block_id="policy",
+                    label=PlainText(text="Policy"),
+                    element=StaticSelect(action_id="value", options=options),
+                )
+            ],
+        )
+    )
+
+
+def _modal(modal: Modal) -> dict[str, Any]:
+    built: dict[str, Any] = msgspec.to_builtins(modal)
+    return built
