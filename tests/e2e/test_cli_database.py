@@ -3,6 +3,8 @@ database that cannot be used — each as itself, never one as another."""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, worthit
+from worthit.service.cli import main
 
 pytestmark = pytest.mark.e2e
 
@@ -78,3 +81,21 @@ def test_a_host_that_does_not_resolve_is_a_database_that_cannot_be_used() -> Non
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"worthit: cannot use the database {url}: ")
+
+
+class _FullTerminal(io.StringIO):
+    """A standard output that takes nothing, as a full disk or a closed pipe behind it would."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_an_oserror_that_is_not_the_databases_is_reported_as_itself(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`token list` on a database that answers, writing to an output that fails: the output's error, not "cannot
+    use the database"."""
+    assert worthit("token", "create", "--name", "ci", "--scope", "read", "--database", sqlite_url).returncode == 0
+    monkeypatch.setattr(sys, "stdout", _FullTerminal())
+    assert main(["token", "list", "--database", sqlite_url]) == 2
+    assert capsys.readouterr().err.splitlines() == ["worthit token: No space left on device"]
