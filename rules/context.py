@@ -264,7 +264,7 @@ class Context:
     stated_k: float | None = None
     """The proposal's own `k` when `added_work` derives `k` from it (`derived_k`); None when `k` is as stated."""
     verdict_only: bool = False
-    """Only the verdict is asked (`rules.engine.verdict_at`: a range's corners, bisection, every probe): a check may
+    """Only the verdict is asked (`rules.verdict.verdict_at`: a range's corners, bisection, every probe): a check may
     then answer None where it would write a finding that argues `fund` or nothing, the lowest rank, which cannot
     change which verdict wins. The sentence is most of what a check costs, and nobody reads it here. A property test
     holds the verdict function equal to the whole engine's verdict (tests/property/test_verdict_function.py)."""

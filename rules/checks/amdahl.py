@@ -23,7 +23,7 @@ from worthit.rules.text import count, join, k_text, label, ms, ms_saved, num, pc
 ID = "amdahl"
 STAGE = "worth"
 ARGUES: frozenset[Verdict] = frozenset({"fund"})
-"""It only ever supports funding: the verdict function at another point need not run it (rules.engine.verdict_at)."""
+"""It only ever supports funding: the verdict function at another point need not run it (rules.verdict.verdict_at)."""
 
 EXAMPLES = (
     Example(

@@ -22,7 +22,7 @@ from worthit.rules.text import num, pct
 ID = "vendor_product"
 STAGE = "worth"
 ARGUES: frozenset[Verdict] = frozenset({"fund"})
-"""It only ever supports funding: the verdict function at another point need not run it (rules.engine.verdict_at)."""
+"""It only ever supports funding: the verdict function at another point need not run it (rules.verdict.verdict_at)."""
 
 _FLAGS = {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True}
 
