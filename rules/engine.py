@@ -19,21 +19,7 @@ import msgspec
 
 from worthit.rules.calibration import Calibration, scaled_k
 from worthit.rules.checks import CHECKS
-from worthit.rules.context import (  # re-exported: `rules.engine` stays where callers and tests find them
-    KIND_LABEL,
-    NON_KERNEL,
-    PASSING,
-    SCOPE_NOUN,
-    Alternative,
-    Check,
-    Context,
-    Example,
-    break_even,
-    context,
-    kinds_label,
-    lazy,
-    opposition,
-)
+from worthit.rules.context import Context, context
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Evaluation, Finding, PolicyRef, Proposal, Range, Verdict
 from worthit.rules.pointer import to_pointer
@@ -44,25 +30,7 @@ from worthit.rules.reasoning import reasoning
 from worthit.rules.text import STATEMENT_CHARS, sentence
 from worthit.rules.verdict import RANK, STAGE_ORDER, STAGES, argued, compiled, verdict_at
 
-__all__ = [
-    "KIND_LABEL",
-    "NON_KERNEL",
-    "PASSING",
-    "SCOPE_NOUN",
-    "Alternative",
-    "Check",
-    "Context",
-    "Example",
-    "break_even",
-    "check_alone",
-    "decide",
-    "evaluate",
-    "kinds_label",
-    "lazy",
-    "opposition",
-    "registry",
-    "run_checks",
-]
+__all__ = ["check_alone", "decide", "evaluate", "registry", "run_checks"]
 
 
 def _point(value: float | Range | str | None, name: str) -> float:

@@ -20,7 +20,8 @@ from tests.strategies import (
     proposals,
 )
 from worthit.rules import amdahl
-from worthit.rules.engine import Context, evaluate
+from worthit.rules.context import Context
+from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Evaluation, Phase, Proposal, Range
 from worthit.rules.plans import plan
