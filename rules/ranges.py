@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from worthit.rules import amdahl
-from worthit.rules.context import PASSING, Context, break_even, condition, context, said_k, said_share
+from worthit.rules.context import Context, context
 from worthit.rules.errors import InvalidInput
+from worthit.rules.findings import condition
 from worthit.rules.model import Figure, Finding, Interval, Proposal, Range, Verdict
 from worthit.rules.policy import Policy
+from worthit.rules.search import PASSING, break_even, said_k, said_share
 from worthit.rules.text import STATEMENT_CHARS, pct, share_bounds, significant, times
 from worthit.rules.verdict import verdict_of
 

@@ -15,7 +15,8 @@ Example: 3% via hand asm in a vendor library's GEMM, behind a tested portable fa
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding, Verdict
 from worthit.rules.text import num, pct
 

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from tests.strategies import proposals
 from worthit.rules import engine
 from worthit.rules.calibration import Calibration
-from worthit.rules.context import POINT_FREE, Context, Example, context
+from worthit.rules.context import POINT_FREE, Context, context
 from worthit.rules.engine import decide, registry, run_checks
 from worthit.rules.errors import InvalidInput
+from worthit.rules.examples import Example
 from worthit.rules.model import Finding, Proposal
 from worthit.rules.policy import default_policy, policy_from_mapping
 from worthit.rules.verdict import argued, argues, deciders, verdict_at

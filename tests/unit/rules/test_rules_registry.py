@@ -14,8 +14,8 @@ import worthit.rules.checks
 from tests.layering import io_problems
 from worthit.rules.calibration import Calibration
 from worthit.rules.checks import BY_ID, CHECKS
-from worthit.rules.context import Example
 from worthit.rules.engine import check_alone, evaluate
+from worthit.rules.examples import Example
 from worthit.rules.model import Finding, Proposal, Verdict
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 from worthit.rules.verdict import argued
