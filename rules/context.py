@@ -21,8 +21,8 @@ from worthit.rules.findings import Alternative, alternative_of, material_alterna
 from worthit.rules.mix import MixPart, mix_of
 from worthit.rules.model import AmdahlFigures, Finding, Phase, Proposal, Range, Verdict, is_aggregate
 from worthit.rules.once import once
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.policy import Policy
-from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.text import label
 from worthit.rules.worth import Worth, worth_of
 

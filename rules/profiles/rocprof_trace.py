@@ -11,12 +11,13 @@ import csv
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Literal
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, norm, off_the_clock, row_error
 from worthit.rules.profiles.budget import held_events, held_names
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Activity, Breakdown, Kind, largest_first, timed_phase
-from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
+from worthit.rules.profiles.naming import api_kind, copy_name
 
 if TYPE_CHECKING:
     import polars as pl

@@ -17,7 +17,7 @@ import msgspec
 from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, window_breakdown
 from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
 from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, looks_like, parse_trace
-from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, Window, parse_steps, window
+from worthit.rules.profiles.kineto.steps import StepRange, Window, parse_steps, window
 from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream
 from worthit.rules.profiles.model import Breakdown, share
 
@@ -59,8 +59,6 @@ def read_steps(data: bytes) -> list[Breakdown]:
 __all__ = [
     "FORMAT",
     "MAX_STEP_FIGURES",
-    "STEPS_MAX_LENGTH",
-    "STEPS_PATTERN",
     "STEP_PREFIX",
     "StepRange",
     "barrier_of",

@@ -23,13 +23,14 @@ from typing import NoReturn
 
 import msgspec
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import UTF8_BOM, is_blank
 from worthit.rules.profiles.budget import json_objects
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.intervals import union_length
 from worthit.rules.profiles.model import Kind
-from worthit.rules.profiles.naming import copy_name, kernel_kind
+from worthit.rules.profiles.naming import copy_name
 
 FORMAT = "pytorch_trace"
 STEP_PREFIX = "ProfilerStep#"
