@@ -1,7 +1,7 @@
 """The step-range grammar's schema form (`2:5`, `3`, `2:`, `:5`, `all`): what the boundaries validate before parsing.
 
 A leaf shared by the proposal's `steps` field (rules/model.py), the upload's query parameter and the OpenAPI file;
-the parser that reads the grammar is the Kineto reader's `parse_steps` (rules/profiles/kineto/step_range.py).
+the parser that reads the grammar is the Kineto reader's `parse_steps` (rules/profiles/kineto/steps.py).
 """
 
 from __future__ import annotations

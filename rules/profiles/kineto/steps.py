@@ -6,9 +6,9 @@ device work is cut short — everything launched from its start on is dropped. A
 reads only the work launched in those steps.
 
 The grammar is one for every surface: `parse_steps` reads it, `StepRange.includes` decides which steps it names
-(here and when stored step figures are re-read, `profiles.steps`), and `rules.step_grammar.STEPS_PATTERN` is its
-schema form for the boundaries that validate before parsing (a proposal's `steps`, the upload's query parameter,
-the OpenAPI file).
+(here and when stored step figures are re-read, `profiles.stored_steps`), and `rules.step_grammar.STEPS_PATTERN`
+is its schema form for the boundaries that validate before parsing (a proposal's `steps`, the upload's query
+parameter, the OpenAPI file).
 """
 
 from __future__ import annotations
