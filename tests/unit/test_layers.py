@@ -117,6 +117,22 @@ def test_the_kineto_reader_is_used_through_its_public_names() -> None:
     assert private_imports(modules, "worthit.rules.profiles.kineto") == []
 
 
+def test_outside_rules_profiles_the_kineto_reader_is_imported_through_its_face() -> None:
+    """service/ and benchmarks/ import the Kineto reader's names from `rules.profiles.kineto` (its `__all__`), never
+    from its modules: parse, stream, steps and the analyses can be rearranged inside the package."""
+    modules = module_names()
+    graph = import_graph(modules)
+    assert "worthit.rules.profiles.kineto" in graph["worthit.service.profiles.ranks"]
+    inner = {
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if not name.startswith("worthit.rules.profiles")
+        for target in targets
+        if target.startswith("worthit.rules.profiles.kineto.")
+    }
+    assert inner == set()
+
+
 def test_a_private_name_used_from_outside_a_package_is_caught(tmp_path: Path) -> None:
     modules = _tree(
         tmp_path,
@@ -237,7 +253,7 @@ def test_what_the_layers_allow_passes(tmp_path: Path) -> None:
             "service/decisions.py": "from worthit.service.db import x\nfrom worthit.rules import engine\n",
             "rules/profiles/proposal.py": "from worthit.rules.model import Proposal\n",
             "rules/profiles/errors.py": "from worthit.rules.errors import WorthitError\n",
-            "rules/profiles/steps.py": "from worthit.rules.profiles.kineto import StepRange\n",
+            "rules/profiles/stored_steps.py": "from worthit.rules.profiles.kineto import StepRange\n",
         },
     )
     assert layer_violations(modules) == []
