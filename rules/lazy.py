@@ -1,8 +1,8 @@
 """A package's names imported from their modules on first use (PEP 562's module `__getattr__`).
 
-A package that re-exports names from heavy modules (the profile readers and polars, the gate's engine) binds this as
-its `__getattr__`, so importing the package costs nothing until one of its names is read. Pure: it imports only the
-modules it is told, and only when asked.
+A package that re-exports names from heavy modules (the gate's engine) binds this as its `__getattr__`, so importing
+the package costs nothing until one of its names is read. Pure: it imports only the modules it is told, and only
+when asked.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(import_module(f"{package}.{home}"), name)
-        # Into the package's namespace directly: a package class with its own __setattr__ (rules/profiles') stays
-        # out of the way, as it did when each package wrote `globals()[name]` itself.
+        # Into the package's namespace directly, past any __setattr__ of its module's class.
         vars(sys.modules[package])[name] = value
         return value
 

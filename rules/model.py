@@ -16,8 +16,8 @@ import msgspec.inspect
 from msgspec import Meta
 
 from worthit.rules.names import LABEL_PATTERN
-from worthit.rules.profiles.fold import REST_PREFIX
-from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN
+from worthit.rules.phase_names import REST_PREFIX
+from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 
 __all__ = [
     "HOST_WAIT",

@@ -40,11 +40,12 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
-def imported(source: str, module: str, *, package: bool = False) -> list[tuple[str, str]]:
+def imported(source: str, module: str, *, package: bool = False, module_level: bool = False) -> list[tuple[str, str]]:
     """Every import of `source` (the text of `module`), absolute and in order, as (name, origin) pairs.
 
     `import a.b` is `("a.b", "a.b")`; `from a import b` is `("a.b", "a")`: the name is a module when `b` is a
-    submodule, else the origin is.
+    submodule, else the origin is. With `module_level`, only the imports that run when the module is imported (none
+    inside a function).
     """
     found: list[tuple[str, str]] = []
     base = module.split(".") if package else module.split(".")[:-1]
@@ -53,6 +54,8 @@ def imported(source: str, module: str, *, package: bool = False) -> list[tuple[s
         if isinstance(node, ast.If) and _type_checking(node):
             for child in node.orelse:
                 visit(child)
+            return
+        if module_level and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             return
         if isinstance(node, ast.Import):
             found.extend((alias.name, alias.name) for alias in node.names)
@@ -83,6 +86,33 @@ def import_graph(modules: Mapping[str, Path]) -> Graph:
             resolved = target if target in modules else origin
             if resolved in modules and resolved != name:
                 edges.add(resolved)
+        graph[name] = edges
+    return graph
+
+
+def module_level_graph(modules: Mapping[str, Path]) -> Graph:
+    """Module → the project's modules that run when it is imported: its imports outside functions, each with the
+    packages on its path (importing `a.b.c` runs `a/__init__` and `a/b/__init__` first) other than the importer's own
+    (already running). A cycle here is one Python meets at import time, however each module is reached."""
+    graph: Graph = {}
+    for name, path in modules.items():
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        if path.name == "__init__.py":
+            own.add(name)
+        edges: set[str] = set()
+        for target, origin in imported(
+            path.read_text(encoding="utf-8"), name, package=path.name == "__init__.py", module_level=True
+        ):
+            resolved = target if target in modules else origin
+            if resolved not in modules or resolved == name:
+                continue
+            edges.add(resolved)
+            parts = resolved.split(".")
+            edges.update(
+                package
+                for package in (".".join(parts[:i]) for i in range(1, len(parts)))
+                if package in modules and package not in own
+            )
         graph[name] = edges
     return graph
 
@@ -230,13 +260,13 @@ LAYERS = (
     ),
     # The readers could leave rules/ as a package of their own: bytes in, a Proposal out through one module.
     # WorthitError is the one root of every domain error (STYLE 11: rules/errors.py, a leaf importing nothing), so
-    # `except WorthitError` catches a ProfileError as it catches an InvalidInput. rules/lazy.py is no part of the
-    # engine either: a leaf (importlib alone) that the readers' package and the gate's share for their lazy names.
+    # `except WorthitError` catches a ProfileError as it catches an InvalidInput. rules/phase_names.py is no part of
+    # the engine either: a leaf (re alone) that the readers and the engine read a kernel's kind from.
     Rule(
         "the profile readers' only link to the engine is the proposal they build (profiles/proposal.py)",
         ("worthit.rules.profiles",),
         ("worthit.rules",),
-        allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError", "worthit.rules.lazy"),
+        allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError", "worthit.rules.phase_names"),
         exempt=("worthit.rules.profiles.proposal",),
     ),
     Rule(

@@ -27,7 +27,9 @@ import math
 from collections.abc import Callable
 
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import join, k_text, label, ms, num, pct, span, times
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 import math
 
 from worthit.rules.amdahl import saving_fraction
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import AmdahlFigures, Figure, Finding, Range, Verdict
 from worthit.rules.text import count, join, k_text, label, ms, ms_saved, num, pct, span, times
 
 ID = "amdahl"
 STAGE = "worth"
 ARGUES: frozenset[Verdict] = frozenset({"fund"})
-"""It only ever supports funding: the verdict function at another point need not run it (rules.engine.verdict_at)."""
+"""It only ever supports funding: the verdict function at another point need not run it (rules.verdict.verdict_at)."""
 
 EXAMPLES = (
     Example(

@@ -51,8 +51,12 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import PASSING, UNSEEN, BarrierStep, Context, Example, break_even, condition, opposition
+from worthit.rules.barrier import UNSEEN, BarrierStep
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition, opposition
 from worthit.rules.model import Barrier, Figure, Finding, Range
+from worthit.rules.search import PASSING, break_even
 from worthit.rules.text import STATEMENT_CHARS, count, k_text, label, ms, num, pct, times
 
 ID = "barrier_denominator"

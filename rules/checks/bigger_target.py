@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import NON_KERNEL, Context, Example, condition, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import NON_KERNEL, condition, opposition
 from worthit.rules.model import Figure, Finding, is_aggregate
 from worthit.rules.text import label, ms, pct, times
 

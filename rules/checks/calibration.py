@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Effect, Figure, Finding, Range
 from worthit.rules.text import count, label, ms, pct, saves, times
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example, carried, context, opposition
+from worthit.rules.context import Context, context
+from worthit.rules.examples import Example
+from worthit.rules.findings import carried, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, ms, pct, span, times
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, condition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import num, pct, times
 

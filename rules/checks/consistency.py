@@ -16,7 +16,8 @@ Example: p = 25% with a breakdown that gives the target 12 ms of a 100 ms step: 
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct
 

@@ -14,7 +14,9 @@ breakdown that includes an 18 ms H2D copy and 5 ms of host gaps: fine.
 
 from __future__ import annotations
 
-from worthit.rules.context import NON_KERNEL, Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import NON_KERNEL
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import ms, pct, the_share
 

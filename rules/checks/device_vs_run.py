@@ -25,8 +25,11 @@ import math
 import msgspec
 
 from worthit.rules import amdahl
-from worthit.rules.context import PASSING, Context, Example, break_even_below, condition, opposition, said_share
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition, opposition
 from worthit.rules.model import Figure, Finding
+from worthit.rules.search import PASSING, break_even_below, said_share
 from worthit.rules.text import k_text, pct, saves, times
 
 ID = "device_vs_run"

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import msgspec
 
-from worthit.rules.context import PASSING, SMALLEST_P, Context, Example, break_even_below, condition, said_share
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition
 from worthit.rules.model import Figure, Finding
+from worthit.rules.search import PASSING, SMALLEST_P, break_even_below, said_share
 from worthit.rules.text import num, pct, the_share
 
 ID = "estimate"

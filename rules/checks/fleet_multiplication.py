@@ -17,7 +17,9 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import at_least, count, gpu_equivalents, months, num, pct, saves, times, usd
 from worthit.rules.worth import HOURS_PER_DAY

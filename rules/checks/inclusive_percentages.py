@@ -14,7 +14,8 @@ Example: p = 0.626 read from the summary's PERCENT (INC): remeasure on the trace
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import the_share
 

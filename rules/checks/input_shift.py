@@ -11,7 +11,8 @@ Example: p = 0.21 measured at batch 1 for a service that runs at batch 64: remea
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import label, the_share
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 import re
 
-from worthit.rules.context import Context, Example, carried, condition, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import carried, condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, gpu_equivalents, num, pct, saves, usd, weeks
 

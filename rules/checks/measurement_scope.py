@@ -13,7 +13,8 @@ Example: a 21% share timed around kernel launches on the host: remeasure with de
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import join, label, pct, the_share
 

@@ -18,7 +18,9 @@ replica): half the GPUs that serve it are freed, on 400 GPUs 200 GPU-equivalents
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, carried, engineering, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import carried, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, count, gpu_equivalents, num, pct, usd, weeks
 

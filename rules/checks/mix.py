@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import REST_OF_TRAFFIC, Context, Example, MixPart, condition, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition, opposition
+from worthit.rules.mix import REST_OF_TRAFFIC, MixPart
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, gpu_equivalents, join, label, pct, times, usd
 

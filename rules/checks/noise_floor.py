@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from worthit.rules.context import Context, Example, carried, condition, engineering, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, gpu_count, gpu_equivalents, num, pct, times, usd
 from worthit.rules.text import span as span_of

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from worthit.rules.context import NON_KERNEL, Context, Example, condition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import NON_KERNEL, condition
 from worthit.rules.model import Figure, Finding, PhaseKind
 from worthit.rules.text import STATEMENT_CHARS, ms, pct
 

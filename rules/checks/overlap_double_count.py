@@ -13,7 +13,8 @@ Example: 70 ms of kernels and 45 ms of copies in a 100 ms step: 15 ms counted tw
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, ms, pct
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, condition, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import at_least, count, gpu_equivalents, num, pct, usd
 from worthit.rules.worth import HOURS_PER_DAY, HOURS_PER_YEAR, recurring_gpus

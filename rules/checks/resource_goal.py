@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import NON_KERNEL, Context, Example, kinds_fix, kinds_label
+from worthit.rules.context import Context
 from worthit.rules.errors import InvalidInput
+from worthit.rules.examples import Example
+from worthit.rules.findings import NON_KERNEL, kinds_fix, kinds_label
 from worthit.rules.model import Figure, Finding, Phase
 from worthit.rules.plans import plan
 from worthit.rules.text import a, count, join, label, ms, num, pct, times

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import math
 
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import count, label, pct, saves
 

@@ -13,7 +13,9 @@ decline.
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example, condition, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, ms, pct, saves
 

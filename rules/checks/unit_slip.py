@@ -14,7 +14,8 @@ Example: a 0.32 ms step whose breakdown sums to 320 ms: 1,000× the step, a unit
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, ms, num
 

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import msgspec
 
-from worthit.rules.context import PASSING, Context, Example, break_even, condition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import condition
 from worthit.rules.model import Figure, Finding, Range
+from worthit.rules.search import PASSING, break_even
 from worthit.rules.text import break_even_weeks, num, pct
 from worthit.rules.worth import pays_for_weeks
 

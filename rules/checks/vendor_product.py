@@ -15,14 +15,15 @@ Example: 3% via hand asm in a vendor library's GEMM, behind a tested portable fa
 
 from __future__ import annotations
 
-from worthit.rules.context import Context, Example
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
 from worthit.rules.model import Figure, Finding, Verdict
 from worthit.rules.text import num, pct
 
 ID = "vendor_product"
 STAGE = "worth"
 ARGUES: frozenset[Verdict] = frozenset({"fund"})
-"""It only ever supports funding: the verdict function at another point need not run it (rules.engine.verdict_at)."""
+"""It only ever supports funding: the verdict function at another point need not run it (rules.verdict.verdict_at)."""
 
 _FLAGS = {"portability": "hand_asm", "kernel_is_product": True, "portable_fallback": True}
 

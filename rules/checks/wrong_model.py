@@ -17,7 +17,9 @@ Example: 2% of model A, 40% of model B at 10× → S = 1 / (0.6 + 0.04) = 1.5625
 from __future__ import annotations
 
 from worthit.rules import amdahl
-from worthit.rules.context import Context, Example, opposition
+from worthit.rules.context import Context
+from worthit.rules.examples import Example
+from worthit.rules.findings import opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import k_text, label, pct, saves, times
 from worthit.rules.worth import CREDIBILITY_RULE

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from worthit.rules.profiles.budget import held_names
 from worthit.rules.profiles.intervals import union_length_arrays
-from worthit.rules.profiles.model import Activity, Breakdown, Kind, Phase, largest_first, share, timed_phase
+from worthit.rules.profiles.model import (
+    Activity,
+    Breakdown,
+    Kind,
+    Phase,
+    largest_first,
+    share,
+    timed_breakdown,
+)
 
 
 @dataclass(slots=True)
@@ -96,12 +104,6 @@ class Collector:
         wall = None if lo is None or hi is None else hi - lo
         busy = union_length_arrays(device_starts, device_ends) if device_starts else None
         act = _activity(by_kind, busy, device_starts, device_ends) if busy is not None else None
-        compute = act.compute_ns if act is not None else None
-        phases = [
-            timed_phase(name, kind, total, calls, busy=busy, wall=wall, compute=compute, on_device=on_device)
-            for name, kind, total, calls, on_device in interval_phases
-        ]
-        phases.extend(_rebase(p, wall) for p in self.summed)
         only_summed = not interval_phases and bool(self.summed)
         notes = list(self.notes)
         if interval_phases and self.summed:
@@ -109,15 +111,15 @@ class Collector:
                 "Phases marked inclusive are summed durations from a stats table: they may contain or overlap "
                 "other phases (an API call contains the copy it triggers); do not add them to the others."
             )
-        return Breakdown(
-            format=fmt,
-            wall_ns=wall,
-            device_busy_ns=busy,
-            phases=largest_first(phases),
-            inclusive=only_summed,
-            notes=notes,
-            steps=self.steps,
+        return timed_breakdown(
+            fmt,
+            interval_phases,
+            wall=wall,
             activity=act,
+            notes=notes,
+            summed=[_rebase(p, wall) for p in self.summed],
+            inclusive=only_summed,
+            steps=self.steps,
         )
 
 

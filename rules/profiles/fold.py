@@ -14,12 +14,9 @@ from collections.abc import Iterable
 
 import msgspec
 
+from worthit.rules.phase_names import REST_PREFIX
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
 from worthit.rules.profiles.naming import STORED_NAME_MAX, short_name
-
-REST_PREFIX = "(the rest: "
-"""How a phase that sums many others begins ("(the rest: 48,977 kernel phases)"): a bounded breakdown's fold.
-Written here, where such phases are made; the engine's `is_aggregate` reads it to never offer one as a target."""
 
 #: At most this many phases in a proposal's or decision's breakdown (what pages and histories render).
 MAX_PHASES = 64

@@ -7,6 +7,7 @@ and `share_of_wall` (of the span of the whole recording).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
@@ -178,16 +179,63 @@ def largest_first(phases: list[Phase]) -> list[Phase]:
     return sorted(phases, key=lambda p: (-p.total_ns, p.name))
 
 
+Measured = tuple[str, Kind, int, int, bool]
+"""A phase measured from intervals: its name, kind, union in ns, calls, and whether it ran on the device."""
+
+
+def timed_breakdown(
+    fmt: str,
+    measured: Iterable[Measured],
+    *,
+    wall: int | None,
+    activity: Activity | None,
+    notes: list[str],
+    summed: Iterable[Phase] = (),
+    inclusive: bool = False,
+    steps: int | None = None,
+    scope: str | None = None,
+    device_timeline: bool = True,
+    rank: int | None = None,
+    world_size: int | None = None,
+) -> Breakdown:
+    """The breakdown of a recording with intervals, as every such reader assembles it: each `measured` phase with its
+    shares of device activity, of wall and of compute-only time (`timed_phase`, the denominators read off
+    `activity`), then the `summed` phases of a stats table joined to it as they are, largest first."""
+    busy = activity.busy_ns if activity is not None else None
+    compute = activity.compute_ns if activity is not None else None
+    phases = [
+        timed_phase(name, kind, total, calls, busy=busy, wall=wall, compute=compute, on_device=on_device)
+        for name, kind, total, calls, on_device in measured
+    ]
+    phases.extend(summed)
+    return Breakdown(
+        format=fmt,
+        wall_ns=wall,
+        device_busy_ns=busy,
+        phases=largest_first(phases),
+        inclusive=inclusive,
+        notes=notes,
+        steps=steps,
+        scope=scope,
+        device_timeline=device_timeline,
+        activity=activity,
+        rank=rank,
+        world_size=world_size,
+    )
+
+
 __all__ = [
     "KINDS",
     "Activity",
     "BarrierFigures",
     "Breakdown",
     "Kind",
+    "Measured",
     "Phase",
     "RankFigures",
     "StepFigures",
     "largest_first",
     "share",
+    "timed_breakdown",
     "timed_phase",
 ]

@@ -55,13 +55,6 @@ def api_kind(name: str) -> Kind:
     return "api"
 
 
-# NCCL/RCCL kernels (ncclKernel_…, ncclDevKernel_…, rccl_main_kernel) and collectives named by what they do. HTA
-# classifies by `^nccl.*Kernel`; the wider net also catches RCCL and kernels that carry the collective's name.
-_COMM_RE = re.compile(
-    r"nccl|rccl|\b(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|send_?recv)\w*kernel", re.IGNORECASE
-)
-
-
 # PyTorch's profiler records each batch fetched from a DataLoader as ``enumerate(DataLoader)#<Iter>.__next__``.
 _INPUT_RE = re.compile(r"^enumerate\(DataLoader\)|DataLoaderIter\.__next__")
 
@@ -69,11 +62,6 @@ _INPUT_RE = re.compile(r"^enumerate\(DataLoader\)|DataLoaderIter\.__next__")
 def is_input_op(name: str) -> bool:
     """Whether a host op is the input pipeline handing the step its next batch (a DataLoader's ``__next__``)."""
     return _INPUT_RE.search(name) is not None
-
-
-def kernel_kind(name: str) -> Kind:
-    """Kind of a device kernel from its name: communication (NCCL, RCCL, collectives) → comm, the rest → kernel."""
-    return "comm" if _COMM_RE.search(name) else "kernel"
 
 
 #: Longest name a proposal's breakdown or display keeps (rules/model.py's Name limit).
@@ -130,6 +118,5 @@ __all__ = [
     "copy_name",
     "cut_head",
     "is_input_op",
-    "kernel_kind",
     "short_name",
 ]

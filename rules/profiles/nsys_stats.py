@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, to_count
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
-from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
+from worthit.rules.profiles.naming import api_kind, copy_name
 
 KERN_SUM: Final = "nsys_cuda_gpu_kern_sum"
 MEM_TIME_SUM: Final = "nsys_cuda_gpu_mem_time_sum"

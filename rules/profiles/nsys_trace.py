@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import CsvRows, check_bytes, off_the_clock, to_int
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
-from worthit.rules.profiles.naming import kernel_kind
 from worthit.rules.profiles.nsys_stats import device_op
 
 FORMAT = "nsys_cuda_gpu_trace"

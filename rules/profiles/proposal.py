@@ -35,7 +35,7 @@ from worthit.rules.profiles.kineto import parse_steps
 from worthit.rules.profiles.lookup import check_glob_work, exact_phase, find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures, StepFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
-from worthit.rules.profiles.steps import of_steps, select_steps
+from worthit.rules.profiles.stored_steps import of_steps, select_steps
 
 MAX_NAME = DISPLAY_MAX
 # Device work that is neither compute nor communication: hidden when it runs under a kernel (see `exposure`).

@@ -7,11 +7,12 @@ or device time. The breakdown keeps the totals and is marked inclusive.
 
 from __future__ import annotations
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import CsvRows, check_bytes, to_count
 from worthit.rules.profiles.collect import summed_breakdown
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.model import Breakdown, Kind
-from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
+from worthit.rules.profiles.naming import api_kind, copy_name
 
 FORMAT = "rocprofv3_stats"
 _REQUIRED = ("name", "calls", "totaldurationns")

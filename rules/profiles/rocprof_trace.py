@@ -11,12 +11,13 @@ import csv
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Literal
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import CsvRows, check_bytes, find_column, norm, off_the_clock, row_error
 from worthit.rules.profiles.budget import held_events, held_names
 from worthit.rules.profiles.collect import Collector
 from worthit.rules.profiles.errors import ProfileError
-from worthit.rules.profiles.model import Activity, Breakdown, Kind, largest_first, timed_phase
-from worthit.rules.profiles.naming import api_kind, copy_name, kernel_kind
+from worthit.rules.profiles.model import Activity, Breakdown, Kind, timed_breakdown
+from worthit.rules.profiles.naming import api_kind, copy_name
 
 if TYPE_CHECKING:
     import polars as pl
@@ -132,19 +133,17 @@ def fast_kernel_trace(data: bytes) -> Breakdown | None:
         compute, comm, overlap = busy, 0, 0
     lo, hi = int(frame["s"].min()), int(frame["e"].max())  # type: ignore[arg-type]
     wall = hi - lo
-    phases = [
-        timed_phase(n, kinds[n], int(total), int(calls), busy=busy, wall=wall, compute=compute)
+    measured = [
+        (n, kinds[n], int(total), int(calls), True)
         for n, total, calls in per_kernel.select("name", "total", "calls").iter_rows()
     ]
     notes = []
     if "agent_id" in names:
         notes.append("Device time is the union over all agents, queues and streams: concurrent work counts once.")
-    return Breakdown(
-        format=KERNEL_TRACE,
-        wall_ns=wall,
-        device_busy_ns=busy,
-        phases=largest_first(phases),
-        inclusive=False,
+    return timed_breakdown(
+        KERNEL_TRACE,
+        measured,
+        wall=wall,
         notes=notes,
         activity=Activity(
             span_ns=wall,

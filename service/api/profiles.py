@@ -12,8 +12,8 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
-from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
-from worthit.rules.profiles.kineto.summary import RankSummary
+from worthit.rules.profiles.kineto import RankSummary
+from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.service.http.caching import IfNoneMatch, tagged_json
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.profiles.schemas import ProfileDoc

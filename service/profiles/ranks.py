@@ -17,18 +17,21 @@ from pathlib import Path
 
 from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.detect import detect
-from worthit.rules.profiles.kineto import FORMAT, chunks_of, parse_steps
-from worthit.rules.profiles.kineto.breakdown import window_breakdown
-from worthit.rules.profiles.kineto.parse import Builder
-from worthit.rules.profiles.kineto.steps import window
-from worthit.rules.profiles.kineto.stream import parse_stream, reduce_batch
-from worthit.rules.profiles.kineto.summary import (
+from worthit.rules.profiles.kineto import (
+    FORMAT,
     SUMMARY_FORMAT,
+    Builder,
     RankSummary,
+    chunks_of,
     combine_summaries,
     decode_summary,
     encode_summary,
+    parse_steps,
+    parse_stream,
+    reduce_batch,
     summarize,
+    window,
+    window_breakdown,
 )
 from worthit.service.present.terminal import SHOW_FROM_BYTES, Progress
 

@@ -17,7 +17,7 @@ from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
 from worthit.rules.profiles.fold import fold_breakdown
-from worthit.rules.profiles.kineto.summary import RankSummary, combine_summaries
+from worthit.rules.profiles.kineto import RankSummary, combine_summaries
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from worthit.rules.model import Steps
 from worthit.rules.profiles.errors import ProfileError
-from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, parse_steps
+from worthit.rules.profiles.kineto import StepRange, parse_steps
+from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 
 NUMBER = st.none() | st.integers(min_value=0, max_value=10**19 - 1)
 PATTERN = re.compile(STEPS_PATTERN)

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 from tests.strategies import proposals
 from worthit.rules import engine
 from worthit.rules.calibration import Calibration
-from worthit.rules.context import POINT_FREE, Context, Example, context
-from worthit.rules.engine import argued, argues, decide, registry, run_checks, verdict_at
+from worthit.rules.context import POINT_FREE, Context, context
+from worthit.rules.engine import decide, registry, run_checks
 from worthit.rules.errors import InvalidInput
+from worthit.rules.examples import Example
 from worthit.rules.model import Finding, Proposal
 from worthit.rules.policy import default_policy, policy_from_mapping
+from worthit.rules.verdict import argued, argues, deciders, verdict_at
 
 POLICY = default_policy()
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100)
@@ -66,17 +68,17 @@ def test_a_wrong_declaration_fails_the_property(monkeypatch: pytest.MonkeyPatch)
     _holds(FOLLOW_UP, 0.005, 2.0)
     try:
         monkeypatch.setattr(BY_ID["ceiling"], "ARGUES", frozenset({"fund"}), raising=False)
-        engine._deciders.cache_clear()
+        deciders.cache_clear()
         with pytest.raises(AssertionError):
             _holds(FOLLOW_UP, 0.005, 2.0)
         monkeypatch.undo()
         monkeypatch.setattr(BY_ID["amdahl"], "ARGUES", frozenset(), raising=False)
-        engine._deciders.cache_clear()
+        deciders.cache_clear()
         with pytest.raises(AssertionError):
             _holds(Proposal(target="x", p=0.21, k=10.0), 0.21, 10.0)
     finally:
         monkeypatch.undo()
-        engine._deciders.cache_clear()
+        deciders.cache_clear()
     _holds(FOLLOW_UP, 0.005, 2.0)
 
 

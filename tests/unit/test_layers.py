@@ -17,6 +17,7 @@ from tests.layering import (
     find_cycle,
     import_graph,
     layer_violations,
+    module_level_graph,
     module_names,
     private_imports,
     violations,
@@ -43,6 +44,43 @@ def test_no_import_cycle_among_the_project_modules() -> None:
     assert find_cycle(import_graph(modules)) is None
 
 
+def test_no_import_cycle_in_the_engine_at_module_level() -> None:
+    """rules/ imports itself without a cycle at import time, counting the packages each import runs first; the
+    engine imports none of the readers that import its model (what both read lives in leaves of rules/)."""
+    modules = {name: path for name, path in module_names().items() if name.startswith("worthit.rules")}
+    graph = module_level_graph(modules)
+    assert "worthit.rules.phase_names" in graph["worthit.rules.model"]  # the checker sees the real tree's imports
+    assert "worthit.rules.profiles.detect" in graph["worthit.rules.profiles"]
+    assert find_cycle(graph) is None
+    # the readers build the engine's proposal (profiles/proposal.py imports model), so the engine imports no reader
+    engine = {name: edges for name, edges in graph.items() if not name.startswith("worthit.rules.profiles")}
+    assert {
+        name for name, edges in engine.items() if any(e.startswith("worthit.rules.profiles") for e in edges)
+    } == set()
+
+
+def test_a_cycle_through_a_package_run_first_is_found_and_a_function_level_import_is_not(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "rules/model.py": "from worthit.rules.pkg.leaf import x\n",
+            "rules/pkg/__init__.py": "from worthit.rules.pkg.reader import read\n",
+            "rules/pkg/leaf.py": "x = 1\n",
+            "rules/pkg/reader.py": "from worthit.rules.model import y\ndef read():\n    import worthit.rules.late\n",
+            "rules/late.py": "import worthit.rules.pkg.reader\n",
+        },
+    )
+    graph = module_level_graph(modules)
+    assert graph["worthit.rules.model"] == {"worthit.rules.pkg", "worthit.rules.pkg.leaf"}
+    assert graph["worthit.rules.pkg.reader"] == {"worthit.rules.model"}  # its own package is already running
+    assert find_cycle(graph) == [
+        "worthit.rules.pkg",
+        "worthit.rules.pkg.reader",
+        "worthit.rules.model",
+        "worthit.rules.pkg",
+    ]
+
+
 def test_layers_hold() -> None:
     """rules/ is pure, services know no HTTP, all SQL is under service/db/, the offline commands need no server."""
     assert layer_violations(module_names()) == []
@@ -60,8 +98,8 @@ def test_the_profile_readers_reach_the_engine_only_through_the_proposal_they_bui
         for target in import_graph(modules)[name]
         if target.startswith("worthit.rules") and not target.startswith("worthit.rules.profiles")
     }
-    # errors: WorthitError; model: proposal.py's; lazy: the package's names imported on first use
-    assert outside == {"worthit.rules.errors", "worthit.rules.lazy", "worthit.rules.model"}
+    # errors: WorthitError; model: proposal.py's; phase_names: a kernel's kind and the folded rest's prefix
+    assert outside == {"worthit.rules.errors", "worthit.rules.model", "worthit.rules.phase_names"}
 
 
 def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> None:
@@ -77,6 +115,22 @@ def test_the_kineto_reader_is_used_through_its_public_names() -> None:
     modules = module_names()
     assert "worthit.rules.profiles.kineto.parse" in modules
     assert private_imports(modules, "worthit.rules.profiles.kineto") == []
+
+
+def test_outside_rules_profiles_the_kineto_reader_is_imported_through_its_face() -> None:
+    """service/ and benchmarks/ import the Kineto reader's names from `rules.profiles.kineto` (its `__all__`), never
+    from its modules: parse, stream, steps and the analyses can be rearranged inside the package."""
+    modules = module_names()
+    graph = import_graph(modules)
+    assert "worthit.rules.profiles.kineto" in graph["worthit.service.profiles.ranks"]
+    inner = {
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if not name.startswith("worthit.rules.profiles")
+        for target in targets
+        if target.startswith("worthit.rules.profiles.kineto.")
+    }
+    assert inner == set()
 
 
 def test_a_private_name_used_from_outside_a_package_is_caught(tmp_path: Path) -> None:
@@ -199,7 +253,7 @@ def test_what_the_layers_allow_passes(tmp_path: Path) -> None:
             "service/decisions.py": "from worthit.service.db import x\nfrom worthit.rules import engine\n",
             "rules/profiles/proposal.py": "from worthit.rules.model import Proposal\n",
             "rules/profiles/errors.py": "from worthit.rules.errors import WorthitError\n",
-            "rules/profiles/steps.py": "from worthit.rules.profiles.kineto import StepRange\n",
+            "rules/profiles/stored_steps.py": "from worthit.rules.profiles.kineto import StepRange\n",
         },
     )
     assert layer_violations(modules) == []

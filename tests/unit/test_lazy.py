@@ -12,16 +12,16 @@ from worthit.rules.lazy import lazy_names
 
 PROBE = """
 import sys
-import worthit.rules.profiles as profiles
-before = 'worthit.rules.profiles.detect' in sys.modules
-detect = profiles.detect
-print(before, 'worthit.rules.profiles.detect' in sys.modules, callable(detect), 'detect' in vars(profiles))
+import worthit.service.gate as gate
+before = 'worthit.service.gate.command' in sys.modules
+run = gate.run
+print(before, 'worthit.service.gate.command' in sys.modules, callable(run), 'run' in vars(gate))
 """
 
 
 def test_a_name_is_imported_on_first_read_and_then_bound_on_its_package() -> None:
-    """Importing rules/profiles imports none of its readers; reading `detect` imports its module, binds the function
-    (not the submodule of the same name) on the package."""
+    """Importing service/gate imports none of its parts; reading `run` imports its module and binds the function on
+    the package."""
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True", "True", "True"]
 

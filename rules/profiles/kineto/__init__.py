@@ -16,9 +16,17 @@ import msgspec
 
 from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, window_breakdown
 from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
-from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, looks_like, parse_trace
-from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, Window, parse_steps, window
-from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream
+from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, Builder, looks_like, parse_trace
+from worthit.rules.profiles.kineto.steps import StepRange, Window, parse_steps, window
+from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream, reduce_batch
+from worthit.rules.profiles.kineto.summary import (
+    SUMMARY_FORMAT,
+    RankSummary,
+    combine_summaries,
+    decode_summary,
+    encode_summary,
+    summarize,
+)
 from worthit.rules.profiles.model import Breakdown, share
 
 
@@ -59,17 +67,26 @@ def read_steps(data: bytes) -> list[Breakdown]:
 __all__ = [
     "FORMAT",
     "MAX_STEP_FIGURES",
-    "STEPS_MAX_LENGTH",
-    "STEPS_PATTERN",
     "STEP_PREFIX",
+    "SUMMARY_FORMAT",
+    "Builder",
+    "RankSummary",
     "StepRange",
     "barrier_of",
     "check_same_run",
     "chunks_of",
+    "combine_summaries",
+    "decode_summary",
+    "encode_summary",
     "looks_like",
     "parse_steps",
+    "parse_stream",
     "read",
     "read_run",
     "read_steps",
     "read_stream",
+    "reduce_batch",
+    "summarize",
+    "window",
+    "window_breakdown",
 ]

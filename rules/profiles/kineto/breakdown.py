@@ -19,7 +19,14 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.intervals import union_length, union_length_arrays
 from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, Step
 from worthit.rules.profiles.kineto.steps import Window
-from worthit.rules.profiles.model import Activity, Breakdown, Kind, StepFigures, largest_first, timed_phase
+from worthit.rules.profiles.model import (
+    Activity,
+    Breakdown,
+    Kind,
+    Measured,
+    StepFigures,
+    timed_breakdown,
+)
 from worthit.rules.profiles.naming import is_input_op
 
 #: Step figures kept in a breakdown (per rank): enough for any range a proposal names, bounded for storage.
@@ -118,25 +125,14 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
     if not starts:
         raise ProfileError(f"no events in steps {window.label}", format_expected=FORMAT)
     wall = max(ends) - min(starts)
-    busy = act.busy_ns if act is not None else None
-    compute = act.compute_ns if act is not None else None
-    phases = []
+    measured: list[Measured] = []
     for (name, kind), indexes in per_device.items():
         total = union_length_arrays(map(p.dev_start.__getitem__, indexes), map(p.dev_end.__getitem__, indexes))
-        phases.append(
-            timed_phase(name, kind, total, len(indexes), busy=busy, wall=wall, compute=compute, on_device=True)
-        )
+        measured.append((name, kind, total, len(indexes), True))
     for name, (cpu_s, cpu_e) in per_cpu.items():
-        total = union_length_arrays(cpu_s, cpu_e)
-        phases.append(
-            timed_phase(name, "cpu_op", total, len(cpu_s), busy=busy, wall=wall, compute=compute, on_device=False)
-        )
+        measured.append((name, "cpu_op", union_length_arrays(cpu_s, cpu_e), len(cpu_s), False))
     for (name, kind), intervals in per_phase.items():
-        total = union_length(intervals)
-        on_device = kind in DEVICE_KINDS
-        phases.append(
-            timed_phase(name, kind, total, len(intervals), busy=busy, wall=wall, compute=compute, on_device=on_device)
-        )
+        measured.append((name, kind, union_length(intervals), len(intervals), kind in DEVICE_KINDS))
     notes = ["CPU ops are top-level per thread (nested ops are inside their parent's time)."]
     if window.note:
         notes.insert(0, window.note)
@@ -153,12 +149,10 @@ def window_breakdown(p: Parsed, window: Window) -> Breakdown:
             "Communication kernels (NCCL/RCCL) are kind comm: a compute kernel's share is given of device activity, "
             "of compute-only time and of wall."
         )
-    b = Breakdown(
-        format=FORMAT,
-        wall_ns=wall,
-        device_busy_ns=busy,
-        phases=largest_first(phases),
-        inclusive=False,
+    b = timed_breakdown(
+        FORMAT,
+        measured,
+        wall=wall,
         notes=notes,
         steps=len(window.steps) or None,
         scope=window.label,

@@ -23,13 +23,14 @@ from typing import NoReturn
 
 import msgspec
 
+from worthit.rules.phase_names import kernel_kind
 from worthit.rules.profiles._text import UTF8_BOM, is_blank
 from worthit.rules.profiles.budget import json_objects
 from worthit.rules.profiles.compression import gunzip, is_gzip
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.intervals import union_length
 from worthit.rules.profiles.model import Kind
-from worthit.rules.profiles.naming import copy_name, kernel_kind
+from worthit.rules.profiles.naming import copy_name
 
 FORMAT = "pytorch_trace"
 STEP_PREFIX = "ProfilerStep#"
@@ -70,7 +71,7 @@ class _Args(msgspec.Struct, gc=False):
     correlation: int | str | None = None
 
 
-class _Event(msgspec.Struct, gc=False):
+class Event(msgspec.Struct, gc=False):
     """The fields we use of one trace event; msgspec skips the rest (flow ids, shapes) without building them."""
 
     ph: str = ""
@@ -84,17 +85,22 @@ class _Event(msgspec.Struct, gc=False):
     args: _Args | None = None
 
 
-class _Distributed(msgspec.Struct):
+class DistributedInfo(msgspec.Struct):
+    """The trace's `distributedInfo`: which rank of how many recorded it."""
+
     rank: int | None = None
     world_size: int | None = None
 
 
-class _Trace(msgspec.Struct):
-    traceEvents: list[_Event]  # noqa: N815 - the Chrome trace format's own key
-    distributedInfo: _Distributed | None = None  # noqa: N815
+class Trace(msgspec.Struct):
+    """A Chrome trace document: its events and, from a distributed run, its rank."""
+
+    traceEvents: list[Event]  # noqa: N815 - the Chrome trace format's own key
+    distributedInfo: DistributedInfo | None = None  # noqa: N815
 
 
-_DECODER = msgspec.json.Decoder(_Trace | list[_Event])
+DECODER = msgspec.json.Decoder(Trace | list[Event])
+"""A whole trace: the document, or the bare array of events some tools write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +219,7 @@ class Builder:
         self.events = 0  # events in the batch (set by `stream.reduce_batch`)
         self.steps: dict[tuple[str, int], Step] = {}
 
-    def add(self, events: Iterable[_Event], first_index: int) -> None:
+    def add(self, events: Iterable[Event], first_index: int) -> None:
         """Reduce a batch of events whose first is ``$.traceEvents[first_index]``."""
         out, cats, named = self.out, self.cats, self.named
         dev_name, dev_kind, dev_start, dev_end = out.dev_name, out.dev_kind, out.dev_start, out.dev_end
@@ -325,7 +331,7 @@ class Builder:
         for key, step in other.steps.items():
             self.steps.setdefault(key, step)
 
-    def _refuse(self, event: _Event, index: int) -> NoReturn:
+    def _refuse(self, event: Event, index: int) -> NoReturn:
         where = self.where
         if event.ts is None or event.dur is None:
             raise ProfileError(
@@ -363,7 +369,7 @@ class Builder:
         self.device_corr = array("q")
         return out
 
-    def finish(self, info: _Distributed | None) -> Parsed:
+    def finish(self, info: DistributedInfo | None) -> Parsed:
         """The columns, once every event was added; `info` is the trace's ``distributedInfo``."""
         out = self.out
         if info is not None:
@@ -418,7 +424,7 @@ def span(p: Parsed) -> tuple[int, int]:
     return min(starts), max(ends)
 
 
-def _decode(data: bytes) -> _Trace:
+def _decode(data: bytes) -> Trace:
     if is_gzip(data):
         data = gunzip(data, FORMAT)
     data = data.removeprefix(UTF8_BOM)
@@ -430,12 +436,14 @@ def _decode(data: bytes) -> _Trace:
     # (rules.profiles.budget, inside `counting`) bounds what the decoder would build.
     json_objects(data, FORMAT)
     try:
-        decoded = _DECODER.decode(data)
+        decoded = DECODER.decode(data)
     except msgspec.ValidationError as exc:
-        raise ProfileError(f"JSON, but not a Chrome trace: {_plain(exc)}", format_expected=FORMAT) from None
+        raise ProfileError(f"JSON, but not a Chrome trace: {error_text(exc)}", format_expected=FORMAT) from None
     except msgspec.DecodeError as exc:
-        raise ProfileError(f"malformed JSON: {_plain(exc)}", format_expected=FORMAT, line=_line_of(exc, data)) from None
-    return decoded if isinstance(decoded, _Trace) else _Trace(traceEvents=decoded)
+        raise ProfileError(
+            f"malformed JSON: {error_text(exc)}", format_expected=FORMAT, line=_line_of(exc, data)
+        ) from None
+    return decoded if isinstance(decoded, Trace) else Trace(traceEvents=decoded)
 
 
 def _device_name(cat: str, name: str) -> tuple[str, Kind]:
@@ -451,7 +459,8 @@ _MAX_US = 2**62 // 1000
 """Timestamps and durations in µs below this stay below 2⁶² ns: the year 2116 on an epoch clock."""
 
 
-def _plain(exc: Exception) -> str:
+def error_text(exc: Exception) -> str:
+    """A decoder's error as a sentence says it: msgspec's message without its backquotes."""
     return str(exc).replace("`", "")
 
 
@@ -468,4 +477,18 @@ def _line_of(exc: Exception, data: bytes) -> int | None:
     return data.count(b"\n", 0, int(digits)) + 1
 
 
-__all__ = ["FORMAT", "STEP_PREFIX", "Builder", "Parsed", "Step", "looks_like", "parse_trace", "span"]
+__all__ = [
+    "DECODER",
+    "FORMAT",
+    "STEP_PREFIX",
+    "Builder",
+    "DistributedInfo",
+    "Event",
+    "Parsed",
+    "Step",
+    "Trace",
+    "error_text",
+    "looks_like",
+    "parse_trace",
+    "span",
+]

@@ -6,8 +6,9 @@ device work is cut short — everything launched from its start on is dropped. A
 reads only the work launched in those steps.
 
 The grammar is one for every surface: `parse_steps` reads it, `StepRange.includes` decides which steps it names
-(here and when stored step figures are re-read, `profiles.steps`), and `STEPS_PATTERN` is its schema form for the
-boundaries that validate before parsing (a proposal's `steps`, the upload's query parameter, the OpenAPI file).
+(here and when stored step figures are re-read, `profiles.stored_steps`), and `rules.step_grammar.STEPS_PATTERN`
+is its schema form for the boundaries that validate before parsing (a proposal's `steps`, the upload's query
+parameter, the OpenAPI file).
 """
 
 from __future__ import annotations
@@ -21,10 +22,6 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import FORMAT, Parsed, Step
 
 _RANGE_RE = re.compile(r"^\s*(\d*)\s*(?::\s*(\d*)\s*)?$")
-#: `parse_steps`' grammar as a JSON-schema pattern, numbers bounded to 19 digits so that a step number fits an int64.
-#: Coarser than the parser (it lets ``:`` through, which `parse_steps` refuses with a sentence saying why).
-STEPS_PATTERN = r"^\s*(all|\d{0,19}\s*(:\s*\d{0,19}\s*)?)$"
-STEPS_MAX_LENGTH = 41
 
 
 class StepRange(msgspec.Struct, frozen=True):
@@ -104,4 +101,4 @@ def window(p: Parsed, steps: StepRange | None, file: str | None) -> Window:
     return Window(lo, hi, chosen, label, None)
 
 
-__all__ = ["STEPS_MAX_LENGTH", "STEPS_PATTERN", "StepRange", "Window", "parse_steps", "window"]
+__all__ = ["StepRange", "Window", "parse_steps", "window"]

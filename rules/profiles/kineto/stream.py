@@ -31,14 +31,14 @@ from worthit.rules.profiles._text import UTF8_BOM
 from worthit.rules.profiles.compression import is_gzip
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import (
-    _DECODER,
+    DECODER,
     FORMAT,
     Builder,
+    DistributedInfo,
+    Event,
     Parsed,
-    _Distributed,
-    _Event,
-    _plain,
-    _Trace,
+    Trace,
+    error_text,
 )
 
 #: Bytes of events decoded at once: large enough that msgspec's speed is reached, small beside the file.
@@ -52,7 +52,7 @@ _WHITESPACE = b" \t\r\n"
 _BOUNDARY = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _CLOSE = re.compile(rb"\}[ \t\r\n]*\]")
 _TAIL_BYTES = 1 << 16  # where the last boundaries are looked for: the end of the buffer
-_BATCH = msgspec.json.Decoder(list[_Event])
+_BATCH = msgspec.json.Decoder(list[Event])
 
 Progress = Callable[[int], None]
 
@@ -245,7 +245,7 @@ class _Reader:
     def _finish(self, head: bytes) -> Parsed:
         return self.builder.finish(self._outer_info(head))
 
-    def _outer_info(self, head: bytes) -> _Distributed | None:
+    def _outer_info(self, head: bytes) -> DistributedInfo | None:
         end = self._close()
         if end is None:
             self._malformed("the traceEvents array is not closed", len(self.buf))
@@ -253,7 +253,7 @@ class _Reader:
         if events.strip(_WHITESPACE):
             self._decode_batch(events)
         outer = self._outer(head + self.buf[end:], len(head), end)
-        return outer.distributedInfo if isinstance(outer, _Trace) else None
+        return outer.distributedInfo if isinstance(outer, Trace) else None
 
     def _head(self) -> bytes:
         """Read up to the first event; the bytes before it (``{…"traceEvents": [`` or ``[``)."""
@@ -276,7 +276,7 @@ class _Reader:
         self._drop(len(head))
         return head
 
-    def _cut(self) -> tuple[int | None, list[_Event] | None]:
+    def _cut(self) -> tuple[int | None, list[Event] | None]:
         """The end of the last whole event in `buf`, and the events before it when they were decoded to find it."""
         buf = self.buf
         ends = [m.start() + 1 for m in _BOUNDARY.finditer(buf, max(0, len(buf) - _TAIL_BYTES))]
@@ -311,32 +311,34 @@ class _Reader:
         try:
             batch = _BATCH.decode(b"[" + events + b"]")
         except msgspec.ValidationError as exc:
-            message = re.sub(r"\$\[(\d+)\]", lambda m: f"$.traceEvents[{self.events + int(m.group(1))}]", _plain(exc))
+            message = re.sub(
+                r"\$\[(\d+)\]", lambda m: f"$.traceEvents[{self.events + int(m.group(1))}]", error_text(exc)
+            )
             raise ProfileError(f"JSON, but not a Chrome trace: {message}", format_expected=FORMAT) from None
         except msgspec.DecodeError as exc:
-            self._malformed(_plain(exc), _byte_of(exc, -1))
+            self._malformed(error_text(exc), _byte_of(exc, -1))
         self._add(batch)
 
-    def _add(self, batch: list[_Event]) -> None:
+    def _add(self, batch: list[Event]) -> None:
         self.builder.add(batch, self.events)
         self.events += len(batch)
 
-    def _outer(self, document: bytes, head: int | None, tail_at: int) -> _Trace | list[_Event]:
+    def _outer(self, document: bytes, head: int | None, tail_at: int) -> Trace | list[Event]:
         """Decode the document around the events (`head` bytes of it before them, None when `document` is all of
         `buf`); `tail_at` is where what follows the events starts in `buf`."""
         try:
-            return _DECODER.decode(document)
+            return DECODER.decode(document)
         except msgspec.ValidationError as exc:
-            raise ProfileError(f"JSON, but not a Chrome trace: {_plain(exc)}", format_expected=FORMAT) from None
+            raise ProfileError(f"JSON, but not a Chrome trace: {error_text(exc)}", format_expected=FORMAT) from None
         except msgspec.DecodeError as exc:
             at = _byte_of(exc, 0)
             if head is None or at is None:
-                self._malformed(_plain(exc), at)
+                self._malformed(error_text(exc), at)
             if at < head:  # before the events: in the file's first bytes
                 raise ProfileError(
-                    f"malformed JSON: {_plain(exc)}", format_expected=FORMAT, line=document.count(b"\n", 0, at) + 1
+                    f"malformed JSON: {error_text(exc)}", format_expected=FORMAT, line=document.count(b"\n", 0, at) + 1
                 ) from None
-            self._malformed(_plain(exc), tail_at + at - head)
+            self._malformed(error_text(exc), tail_at + at - head)
 
     def _malformed(self, message: str, at: int | None) -> NoReturn:
         line = self.lines + self.buf.count(b"\n", 0, max(0, at)) + 1 if at is not None else None
@@ -344,7 +346,7 @@ class _Reader:
         raise ProfileError(f"malformed JSON{where}: {message}", format_expected=FORMAT, line=line)
 
 
-def _decoded(events: bytes) -> list[_Event] | None:
+def _decoded(events: bytes) -> list[Event] | None:
     try:
         return _BATCH.decode(b"[" + events + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):

@@ -19,9 +19,10 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.model import Proposal
+from worthit.rules.phase_names import REST_PREFIX
 from worthit.rules.policy import default_policy
 from worthit.rules.profiles import combine, read_any
-from worthit.rules.profiles.fold import MAX_PHASES, REST_PREFIX, fold_breakdown, fold_phases
+from worthit.rules.profiles.fold import MAX_PHASES, fold_breakdown, fold_phases
 from worthit.rules.profiles.model import Breakdown, Phase
 from worthit.rules.profiles.naming import short_name
 from worthit.rules.profiles.proposal import fold_proposal_phases, proposal_from_profile

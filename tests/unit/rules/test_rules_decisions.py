@@ -10,11 +10,11 @@ import msgspec
 import pytest
 
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
-from worthit.rules.engine import STAGES
 from worthit.rules.model import Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.portfolio import portfolio
 from worthit.rules.text import label
+from worthit.rules.verdict import STAGES
 
 GPU_YEAR_USD = 2.0 * 8760  # the default policy's $2 per GPU-hour, around the clock
 WEEK_USD = 5000.0

@@ -7,10 +7,11 @@ import pytest
 
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
 from worthit.rules.checks import CHECKS
-from worthit.rules.engine import RANK, decide, evaluate
+from worthit.rules.engine import decide, evaluate
 from worthit.rules.model import Finding, Proposal
 from worthit.rules.policy import default_policy
 from worthit.rules.text import sentence
+from worthit.rules.verdict import RANK
 
 
 def _f(rule: str, verdict: str, stage: str = "worth") -> Finding:

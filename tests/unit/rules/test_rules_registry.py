@@ -15,9 +15,11 @@ import worthit.rules.checks
 from tests.layering import io_problems
 from worthit.rules.calibration import Calibration
 from worthit.rules.checks import BY_ID, CHECKS
-from worthit.rules.engine import Example, argued, check_alone, evaluate
+from worthit.rules.engine import check_alone, evaluate
+from worthit.rules.examples import Example
 from worthit.rules.model import Finding, Proposal, Verdict
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
+from worthit.rules.verdict import argued
 
 RULES_DIR = Path(worthit.rules.__file__).parent
 REPO = RULES_DIR.parent
