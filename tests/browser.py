@@ -26,6 +26,8 @@ class Browser:
 
     def __init__(self, chromium: str, profile: Path) -> None:
         profile.mkdir(parents=True, exist_ok=True)
+        port_file = profile / "DevToolsActivePort"
+        port_file.unlink(missing_ok=True)  # a previous browser's port: this one writes its own once listening
         self._process = subprocess.Popen(
             [
                 chromium,
@@ -44,18 +46,21 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 60
         while not (port_file.exists() and port_file.read_text().strip()):
             if self._process.poll() is not None or time.monotonic() > deadline:
                 self.close()
                 raise RuntimeError("chromium did not open its DevTools port")
             time.sleep(0.05)
-        port = port_file.read_text().split()[0]
-        pages = [t for t in httpx.get(f"http://127.0.0.1:{port}/json/list").json() if t["type"] == "page"]
-        self._socket = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60)
-        self._ids = itertools.count(1)
-        self._call("Page.enable")
+        try:
+            port = port_file.read_text().split()[0]
+            pages = [t for t in httpx.get(f"http://127.0.0.1:{port}/json/list").json() if t["type"] == "page"]
+            self._socket = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60)
+            self._ids = itertools.count(1)
+            self._call("Page.enable")
+        except BaseException:
+            self.close()  # never leave a browser behind: a second one on the same profile would hand over to it
+            raise
 
     def _call(self, method: str, **params: Any) -> dict[str, Any]:
         ident = next(self._ids)
@@ -94,8 +99,9 @@ class Browser:
         return path
 
     def close(self) -> None:
-        if getattr(self, "_socket", None) is not None:
-            self._socket.close()
+        socket = getattr(self, "_socket", None)
+        if socket is not None:
+            socket.close()
         self._process.terminate()
         try:
             self._process.wait(timeout=20)

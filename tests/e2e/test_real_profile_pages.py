@@ -20,7 +20,7 @@ import pytest
 
 from tests.browser import Browser
 from tests.conftest import Server, start_server
-from tests.e2e.test_outcomes import decide
+from tests.e2e.test_outcomes import decide, seed_history
 from tests.e2e.test_pages import chromium  # noqa: F401 - the fixture
 from tests.fixtures import fixtures_dir, needs
 from worthit.service.present.charts import LEGEND_MAX
@@ -189,6 +189,24 @@ def test_a_real_profiles_decision_reads(
     assert len(decision["proposal"]["breakdown"]) > LEGEND_MAX * 4, "a breakdown too long to draw phase by phase"
     look(browser, server, decision, name, screens, capsys)
     list_fits(browser, server, screens, capsys, name)
+
+
+def test_a_workloads_history_fits_a_phone(
+    server: Server, browser: Browser, screens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workload page's table of steps becomes one block per step below 40rem: every cell inside the window."""
+    with server.client() as client:
+        seed_history(client, workload="phone")
+    for width in WIDTHS:
+        browser.open(f"{server.url}/workloads/phone", width)
+        shot = browser.screenshot(screens / f"workload-{width}.png")
+        with capsys.disabled():
+            print(f"\nscreenshot: {shot}")
+        scroll_width, inner_width = browser.evaluate(FITS)
+        assert scroll_width <= inner_width, (width, scroll_width)
+        cells = "Array.from(document.querySelectorAll('#steps td'))"
+        assert browser.evaluate(f"Math.max(...{cells}.map(c => c.getBoundingClientRect().right))") <= inner_width
+        assert browser.evaluate(f"{cells}.length") == 3 * 4
 
 
 def test_the_sites_root_leads_to_the_decisions(server: Server, browser: Browser) -> None:
