@@ -112,7 +112,7 @@ def heading(decision: Decision) -> str:
     return f"{proposal.target} {speed}" if proposal.target else f"Make the target {speed}"
 
 
-HEADING_CHARS = 140
+HEADING_CHARS = 100
 """A page's title at most (a kernel signature can be 2,000 characters); the whole of it is the `title` attribute."""
 LIST_HEADING_CHARS = 90
 BREAKDOWN_SHOWN = 8

@@ -40,6 +40,7 @@ __all__ = [
     "REST",
     "REST_FILL",
     "ROW",
+    "SIGNATURE_NAME",
     "TARGET_FILL",
     "THIN",
     "TOP",
@@ -54,6 +55,7 @@ __all__ = [
     "decision_chart",
     "fold",
     "history_chart",
+    "short_name",
     "stacked_bars",
 ]
 
@@ -243,7 +245,7 @@ def stacked_bars(
             else ('stroke="#868e96" stroke-dasharray="3 2"' if colour == UNLISTED_FILL else 'stroke="none"')
         )
         fill = "#fff" if colour == "outline" else colour
-        text = _clip(name, LEGEND_CHARS - len(amount) - 2) + (f"  {amount}" if amount else "")
+        text = name + (f"  {amount}" if amount else "")
         parts.append(
             f'<g class="legend"><title>{_esc(full)}</title><rect x="{lx + 1}" y="{ly - 12}" width="14" height="14" '
             f'fill="{fill}" {swatch}/><text x="{lx + 22}" y="{ly}" xml:space="preserve">{_esc(text)}</text></g>'
@@ -284,22 +286,54 @@ def _legend(
     entries = []
     for phase, colour in colours.items():
         amount = _amount(amounts[phase], unit) if phase in amounts else ""
-        entries.append((_legend_name(phase, colour, highlight_class, outline=outline), colour, phase, amount))
+        room = LEGEND_CHARS - (len(amount) + 2 if amount else 0)
+        entries.append(
+            (_legend_name(phase, colour, highlight_class, outline=outline, chars=room), colour, phase, amount)
+        )
     if outline:
         entries.append((f"outlined: the {highlight_class}", "outline", f"outlined: the {highlight_class}", ""))
     return entries
 
 
-def _legend_name(phase: str, colour: str, highlight_class: str, *, outline: bool) -> str:
-    """The phase's name as the legend shows it, after what its colour stands for when the name does not say it."""
-    # A kernel signature's return type says nothing a reader needs, and takes five of the few characters there are.
-    shown = label(phase.removeprefix("void "))
+def _legend_name(phase: str, colour: str, highlight_class: str, *, outline: bool, chars: int) -> str:
+    """The phase's name as the legend shows it in `chars` characters, after what its colour stands for when the name
+    does not say it."""
+    prefix = ""
     if colour == TARGET_FILL and not outline:
-        return f"{highlight_class}: {shown}"
+        prefix = f"{highlight_class}: "
     for key, (name, fill, _) in CATEGORIES.items():
         if colour == fill and not phase.startswith(name) and not any(w in phase.lower() for w in _SAYS_ITS_KIND[key]):
-            return f"{name}: {shown}"
-    return shown
+            prefix = f"{name}: "
+    return prefix + short_name(phase, max(chars - len(prefix), 8))
+
+
+SIGNATURE_NAME = 16
+"""A kernel's own name at least this long tells kernels apart without its template arguments."""
+
+
+def short_name(name: str, chars: int) -> str:
+    """A phase's name in at most `chars` characters, keeping what tells kernels apart.
+
+    A kernel signature loses its return type (`void `) and its parameter list; then its template arguments when its
+    own name is long enough to tell it apart (`split_embedding_backward_…_kernel_cta_per_row_1<c10::Half, …>`), else
+    it keeps them (`cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_32x6_nt_align1>`: the tile is in them).
+    What is still too long loses its middle, not its end: the suffix (`_warp_per_row_1`, `_nt_align1>`) is what
+    differs between instantiations.
+    """
+    text = " ".join(name.split()).removeprefix("void ")
+    depth = 0
+    for index, char in enumerate(text):
+        depth += (char == "<") - (char == ">")
+        if char == "(" and depth == 0 and index > 0 and (text[index - 1].isalnum() or text[index - 1] in "_>"):
+            text = text[:index]
+            break
+    head, sep, _ = text.partition("<")
+    if sep and len(head) >= SIGNATURE_NAME:
+        text = head
+    if len(text) <= chars:
+        return text
+    back = (chars - 1) // 2
+    return text[: chars - 1 - back].rstrip() + "…" + text[len(text) - back :].lstrip()
 
 
 def fold(segments: Sequence[Segment], *, limit: int = LEGEND_MAX) -> list[Segment]:
@@ -323,7 +357,7 @@ def fold(segments: Sequence[Segment], *, limit: int = LEGEND_MAX) -> list[Segmen
             plain.append(segment)
     fixed = len(groups)
     room = min(len(PALETTE), max(limit - fixed, 0))
-    if len(plain) > room:
+    if len(plain) > room or folded:  # the rest takes an entry of its own
         room = min(room, max(limit - fixed - 1, 0))
     ranked = sorted(plain, key=lambda s: -s.value)
     keep = {id(s) for s in ranked[:room]}

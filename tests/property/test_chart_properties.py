@@ -18,6 +18,7 @@ from worthit.service.present.charts import (
     Bar,
     Segment,
     fold,
+    short_name,
     stacked_bars,
 )
 
@@ -39,6 +40,10 @@ def _segments(drawn: list[tuple[float, str]], target: int, unlisted: float) -> l
 @given(st.lists(segment, min_size=1, max_size=300), st.integers(min_value=0, max_value=299), millis)
 @example([(1.0, "")] * 300, 0, 0.0)
 @example([(1e-9, "host"), (1e7, "comm"), (0.0, "input"), (5.0, "copy")], 2, 1e7)
+# Every entry kept apart, four others that fit, and a profile's own "(the rest: …)": the rest needs an entry too.
+@example(
+    [(1.0, ""), (1.0, "host"), (1.0, "input"), (1.0, "comm"), (1.0, "copy"), *[(1.0, "")] * 4, (1.0, "rest")], 0, 1.0
+)
 def test_the_fold_keeps_every_millisecond_and_a_legend_that_fits(
     drawn: list[tuple[float, str]], target: int, unlisted: float
 ) -> None:
@@ -64,3 +69,12 @@ def test_the_fold_keeps_every_millisecond_and_a_legend_that_fits(
             assert colours == {own[key]}
         else:
             assert not colours & set(own.values()), (key, colours)
+
+
+@settings(deadline=None)
+@given(st.text(min_size=0, max_size=400), st.integers(min_value=8, max_value=200))
+@example("<" * 50 + "(" * 50, 8)
+@example("void " + "a" * 300 + "<b>(c)", 9)
+def test_a_short_name_fits_its_room(name: str, chars: int) -> None:
+    """Whatever the name, the legend's text of it fits the characters it is given."""
+    assert len(short_name(name, chars)) <= chars

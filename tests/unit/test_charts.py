@@ -24,6 +24,7 @@ from worthit.service.present.charts import (
     HistoryStep,
     decision_chart,
     history_chart,
+    short_name,
 )
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -236,3 +237,35 @@ def test_a_profiles_own_fold_is_part_of_the_rest_never_a_phase_by_name() -> None
     phases = [rect.get("data-phase") for rect in segments(chart(**fields), "before")]
     assert phases[-1] == "the rest: 133 phases"
     assert "(the rest: 126 kernel phases)" not in phases
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        (
+            "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<c10::Half, float, "
+            "c10::Half, 2ul, 32>(at::GenericPackedTensorAccessor<c10::Half, 1ul, at::RestrictPtrTraits, long>)",
+            "split_embedding…_cta_per_row_1",
+        ),
+        (
+            "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_warp_per_row_1<c10::Half>(int)",
+            "split_embedding…warp_per_row_1",
+        ),
+        (
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_32x6_nt_align1>(cutlass_80_tensorop_s1688gemm_"
+            "128x64_32x6_nt_align1::Params)",
+            "cutlass::Kernel…2x6_nt_align1>",
+        ),
+        (
+            "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+            "ncclKernel_Send…PLE_Sum_int8_t",
+        ),
+        ("device idle (host)", "device idle (host)"),
+        ("(the rest: 126 kernel phases)", "(the rest: 126 kernel phases)"),
+        ("void kernel_3<float>(float const*)", "kernel_3<float>"),
+    ],
+)
+def test_a_legend_name_keeps_what_tells_kernels_apart(name: str, shown: str) -> None:
+    """Return type and parameters go, a long kernel name drops its template arguments, and what is still too long
+    loses its middle: the two split_embedding instantiations and the cutlass tiles stay apart in 30 characters."""
+    assert short_name(name, 30) == shown
