@@ -48,9 +48,9 @@ FITS = "[document.documentElement.scrollWidth, window.innerWidth]"
 def many_phases() -> dict[str, Any]:
     """A generated breakdown as a profile gives one: 60 phases, idle, communication, input and copies among them, the
     kernels' long signatures as names, a signature as the title."""
-    # Instantiations of one template, told apart by their tile as a profile's are.
+    # Instantiations of one template, told apart near the end of their arguments, as cutlass kernels are.
     kernels = [
-        {"name": SIGNATURE.replace("128x64", f"{index}x64"), "ms": round(40 / (index + 1), 3)} for index in range(54)
+        {"name": SIGNATURE.replace("align1", f"align{index}"), "ms": round(40 / (index + 1), 3)} for index in range(54)
     ]
     others = [
         {"name": "device idle (host)", "ms": 300, "kind": "host"},
@@ -160,7 +160,7 @@ def list_fits(browser: Browser, server: Server, screens: Path, capsys: Any, name
         right = browser.evaluate(f"Math.max(...{cells}.map(c => c.getBoundingClientRect().right))")
         assert right <= inner_width, (width, right)
         titles = browser.evaluate("Array.from(document.querySelectorAll('#decisions td a')).map(a => a.title)")
-        assert SIGNATURE.replace("128x64", "2x64") in titles, "the full name is the link's title"
+        assert SIGNATURE.replace("align1", "align2") in titles, "the full name is the link's title"
 
 
 def test_a_many_phase_breakdown_reads_at_a_phones_width_and_a_laptops(
@@ -172,7 +172,9 @@ def test_a_many_phase_breakdown_reads_at_a_phones_width_and_a_laptops(
         decision = decide(client, many_phases())
     look(browser, server, decision, "many-phases", screens, capsys)
     title = browser.evaluate("[document.getElementById('title').textContent, document.getElementById('title').title]")
-    assert title[1] == SIGNATURE.replace("128x64", "2x64")
+    assert title[1] == SIGNATURE.replace("align1", "align2")
+    legend = browser.evaluate("Array.from(document.querySelectorAll('#chart g.legend text')).map(t => t.textContent)")
+    assert len(set(legend)) == len(legend), ("two legend entries read alike", legend)
     list_fits(browser, server, screens, capsys, "many-phases")
 
 
