@@ -7,6 +7,7 @@ Exit status of `review`: 0 when the verdict passes the policy's gate (fund, fund
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -82,6 +83,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         except OSError as exc:
             print(f"worthit: cannot write {args.chart}: {exc.strerror}", file=sys.stderr)
             return EXIT_USAGE
+        # On stderr: stdout stays the review (or its JSON) alone.
+        print(f"worthit: wrote the chart to {args.chart} (an SVG: open it in a browser)", file=sys.stderr)
     if args.json:
         out.write(msgspec.json.encode(evaluation).decode() + "\n")
     else:
@@ -242,7 +245,7 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.service.settings import Settings
 
     settings = Settings.from_env(database_url=args.database)
-    _log_migrations(settings.log_level)
+    applied = _log_migrations(settings.log_level, quiet=getattr(args, "quiet", False))
 
     async def run() -> str | None:
         engine = create_engine(settings)
@@ -255,8 +258,12 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
 
     with _using_database():
         revision = asyncio.run(run())
-    out.write(f"database at revision {revision}\n")
+    out.write(f"database at revision {revision} ({_migrations(applied.count)} applied)\n")
     return EXIT_PASS
+
+
+def _migrations(count: int) -> str:
+    return "no migration" if count == 0 else f"{count} migration{'s' if count > 1 else ''}"
 
 
 async def _wait_for_database(engine: Any, seconds: float) -> None:
@@ -281,17 +288,35 @@ async def _wait_for_database(engine: Any, seconds: float) -> None:
             await asyncio.sleep(1)
 
 
-def _log_migrations(level: str) -> None:
-    """Let Alembic say which revisions it applies ("Running upgrade A -> B"): what a migration job's log is for."""
-    import logging
+class _Applied(logging.Handler):
+    """Counts the revisions Alembic applies ("Running upgrade A -> B"), printing nothing."""
 
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += record.getMessage().startswith("Running upgrade")
+
+
+def _log_migrations(level: str, *, quiet: bool = False) -> _Applied:
+    """Let Alembic say which revisions it applies ("Running upgrade A -> B"): what a migration job's log is for.
+    `quiet` (the server's own migration at start) keeps only the count, which the caller prints in one line: a person
+    starting `worthit serve` wants to know where to go, not the schema's history."""
     logger = logging.getLogger("alembic.runtime.migration")
-    if not logger.handlers:
+    for old in [handler for handler in logger.handlers if isinstance(handler, _Applied | logging.StreamHandler)]:
+        logger.removeHandler(old)
+    applied = _Applied()
+    logger.addHandler(applied)
+    configured = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
+    if not quiet:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)s:     alembic: %(message)s"))
+        handler.setLevel(configured)
         logger.addHandler(handler)
-        logger.propagate = False
-    logger.setLevel(logging.getLevelNamesMapping().get(level.upper(), logging.INFO))
+    logger.propagate = False
+    logger.setLevel(min(configured, logging.INFO))  # the count needs the INFO records, whatever is printed
+    return applied
 
 
 def _with_engine(database: str | None, work: Any, *, upgrade: bool = True) -> Any:
@@ -436,7 +461,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="worthit-metrics-")
     if settings.migrate_on_start:
         # Migrate once here, before any worker starts, so workers never race over the schema.
-        cmd_migrate(argparse.Namespace(database=settings.database_url), sys.stderr)
+        cmd_migrate(argparse.Namespace(database=settings.database_url, quiet=True), sys.stderr)
     elif problem := _schema_problem(settings):
         # Another step owns the schema (a migration job); serving code newer than the schema would fail per request.
         print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
@@ -456,6 +481,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     # uvicorn drains in-flight requests and closes the app on SIGTERM, then raises the signal again for the
     # program's own handler: ours makes that stop an exit 0 rather than death by signal (143).
     signal.signal(signal.SIGTERM, _exit_cleanly)
+    print(
+        f"worthit: open {_browse_url(settings.host, settings.port)}/decisions in a browser; the API is under /v1 "
+        "(its document at /schema). Ctrl+C stops.",
+        file=sys.stderr,
+        flush=True,
+    )
     proxies = settings.trusted_proxy_networks
     uvicorn.run(
         "worthit.service.app:create_app",
@@ -476,6 +507,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         http=guarded(settings.header_timeout_seconds),
     )
     return EXIT_PASS
+
+
+def _browse_url(host: str, port: int) -> str:
+    """Where a browser on this machine reaches the server: a wildcard address is reached as localhost."""
+    name = "localhost" if host in ("0.0.0.0", "::", "") else (f"[{host}]" if ":" in host else host)  # noqa: S104
+    return f"http://{name}:{port}" if port else f"http://{name}:PORT (the port uvicorn prints below)"
 
 
 def _cannot_listen(host: str, port: int) -> str | None:

@@ -5,6 +5,11 @@ URL; a connection gets `hello`, then the envelopes a test sends (`{envelope_id, 
 accepts_response_payload}` as in slack_sdk/bolt's own Socket Mode fixtures), and records the bot's acks
 (`{envelope_id, payload?}`) and every Web API call (`chat.postMessage`, `chat.postEphemeral`, `views.open`).
 `drop()` cuts the socket without a close handshake, as a network failure would.
+
+Test infrastructure, not a tool for users, so it has no command of its own: it answers only the Web API methods the
+bot calls, and its envelopes come from test code (tests/e2e/test_slackbot.py). To try the Slack answers on a laptop,
+README's "Try the HTTP endpoint locally" signs a slash command as Slack would; the Socket Mode bot shares its parser
+and Block Kit answers (service/slack/).
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ __all__ = [
     "history_context",
     "outcome_rows",
     "proposal_rows",
+    "shortened",
     "sign_in_context",
     "template_config",
 ]
@@ -111,6 +112,29 @@ def heading(decision: Decision) -> str:
     return f"{proposal.target} {speed}" if proposal.target else f"Make the target {speed}"
 
 
+HEADING_CHARS = 100
+"""A page's title at most (a kernel signature can be 2,000 characters); the whole of it is the `title` attribute."""
+LIST_HEADING_CHARS = 90
+BREAKDOWN_SHOWN = 8
+"""Phases a breakdown's row names; the others are counted (the chart and the JSON have them)."""
+
+
+def shortened(text: str, chars: int) -> str:
+    """`text` cut to `chars` characters with an ellipsis, whitespace folded (the full text goes in a `title`)."""
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
+def _phases_text(phases: Any) -> str:
+    """A breakdown as one line: its largest phases by name and time, the others counted."""
+    ranked = sorted(phases, key=lambda phase: -phase.ms)
+    shown = " · ".join(f"{shortened(phase.name, 60)} {ms(phase.ms)}" for phase in ranked[:BREAKDOWN_SHOWN])
+    more = len(ranked) - BREAKDOWN_SHOWN
+    return shown + (
+        f" · and {more} more phases ({ms(sum(phase.ms for phase in ranked[BREAKDOWN_SHOWN:]))})" if more > 0 else ""
+    )
+
+
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -152,7 +176,7 @@ def proposal_rows(decision: Decision) -> list[tuple[str, str]]:
         if value is not None:
             rows.append((f"scope.{name}", str(value)))
     if proposal.breakdown:
-        rows.append(("breakdown", " · ".join(f"{phase.name} {ms(phase.ms)}" for phase in proposal.breakdown)))
+        rows.append(("breakdown", _phases_text(proposal.breakdown)))
     return rows
 
 
@@ -180,9 +204,10 @@ def decision_context(decision: Decision, outcome: Outcome | None) -> dict[str, A
     workload = decision.proposal.scope.workload
     return {
         "decision": decision,
-        "heading": heading(decision),
+        "heading": shortened(heading(decision), HEADING_CHARS),
+        "full_heading": heading(decision),
         "chart": Markup(decision_chart(decision.proposal, decision.amdahl)),  # noqa: S704 - charts.py escapes
-        "chart_caption": f"{target} is highlighted; the dashed line is the ceiling, the time with {target} at zero.",
+        "chart_caption": f"{target} is outlined; the dashed line is the ceiling, the time with {target} at zero.",
         "figures": figure_rows(decision),
         "reasoning": [
             (row.label, row.value, ", ".join(stage.rules))
@@ -209,10 +234,11 @@ def history_context(history: WorkloadHistory) -> dict[str, Any]:
     rows = [
         {
             "label": f"step {index}",
-            "breakdown": " · ".join(f"{phase.name} {ms(phase.ms)}" for phase in step.phases),
-            "bottleneck": f"{step.bottleneck} ({pct(step.bottleneck_share)})",
+            "breakdown": _phases_text(step.phases),
+            "bottleneck": f"{shortened(step.bottleneck, 60)} ({pct(step.bottleneck_share)})",
             "url": f"/decisions/{quote(step.decision_id, safe='')}",
-            "heading": step.title or step.target or step.decision_id[:8],
+            "heading": shortened(step.title or step.target or step.decision_id[:8], LIST_HEADING_CHARS),
+            "full_heading": step.title or step.target or step.decision_id[:8],
             "verdict": step.verdict,
         }
         for index, step in enumerate(history.steps, start=1)
@@ -230,6 +256,11 @@ def history_context(history: WorkloadHistory) -> dict[str, Any]:
 class PageController(Controller):
     path = "/"
     include_in_schema = False
+
+    @get("/", opt={"scope": "public"}, include_in_schema=False)
+    async def home(self) -> Redirect:
+        """The site's root leads to the list of decisions (a browser opening the bare address lands somewhere)."""
+        return Redirect("/decisions", status_code=302)
 
     @get("/decisions/{decision_id:str}", opt={"scope": "read", "page": True}, include_in_schema=False)
     async def decision_page(
@@ -271,7 +302,8 @@ class PageController(Controller):
         rows = [
             {
                 "url": f"/decisions/{quote(item.id, safe='')}",
-                "heading": heading(item),
+                "heading": shortened(heading(item), LIST_HEADING_CHARS),
+                "full_heading": heading(item),
                 "verdict": item.verdict,
                 "statement": item.statement,
                 "speedup": times(item.amdahl.speedup),

@@ -44,6 +44,7 @@ def parse_block(block: Block, defaults: Mapping[str, object] | None = None) -> P
             block.body_line(tree.start_mark.line),
         )
     _reject_duplicates(block, tree)
+    _reject_placeholders(block, tree)
     if defaults:
         data = {**defaults, **data}
     written: dict[str, str] = {}
@@ -210,6 +211,38 @@ def _load(block: Block) -> tuple[yaml.Node | None, object]:
         return safe_yaml.load(block.text)
     except yaml.YAMLError as exc:
         raise _yaml_error(block, exc) from exc
+
+
+PLACEHOLDER = re.compile(r"<[^<>]*>")
+"""A value as the template writes it for the author to replace (`p: <share>`): never a value of its own."""
+
+
+def _placeholders(node: yaml.Node, path: str = "") -> list[tuple[str, yaml.Node]]:
+    if isinstance(node, yaml.MappingNode):
+        return [
+            found
+            for key, value in node.value
+            for found in _placeholders(value, f"{path}.{key.value}" if path else str(key.value))
+        ]
+    if isinstance(node, yaml.SequenceNode):
+        return [found for index, item in enumerate(node.value) for found in _placeholders(item, f"{path}[{index}]")]
+    if isinstance(node, yaml.ScalarNode) and node.style is None and PLACEHOLDER.fullmatch(str(node.value).strip()):
+        return [(path, node)]
+    return []
+
+
+def _reject_placeholders(block: Block, tree: yaml.Node) -> None:
+    """The template's `<…>` values left as they are: the author has not put in numbers, so nothing is decided."""
+    found = _placeholders(tree)
+    if found:
+        names = ", ".join(f"`{path}`" for path, _ in found)
+        path, node = found[0]
+        raise BlockError(
+            f"the worthit block still holds the template's placeholders ({names}): write your own value in place of "
+            f"each `<…>`, or delete the block if this is not an optimization ({TEMPLATE_HINT})",
+            block.body_line(node.start_mark.line),
+            path,
+        )
 
 
 def _reject_duplicates(block: Block, node: yaml.Node, path: str = "") -> None:

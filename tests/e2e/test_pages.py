@@ -266,6 +266,8 @@ def test_cli_review_writes_the_pages_chart(shared_server: Server, tmp_path: Path
         check=False,
     )
     assert result.returncode == 0, result.stderr
+    assert f"worthit: wrote the chart to {out} (an SVG: open it in a browser)" in result.stderr
+    assert "wrote the chart" not in result.stdout, "stdout stays the review alone"
     svg = out.read_text(encoding="utf-8").strip()
     assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
     server = shared_server

@@ -88,3 +88,26 @@ def test_the_readme_examples_work_pasted_in_order(tmp_path: Path) -> None:
     assert '"changed":true' in result.stdout.replace(" ", "")
     assert '"before":"fund","after":"decline"' in result.stdout.replace(" ", "")
     assert re.search(r"\"realized_k\":\s*6\.0", result.stdout), result.stdout[-3000:]
+
+
+def test_the_first_screen_goes_from_clone_to_a_decision(tmp_path: Path) -> None:
+    """README's first 40 lines: the two make commands, an offline review of three lines of YAML whose output is shown
+    as the command prints it, and a curl that stores a decision."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:40]
+    screen = "\n".join(lines)
+    assert "make serve" in screen
+    assert "make test" in screen
+    assert re.search(r"^curl .*localhost:8000/v1/decisions", screen, re.MULTILINE)
+    [review] = [
+        block for block in re.findall(r"^```sh\n(.*?)^```$", screen, re.MULTILINE | re.DOTALL) if "review" in block
+    ]
+    yaml_lines = review.split("<<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0].splitlines()
+    assert len(yaml_lines) == 3
+    [shown] = re.findall(r"^```text\n(.*?)^```$", screen, re.MULTILINE | re.DOTALL)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "worthit").symlink_to(ROOT / ".venv" / "bin" / "worthit")
+    result = subprocess.run(
+        ["bash", "-c", review], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(shown), (shown, result.stdout)

@@ -6,6 +6,7 @@ on: one migration step before the API, the API refusing to migrate, probes, limi
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -29,6 +30,8 @@ from tests.conftest import ROOT
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 OVERLAY = DEPLOY / "overlays" / "example"
+BOT = K8S / "slack-bot"
+"""The Slack bot's component: an overlay adds it (`components:`), the base leaves it out."""
 # The oldest Kubernetes the manifests promise to work on (autoscaling/v2 and policy/v1 are GA since 1.23), and the
 # newest whose schemas kubernetes-validate ships.
 KUBERNETES_VERSIONS = ("1.25.0", latest_version())
@@ -74,6 +77,20 @@ def _documents(text: str) -> list[dict[str, Any]]:
 
 def _base_resources() -> list[dict[str, Any]]:
     return [doc for path in _manifest_files() for doc in _documents(path.read_text())]
+
+
+def _bot_resources() -> list[dict[str, Any]]:
+    return [
+        doc
+        for path in sorted(BOT.glob("*.yaml"))
+        if path.name != "kustomization.yaml"
+        for doc in _documents(path.read_text())
+    ]
+
+
+def _all_resources() -> list[dict[str, Any]]:
+    """The base and the Slack bot's component: every workload a team may run."""
+    return _base_resources() + _bot_resources()
 
 
 def _one(kind: str, resources: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -192,10 +209,10 @@ def test_compose_limits_every_service_as_the_pods_are() -> None:
 def test_network_policies_let_only_the_ingress_and_the_bot_reach_the_api() -> None:
     """Every component's pods are selected by a NetworkPolicy that denies by default in both directions; the API
     takes 8000 from the ingress namespace and the Slack bot only, and reaches DNS and PostgreSQL only."""
-    policies = {doc["metadata"]["name"]: doc for doc in _base_resources() if doc["kind"] == "NetworkPolicy"}
+    policies = {doc["metadata"]["name"]: doc for doc in _all_resources() if doc["kind"] == "NetworkPolicy"}
     components = {
         doc["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
-        for doc in _base_resources()
+        for doc in _all_resources()
         if doc["kind"] in ("Deployment", "Job")
     }
     selected = {
@@ -233,7 +250,7 @@ def test_kustomization_lists_every_manifest() -> None:
 
 def test_kubernetes_manifests_match_the_kubernetes_schemas() -> None:
     """Every manifest validates strictly (no unknown fields) on the oldest and newest Kubernetes we aim at."""
-    resources = _base_resources()
+    resources = _all_resources()
     assert {doc["kind"] for doc in resources} >= {"Deployment", "Service", "Job", "HorizontalPodAutoscaler", "Secret"}
     _validate_kubernetes(resources)
 
@@ -271,6 +288,10 @@ def test_the_example_overlay_builds_with_the_teams_values(tmp_path: Path) -> Non
     (overlay / "secrets.env").write_text(
         "database-url=postgresql://team:s3cret@pg.team.internal:5432/worthit\nslack-signing-secret=abc\napi-token=\n"
     )
+    # As deploy/README.md's steps say: the team's overlay names its own secrets.env instead of the placeholders.
+    kustomization = overlay / "kustomization.yaml"
+    assert "      - secrets.env.example\n" in kustomization.read_text()
+    kustomization.write_text(kustomization.read_text().replace("- secrets.env.example\n", "- secrets.env\n"))
     built = _kustomize(overlay)
     _validate_kubernetes(built)
     assert {doc["metadata"].get("namespace") for doc in built} == {"worthit"}
@@ -282,6 +303,73 @@ def test_the_example_overlay_builds_with_the_teams_values(tmp_path: Path) -> Non
     assert _one("ConfigMap", built)["data"]["WORTHIT_PUBLIC_URL"] == "https://worthit.example.com"
     assert _one("ConfigMap", built)["data"]["WORTHIT_TRUSTED_PROXIES"] == "10.244.0.0/16"
     assert _one("HorizontalPodAutoscaler", built)["spec"]["maxReplicas"] == 3
+
+
+def test_the_example_overlay_builds_as_its_comment_says() -> None:
+    """`kubectl kustomize deploy/overlays/example`, in place, as its first lines say: placeholders for the Secret,
+    and no Slack bot (it would exit 2 on the empty tokens and restart in a loop)."""
+    comment = (OVERLAY / "kustomization.yaml").read_text().splitlines()[1]
+    assert "`kubectl kustomize deploy/overlays/example`" in comment
+    built = _kustomize(OVERLAY)
+    _validate_kubernetes(built)
+    assert "slack-bot" not in {doc["metadata"]["labels"].get("app.kubernetes.io/component") for doc in built}
+    secret = _one("Secret", built)
+    assert base64.b64decode(secret["data"]["database-url"]).decode().startswith("postgresql://worthit:CHANGE-ME@")
+
+
+def test_the_slack_bot_is_a_component_an_overlay_adds(tmp_path: Path) -> None:
+    """The base deploys no bot; the example overlay with its commented `components:` lines turned on deploys the bot,
+    its network policy, the overlay's image and namespace, and the bot's Secret keys."""
+    base = _kustomize(K8S)
+    assert not [doc for doc in base if "slack-bot" in doc["metadata"]["name"]]
+    copy = tmp_path / "deploy"
+    shutil.copytree(K8S, copy / "k8s")
+    shutil.copytree(OVERLAY, copy / "overlays" / "example")
+    kustomization = copy / "overlays" / "example" / "kustomization.yaml"
+    text = kustomization.read_text()
+    assert "# components:\n#   - ../../k8s/slack-bot\n" in text
+    kustomization.write_text(
+        text.replace("# components:\n#   - ../../k8s/slack-bot\n", "components:\n  - ../../k8s/slack-bot\n")
+    )
+    built = _kustomize(copy / "overlays" / "example")
+    _validate_kubernetes(built)
+    bot = [doc for doc in built if doc["metadata"]["labels"].get("app.kubernetes.io/component") == "slack-bot"]
+    assert sorted((doc["kind"], doc["metadata"]["name"]) for doc in bot) == [
+        ("Deployment", "worthit-slack-bot"),
+        ("NetworkPolicy", "worthit-slack-bot"),
+    ]
+    for doc in bot:
+        assert doc["metadata"]["namespace"] == "worthit"
+        assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "worthit"
+    (container,) = next(doc for doc in bot if doc["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/platform/worthit:0.1.0"
+    assert len(built) == len(_kustomize(OVERLAY)) + 2
+
+
+def test_the_compose_settings_table_agrees_with_compose_yaml() -> None:
+    """deploy/README.md's table of compose settings gives each variable the default compose.yaml gives it: a value
+    for `${NAME:-value}`, "required" for `${NAME:?…}` (no password ships), "unset" for a bare pass-through."""
+    readme = (DEPLOY / "README.md").read_text()
+    table = readme.split("Settings come from the shell or from an `.env` file in `deploy/`", 1)[1].split("\n\n")[1]
+    compose = (DEPLOY / "compose.yaml").read_text()
+    checked = 0
+    for row in table.splitlines()[2:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        names = re.findall(r"`([A-Z_]+)`", cells[0])
+        if len(names) != 1:
+            continue  # a row for several settings "as in Settings"
+        (name,) = names
+        required = re.search(rf"\$\{{{name}:\?", compose)
+        default = re.search(rf"\$\{{{name}:-([^}}]*)\}}", compose)
+        if required:
+            assert cells[1] == "required", (name, cells[1])
+        elif default:
+            assert cells[1] == f"`{default[1]}`", (name, cells[1])
+        else:
+            assert re.search(rf"^\s+{name}:\s*$", compose, re.MULTILINE), name
+            assert cells[1] == "unset", (name, cells[1])
+        checked += 1
+    assert checked >= 4
 
 
 def test_the_trusted_proxy_setting_is_documented_for_the_ingress() -> None:
@@ -307,7 +395,7 @@ def test_the_readme_shows_the_example_overlay_as_it_is() -> None:
 
 
 def test_the_api_pods_are_probed_sized_and_locked_down() -> None:
-    resources = _base_resources()
+    resources = _all_resources()
     deployment = _one("Deployment", resources)
     assert deployment["spec"]["replicas"] == 2
     pod = deployment["spec"]["template"]["spec"]
@@ -375,7 +463,7 @@ def test_service_hpa_and_budget_point_at_the_api_pods() -> None:
 
 
 def test_the_secret_template_holds_placeholders_for_every_key_the_pods_read() -> None:
-    resources = _base_resources()
+    resources = _all_resources()
     secret = _one("Secret", resources)
     assert set(secret["stringData"]) == {
         "database-url",

@@ -11,7 +11,21 @@ import pytest
 
 from worthit.rules import amdahl
 from worthit.rules.model import Proposal
-from worthit.service.present.charts import BAR_WIDTH, LEFT, HistoryStep, decision_chart, history_chart
+from worthit.service.present.charts import (
+    BAR_WIDTH,
+    CATEGORIES,
+    LEFT,
+    LEGEND_MAX,
+    OUTLINE,
+    PALETTE,
+    REST_FILL,
+    TARGET_FILL,
+    THIN,
+    HistoryStep,
+    decision_chart,
+    history_chart,
+    short_name,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 SEED = [{"name": "attention", "ms": 60}, {"name": "mlp", "ms": 30}, {"name": "rest", "ms": 10, "kind": "other"}]
@@ -140,3 +154,118 @@ def test_history_outlines_each_steps_bottleneck() -> None:
     title = root.find(f"{SVG}title")
     assert title is not None
     assert title.text == "Successive breakdowns of <llm>"
+
+
+def many_phase_proposal(kernels: int = 55) -> dict[str, Any]:
+    """A profile-sized breakdown: idle, communication, input and three copies among `kernels` thin kernels."""
+    phases = [{"name": f"void kernel_{index}<float>(float const*)", "ms": 40 / (index + 1)} for index in range(kernels)]
+    phases += [
+        {"name": "device idle (host)", "ms": 336, "kind": "host"},
+        {"name": "ncclKernel_SendRecv", "ms": 134, "kind": "comm"},
+        {"name": "device idle (input pipeline)", "ms": 90, "kind": "input"},
+        {"name": "H2D copy", "ms": 1.5, "kind": "copy"},
+        {"name": "D2H copy", "ms": 0.5, "kind": "copy"},
+        {"name": "memset", "ms": 0.01, "kind": "alloc"},
+    ]
+    total = sum(phase["ms"] for phase in phases)
+    target = phases[3]
+    return {"target": target["name"], "p": target["ms"] / total, "k": 2, "baseline_ms": total, "breakdown": phases}
+
+
+def test_a_profile_sized_breakdown_draws_what_a_reader_can_tell_apart() -> None:
+    """61 phases: the target, one segment per category (idle, communication, input, the copies summed), the largest
+    kernels while the legend has room (10 - 5 kept apart - the rest = 4), the other 50 kernels as one "rest";
+    LEGEND_MAX entries, every millisecond drawn."""
+    fields = many_phase_proposal()
+    root = chart(**fields)
+    before = segments(root, "before")
+    phases = [rect.get("data-phase") for rect in before]
+    categories = [rect.get("data-category") for rect in before]
+    kernels = [f"void kernel_{index}<float>(float const*)" for index in (0, 1, 2, 4)]
+    assert phases == [
+        *kernels[:3],
+        fields["target"],
+        *kernels[3:],
+        "device idle (host)",
+        "ncclKernel_SendRecv",
+        "device idle (input pipeline)",
+        "copies: 3 phases",
+        "the rest: 50 phases",
+    ]
+    assert categories == ["phase"] * 5 + ["host", "comm", "input", "copy", "rest"]
+    values = [float(rect.get("data-value", "nan")) for rect in before]
+    assert values[-2] == pytest.approx(2.01, rel=1e-5)
+    assert values[-1] == pytest.approx(sum(40 / (index + 1) for index in range(5, 55)), rel=1e-5)
+    assert sum(values) == pytest.approx(fields["baseline_ms"], rel=1e-5)  # data-value has 6 digits
+    assert len([g for g in root.iter(f"{SVG}g") if g.get("class") == "legend"]) == LEGEND_MAX
+
+
+def test_categories_the_target_and_the_rest_keep_colours_of_their_own() -> None:
+    root = chart(**many_phase_proposal())
+    fills: dict[str, set[str]] = {}
+    for rect in segments(root, "before") + segments(root, "after"):
+        key = "target" if "target" in rect.get("class", "") else rect.get("data-category", "")
+        fills.setdefault(key, set()).add(rect.get("fill", ""))
+    assert fills["target"] == {TARGET_FILL}
+    for key, (_, colour, _) in CATEGORIES.items():
+        assert fills[key] == {colour}
+    assert fills["rest"] == {REST_FILL}
+    assert len(fills["phase"]) == 4  # the four largest kernels, each its own
+    own = [TARGET_FILL, REST_FILL, *(colour for _, colour, _ in CATEGORIES.values())]
+    assert len(set(own)) == len(own)
+    assert not set(own) & set(PALETTE)
+
+
+def test_the_target_is_outlined_and_thin_segments_have_no_border() -> None:
+    """A white border on a hair-thin segment paints it white: below THIN units, none."""
+    root = chart(**many_phase_proposal())
+    outlines = [rect for rect in root.iter(f"{SVG}rect") if rect.get("class") == "outline"]
+    assert len(outlines) == 2
+    assert {rect.get("stroke") for rect in outlines} == {OUTLINE}
+    for rect in segments(root, "before"):
+        thin = float(rect.get("width", "nan")) < THIN
+        assert (rect.get("stroke") == "none") == thin, rect.get("data-phase")
+
+
+def test_a_profiles_own_fold_is_part_of_the_rest_never_a_phase_by_name() -> None:
+    """ "(the rest: 126 kernel phases)" counts as the 126 phases it holds, inside the chart's rest (with the 7 of the
+    11 other kernels the legend has no room for)."""
+    fields = many_phase_proposal(kernels=12)
+    fields["breakdown"].append({"name": "(the rest: 126 kernel phases)", "ms": 30})
+    fields["baseline_ms"] += 30
+    fields["p"] = fields["breakdown"][3]["ms"] / fields["baseline_ms"]
+    phases = [rect.get("data-phase") for rect in segments(chart(**fields), "before")]
+    assert phases[-1] == "the rest: 133 phases"
+    assert "(the rest: 126 kernel phases)" not in phases
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        (
+            "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<c10::Half, float, "
+            "c10::Half, 2ul, 32>(at::GenericPackedTensorAccessor<c10::Half, 1ul, at::RestrictPtrTraits, long>)",
+            "split_embedding…_cta_per_row_1",
+        ),
+        (
+            "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_warp_per_row_1<c10::Half>(int)",
+            "split_embedding…warp_per_row_1",
+        ),
+        (
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_32x6_nt_align1>(cutlass_80_tensorop_s1688gemm_"
+            "128x64_32x6_nt_align1::Params)",
+            "cutlass::Kernel…2x6_nt_align1>",
+        ),
+        (
+            "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+            "ncclKernel_Send…PLE_Sum_int8_t",
+        ),
+        ("device idle (host)", "device idle (host)"),
+        ("(the rest: 126 kernel phases)", "(the rest: 126 kernel phases)"),
+        ("void kernel_3<float>(float const*)", "kernel_3<float>"),
+    ],
+)
+def test_a_legend_name_keeps_what_tells_kernels_apart(name: str, shown: str) -> None:
+    """Return type and parameters go, a long kernel name drops its template arguments, and what is still too long
+    loses its middle: the two split_embedding instantiations and the cutlass tiles stay apart in 30 characters."""
+    assert short_name(name, 30) == shown

@@ -4,6 +4,7 @@ the summary and the annotations, over real-shaped `pull_request` event payloads 
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -374,14 +375,65 @@ def test_usage_errors_exit_2(
 # -- the template, the workflow, the action ---------------------------------------------------------------------
 
 
-def test_template_block_is_a_valid_proposal() -> None:
-    """The template's block parses as written, and with every commented field uncommented (hints name real
-    fields with valid example values)."""
+TEMPLATE_VALUES = {
+    "<what is proposed>": "Fuse the attention softmax",
+    "<kernel or phase>": "attention_softmax",
+    "<share>": "21%",
+    "<speedup>": "10",
+    "<milliseconds>": "100",
+    "<weeks>": "3w",
+}
+"""What an author writes in place of the template's placeholders: the examples its comments give."""
+
+
+def _template_block() -> Block:
     template = (ROOT / ".github" / "pull_request_template.md").read_text(encoding="utf-8")
     [block] = find_blocks(template)
-    assert parse_block(block).proposal.p == 0.21
-    uncommented = "\n".join(line[2:] if line.startswith("# ") else line for line in block.text.splitlines())
-    assert uncommented.count("\n") == block.text.count("\n")
+    return block
+
+
+def test_the_template_left_as_it_is_is_refused_naming_each_placeholder(tmp_path: Path) -> None:
+    """A description with the template's block unedited decides nothing: exit 1, an error naming every `<…>` field
+    and the line of the first, before any value is read."""
+    block = _template_block()
+    with pytest.raises(BlockError) as refused:
+        parse_block(block)
+    assert refused.value.field == "title"
+    assert refused.value.line == block.line + 1
+    assert "(`title`, `target`, `p`, `k`, `baseline_ms`, `cost_weeks`)" in refused.value.detail
+    body = (ROOT / ".github" / "pull_request_template.md").read_text(encoding="utf-8")
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"action": "opened", "pull_request": {"number": 7, "body": body}}), encoding="utf-8")
+    code, stdout, _ = gate(tmp_path, "--event", str(path))
+    assert code == 1
+    [(level, _, message)] = read_annotations(stdout)
+    assert level == "error"
+    assert "still holds the template's placeholders" in message
+
+
+def test_a_placeholder_anywhere_is_refused_and_angle_brackets_in_quotes_are_text() -> None:
+    """A `<…>` left in a nested field is found where it is; a quoted title that happens to be `<…>` is the author's."""
+    with pytest.raises(BlockError) as refused:
+        parse_block(block_of("p: 21%\nk: 10\nscope:\n  workload: <workload>\n"))
+    assert refused.value.field == "scope.workload"
+    assert refused.value.line == 5  # the fence is line 1, the block's fourth line the description's fifth
+    assert parse_block(block_of('title: "<fused>"\np: 21%\nk: 10\n')).proposal.title == "<fused>"
+
+
+def test_the_template_filled_in_is_a_valid_proposal() -> None:
+    """The template's block with each placeholder replaced by its comment's example parses, and with every commented
+    field uncommented too (hints name real fields with valid example values)."""
+    block = _template_block()
+    text = block.text
+    for placeholder, value in TEMPLATE_VALUES.items():
+        assert text.count(placeholder) == 1, placeholder
+        text = text.replace(placeholder, value)
+    assert "<" not in text.split("#")[0]
+    filled = Block(text=text, line=block.line)
+    proposal = parse_block(filled).proposal
+    assert (proposal.p, proposal.k, proposal.baseline_ms, proposal.cost_weeks) == (0.21, 10, 100, 3)
+    uncommented = "\n".join(line[2:] if line.startswith("# ") else line for line in text.splitlines())
+    assert uncommented.count("\n") == text.count("\n")
     proposal = parse_block(Block(text=uncommented, line=block.line)).proposal
     assert proposal.scope.method == "timeline"
     assert proposal.flags.strategic is not None
