@@ -39,7 +39,6 @@ from worthit.service.outcomes.schemas import Outcome, WorkloadHistory
 from worthit.service.outcomes.service import OutcomeService
 from worthit.service.present import render
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
-from worthit.service.tokens.model import digest
 
 __all__ = [
     "PAGE_HEADERS",
@@ -367,7 +366,10 @@ class SignInController(Controller):
 
     @post("/sign-in", opt={"scope": "public"}, include_in_schema=False, status_code=303)
     async def sign_in(self, request: Request[Any, Any, Any]) -> Response[Any]:
-        """Check the posted token (`read` scope at least) and set the sign-in cookie; back to `next` on success."""
+        """Check the posted token (`read` scope at least), start a session and set its cookie; back to `next`.
+
+        The token is looked up before the address's failures are consulted, as for bearer tokens
+        (service/http/auth.py): made-up tokens posted from a shared address must not lock out a valid one."""
         state = request.app.state
         address = request.client.host if request.client else "?"
         failures = state.auth_failures
@@ -375,9 +377,6 @@ class SignInController(Controller):
         token = (form.get("token") or [""])[0].strip()
         back = _safe_next((form.get("next") or ["/decisions"])[0])
         days = round(state.settings.link_ttl_days)
-        if failures is not None and (retry_after := failures.check(address)) is not None:
-            context = sign_in_context(back, "limited", retry_after=retry_after, link_days=days)
-            return _page("sign_in.html", context, 429)
         origin = request.headers.get("origin")
         if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
             # Another site posting a token of its own would sign this browser in as someone else.
@@ -385,13 +384,16 @@ class SignInController(Controller):
         principal = (await state.authenticator.principal(token))[0] if 0 < len(token) <= 200 else None
         if principal is None or "read" not in principal.scopes:
             if failures is not None:
+                if (retry_after := failures.check(address)) is not None:
+                    context = sign_in_context(back, "limited", retry_after=retry_after, link_days=days)
+                    return _page("sign_in.html", context, 429)
                 failures.hit(address)
             reason, status = ("refused", 401) if principal is None else ("scope", 403)
             return _page("sign_in.html", sign_in_context(back, reason, link_days=days), status)
-        # The digest, never the token: a stolen cookie opens pages only, and cannot be replayed as a bearer token.
+        access: page_access.PageAccess = state.page_access
         cookie = Cookie(
             key=page_access.SESSION_COOKIE,
-            value=digest(token),
+            value=await access.sign_in(principal),
             max_age=page_access.SESSION_SECONDS,
             path="/",
             httponly=True,
@@ -402,7 +404,8 @@ class SignInController(Controller):
 
     @post("/sign-out", opt={"scope": "public"}, include_in_schema=False, status_code=303)
     async def sign_out(self, request: Request[Any, Any, Any]) -> Response[Any]:
-        """End the sign-in (the cookie is cleared)."""
+        """End the sign-in: its session opens nothing from now on, and the cookie is cleared."""
+        await request.app.state.page_access.sign_out(page_access.session_cookie(request.scope["headers"]))
         cookie = Cookie(
             key=page_access.SESSION_COOKIE,
             value="",

@@ -13,6 +13,7 @@ __all__ = [
     "DecisionRow",
     "IdempotencyRow",
     "OutcomeRow",
+    "PageSessionRow",
     "PolicyRow",
     "ProfileRow",
     "TokenRow",
@@ -87,6 +88,20 @@ class TokenRow(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (UniqueConstraint("name"), UniqueConstraint("token_hash"))
+
+
+class PageSessionRow(Base):
+    """A sign-in of the pages: the SHA-256 of the random id its cookie holds, the token it signed in with, and when
+    it ends. Only the digest is stored, so reading this table opens no page; a revoked token ends its sessions."""
+
+    __tablename__ = "page_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    token_id: Mapped[str] = mapped_column(String(36), ForeignKey("tokens.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_page_sessions_expires_at", "expires_at"),)
 
 
 class IdempotencyRow(Base):
