@@ -120,7 +120,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             raise SchemaMismatch(problem)
         writer = GroupCommitWriter(engine)
         await writer.start()
-        policies = PolicyService(PolicyStore(engine, writer))
+        policies = PolicyService(PolicyStore(engine, writer), serves=settings.policy)
         app.state.engine = engine
         app.state.writer = writer
         app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.auth_always_on)

@@ -14,6 +14,7 @@ __all__ = [
     "IdempotencyRow",
     "OutcomeRow",
     "PageSessionRow",
+    "PolicyDeletionRow",
     "PolicyRow",
     "ProfileRow",
     "TokenRow",
@@ -73,6 +74,20 @@ class PolicyRow(Base):
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     document: Mapped[str] = mapped_column(Text)
+
+
+class PolicyDeletionRow(Base):
+    """A deletion of a policy's versions: up to which version, how many, when and by which token (None: auth off).
+
+    The next version of the name is numbered after `last_version`, so a (name, version) never names two policies."""
+
+    __tablename__ = "policy_deletions"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    versions: Mapped[int] = mapped_column(Integer)
+    deleted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    deleted_by: Mapped[str | None] = mapped_column(String(100))
 
 
 class TokenRow(Base):
