@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from worthit.rules.model import Evaluation
-from worthit.service.client import ApiClient, problem
+from worthit.service.client import SOURCE_HEADER, ApiClient, problem, source_header
 from worthit.service.gate.block import Parsed, invalid_block
 from worthit.service.gate.errors import UsageError
 
@@ -54,10 +54,12 @@ def decide_remote(
     document = msgspec.json.decode(parsed.json)
     if not isinstance(document, dict):
         return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
-    body = msgspec.json.encode({**document, "source": "gate", "source_detail": dict(detail) or None})
-    key = hashlib.sha256(body + (policy or "").encode()).hexdigest()
+    body = parsed.json
+    said = source_header("gate", detail)
+    key = hashlib.sha256(body + said.encode() + (policy or "").encode()).hexdigest()
     endpoint = _endpoint(url, "/v1/decisions")
-    response = _post(url, "/v1/decisions", body, token, {"idempotency-key": key}, policy, attempts)
+    headers = {"idempotency-key": key, SOURCE_HEADER: said}
+    response = _post(url, "/v1/decisions", body, token, headers, policy, attempts)
     if response.status_code == 403:  # a read-scoped token: evaluate, as the gate did before it stored decisions
         return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
     if response.status_code not in (200, 201):

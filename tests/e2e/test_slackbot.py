@@ -48,7 +48,7 @@ class Bot:
 
 
 def _token(database_url: str) -> str:
-    created = worthit("token", "create", "--name", "slack-bot", "--scope", "write", "--database", database_url)
+    created = worthit("token", "create", "--name", "slack-bot", "--scope", "slack", "--database", database_url)
     assert created.returncode == 0, created.stderr
     return created.stdout.strip()
 
