@@ -54,7 +54,10 @@ class DecisionRow(Base):
     request_hash: Mapped[str | None] = mapped_column(String(64))
     document: Mapped[str] = mapped_column(Text)
     token_id: Mapped[str | None] = mapped_column(String(36))
-    """The token that made it (None: made through Slack, with auth off, or before owners were recorded)."""
+    """The token that made it (None: made through Slack's signed route, with auth off, or before owners were
+    recorded)."""
+    slack_user: Mapped[str | None] = mapped_column(String(64))
+    """The Slack user who made it from Slack: its owner, before any token (None: not made from Slack)."""
 
     __table_args__ = (
         UniqueConstraint("idempotency_key"),
