@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import msgspec
 
@@ -66,12 +67,40 @@ def decide_remote(
         return Remote(_evaluation(endpoint, response, parsed))
     evaluation = _decode(endpoint, response)
     identifier = problem(response.content).get("id")
-    page = _endpoint(url, f"/decisions/{identifier}") if isinstance(identifier, str) and identifier else None
+    page = _page_url(url, identifier, token) if isinstance(identifier, str) and identifier else None
     return Remote(evaluation, page)
 
 
 def _endpoint(url: str, path: str) -> str:
     return url.rstrip("/") + path
+
+
+def _page_url(url: str, decision_id: str, token: str | None) -> str:
+    """The decision page's address for the job's output and summary: a signed link (`GET /v1/decisions/{id}/link`,
+    as Slack's messages carry), which opens in a browser without a token; the plain page where the server signs no
+    links (404) or the question fails, since the decision is stored and the link only a convenience."""
+    import httpx
+
+    plain = _endpoint(url, f"/decisions/{quote(decision_id, safe='')}")
+    with ApiClient(
+        url.rstrip("/"), token, user_agent="worthit-gate", timeout_s=30, attempts=2, delay=lambda _: 1.0
+    ) as client:
+        try:
+            response = client.send(
+                "GET",
+                f"/v1/decisions/{quote(decision_id, safe='')}/link",
+                headers={"accept": "application/json"},
+                retry_statuses=(502, 503, 504),
+            )
+        except httpx.HTTPError:
+            return plain
+    if response.status_code != 200:
+        return plain
+    link = problem(response.content)
+    path, whole = link.get("path"), link.get("url")
+    if not isinstance(path, str) or not path.startswith("/decisions/"):
+        return plain
+    return whole if isinstance(whole, str) and whole.startswith(("https://", "http://")) else _endpoint(url, path)
 
 
 def _post(

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from tests.conftest import Server, worthit
+from tests.conftest import Server, free_port, worthit
 from tests.e2e.test_page_access import session_value
 from tests.e2e.test_trust import create_token
 from worthit.service.db.engine import create_engine
@@ -100,3 +100,47 @@ def test_made_up_tokens_from_one_address_do_not_lock_out_a_valid_one(
         assert _opens(client, session_value(signed_in)) == 200
         # The address stays limited for tokens that fail.
         assert client.post("/sign-in", data={"token": "wt_made_up_again"}).status_code == 429
+
+
+def test_the_sign_in_page_promises_signed_links_only_where_the_server_signs_them(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    create_token(sqlite_url, "read", "reader")
+    plain = server_factory(sqlite_url)
+    signing = server_factory(sqlite_url, env={"WORTHIT_LINK_SECRET": "x" * 40, "WORTHIT_LINK_TTL_DAYS": "7"})
+    for server, signs in ((plain, False), (signing, True)):
+        with server.client() as client:
+            for page in (client.get("/sign-in"), client.get("/decisions", headers=HTML)):
+                assert page.status_code in (200, 401)
+                promised = "open their decision without signing in, for 7 days" in page.text
+                assert promised is signs, page.text
+                assert ("signed links open their decision" in page.text) is signs, page.text
+
+
+def test_a_sign_in_from_another_origin_names_the_cause_and_the_setting(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    reader = create_token(sqlite_url, "read", "reader")
+    server = server_factory(sqlite_url)
+    address = server.url.removeprefix("http://")
+    with server.client() as client:
+        # TLS ended by a proxy the server does not trust: the browser is at https://, the server sees http://.
+        behind = client.post("/sign-in", data={"token": reader}, headers={"origin": f"https://{address}"})
+        assert behind.status_code == 403
+        assert "set-cookie" not in behind.headers
+        assert "That token is not valid" not in behind.text
+        assert f"Your browser is at https://{address}, but this server received the sign-in as http://{address}" in (
+            behind.text
+        )
+        assert "WORTHIT_TRUSTED_PROXIES" in behind.text
+        elsewhere = client.post("/sign-in", data={"token": reader}, headers={"origin": "https://evil.example"})
+        assert elsewhere.status_code == 403
+        assert "That token is not valid" not in elsewhere.text
+        assert f"posted from https://evil.example, not from this server (http://{address})" in elsewhere.text
+    # A server told its public address takes a sign-in from there as its own.
+    port = free_port()
+    public = server_factory(sqlite_url, port=port, env={"WORTHIT_PUBLIC_URL": f"https://127.0.0.1:{port}/"})
+    with public.client() as client:
+        signed_in = client.post("/sign-in", data={"token": reader}, headers={"origin": f"https://127.0.0.1:{port}"})
+        assert signed_in.status_code == 303, signed_in.text
+        assert "secure" in signed_in.headers["set-cookie"].lower()
