@@ -32,6 +32,7 @@ from worthit.service.db.engine import create_engine
 from worthit.service.db.outcomes import OutcomeStore
 from worthit.service.db.policies import PolicyStore
 from worthit.service.db.profiles import ProfileStore
+from worthit.service.db.sessions import SessionStore
 from worthit.service.db.tokens import TokenStore
 from worthit.service.db.writer import GroupCommitWriter
 from worthit.service.decisions.service import DecisionService
@@ -119,12 +120,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
             raise SchemaMismatch(problem)
         writer = GroupCommitWriter(engine)
         await writer.start()
-        policies = PolicyService(PolicyStore(engine, writer))
+        policies = PolicyService(PolicyStore(engine, writer), serves=settings.policy)
         app.state.engine = engine
         app.state.writer = writer
         app.state.authenticator = Authenticator(TokenStore(engine), require_auth=settings.auth_always_on)
         app.state.page_access = PageAccess(
-            TokenStore(engine), secret=settings.link_secret, explain=explanation_page, headers=PAGE_HEADERS
+            SessionStore(engine, writer), secret=settings.link_secret, explain=explanation_page, headers=PAGE_HEADERS
         )
         app.state.rate_limiter = None if settings.rate_limit == "off" else RateLimiter(settings.rate_limit)
         app.state.auth_failures = (

@@ -701,9 +701,9 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument(
         "--scope",
         required=True,
-        choices=["read", "write", "admin"],
+        choices=["read", "write", "admin", "slack"],
         help="read: evaluate and read; write: also store decisions and outcomes; admin: also policies "
-        "(each includes the one before)",
+        "(each includes the one before); slack: the Slack bot's, a writer that may speak for Slack users",
     )
     revoke = token_actions.add_parser("revoke", help="revoke a token by name", parents=[database])
     revoke.add_argument("name", help="the name it was created with")

@@ -18,7 +18,17 @@ import msgspec
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ApiClient", "problem"]
+__all__ = ["SOURCE_HEADER", "ApiClient", "problem", "source_header"]
+
+SOURCE_HEADER = "Worthit-Source"
+
+
+def source_header(surface: str, detail: Mapping[str, str]) -> str:
+    """`Worthit-Source`'s value: the surface a request speaks for and its details (`slack; user_id=U1; team_id=T1`).
+    The server takes `slack` from a token with the `slack` scope only; a value holding `;` would end early, and none
+    of Slack's ids or GitHub's names does."""
+    # An event without a team or channel id (None) says nothing of it, rather than a value of "None".
+    return "; ".join([surface, *(f"{key}={value}" for key, value in detail.items() if value)])
 
 
 def _always(_: httpx.RequestError) -> bool:

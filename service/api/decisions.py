@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.exceptions import ValidationException
+from litestar.exceptions import ClientException, PermissionDeniedException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import Stream
-from msgspec import Meta
 
 from worthit.rules.model import TEXT_PATTERN, Evaluation, Proposal, Verdict
 from worthit.rules.names import LABEL_PATTERN, NAME_PATTERN
 from worthit.service.db.decisions import DecisionFilter
-from worthit.service.decisions.schemas import Decision, DecisionPage
+from worthit.service.decisions.schemas import Decision, DecisionPage, Source
 from worthit.service.decisions.service import DecisionService, request_hash
 from worthit.service.http.auth import principal_of
 from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged
@@ -25,33 +26,78 @@ from worthit.service.http.codec import StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 
 __all__ = [
+    "API",
     "CURSOR_PATTERN",
-    "ClientSource",
+    "SOURCE_HEADER",
     "DecisionController",
-    "DecisionRequest",
-    "DetailKey",
-    "DetailValue",
     "IdempotencyKey",
     "PolicyParam",
+    "Speaker",
     "parse_time",
     "service",
+    "speaker",
 ]
 
-ClientSource = Literal["api", "slack", "gate"]
-"""The surfaces a client with a write token may say it speaks for (a Slack bot, the PR gate); `cli` is not one."""
-DetailKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
-DetailValue = Annotated[str, Meta(min_length=1, max_length=200, pattern=TEXT_PATTERN)]
+SOURCE_HEADER = "worthit-source"
+"""How our own surfaces say whom they speak for: `Worthit-Source: slack; user_id=U1; team_id=T1; channel_id=C1` (the
+Socket Mode bot, whose token has the `slack` scope) or `gate; repository=o/n; pull_request=12` (the PR gate). It is
+not in the API document: clients of the API store decisions as `api`, and the body has no field to say otherwise."""
+DETAIL_KEY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+DETAIL_VALUE = re.compile(TEXT_PATTERN)
+MAX_DETAILS = 10
 
 
-class DecisionRequest(Proposal, kw_only=True):
-    """A proposal to decide and store, optionally saying where it comes from (omitted: `source` is `api`)."""
+@dataclass(frozen=True, slots=True)
+class Speaker:
+    """The surface a request speaks for, and what it says of its origin."""
 
-    source: ClientSource | None = None
-    source_detail: Annotated[dict[DetailKey, DetailValue], Meta(max_length=10)] | None = None
-    """Where it came from beyond the surface, e.g. the Slack `user_id`, `team_id` and `channel_id`."""
+    source: Source
+    detail: dict[str, str] | None = None
 
-    def proposal(self) -> Proposal:
-        return Proposal(**{name: getattr(self, name) for name in Proposal.__struct_fields__})
+    @property
+    def slack_user(self) -> str | None:
+        """The Slack user behind the request: only a `slack` token (or a server with auth off) names one."""
+        return self.detail.get("user_id") if self.source == "slack" and self.detail else None
+
+
+API = Speaker("api")
+
+
+def _bad_source(problem: str) -> ClientException:
+    return ClientException(
+        f"Expected `Worthit-Source: slack|gate; key=value; ...` ({problem}); API clients send no such header"
+    )
+
+
+def speaker(request: Request[Any, Any, Any]) -> Speaker:
+    """Whom a request speaks for, from `Worthit-Source`; a plain API client when the header is absent.
+
+    Slack is spoken for by a token with the `slack` scope alone (403 otherwise), which names the `user_id`: that
+    user owns the decision, and only they (through Slack) or an admin record its outcome. The gate names a pull
+    request, which grants nothing: its decisions are its token's."""
+    header = request.headers.get(SOURCE_HEADER)
+    if header is None:
+        return API
+    surface, *parts = (part.strip() for part in header.split(";"))
+    if surface not in ("slack", "gate"):
+        raise _bad_source(f"the surface is `slack` or `gate`, got {surface[:40]!r}")
+    if len(parts) > MAX_DETAILS:
+        raise _bad_source(f"at most {MAX_DETAILS} details, got {len(parts)}")
+    detail: dict[str, str] = {}
+    for part in parts:
+        key, equals, value = (text.strip() for text in part.partition("="))
+        if not equals or not DETAIL_KEY.match(key) or not 0 < len(value) <= 200 or not DETAIL_VALUE.match(value):
+            raise _bad_source(f"each detail `key=value`, a lowercase key and 1 to 200 characters, got {part[:60]!r}")
+        detail[key] = value
+    principal = principal_of(request)
+    if surface == "slack":
+        if principal is not None and "slack" not in principal.scopes:
+            raise PermissionDeniedException(
+                f"Only a token with the `slack` scope (the Slack bot's) speaks for Slack; `{principal.name}` has not"
+            )
+        if "user_id" not in detail:
+            raise _bad_source("Slack's requests name their `user_id`")
+    return Speaker("slack" if surface == "slack" else "gate", detail or None)
 
 
 CURSOR_PATTERN = r"^[0-9a-f-]{1,64}$"
@@ -120,7 +166,7 @@ class DecisionController(Controller):
 
     @post(
         "/decisions",
-        dto=StrictJSON[DecisionRequest],
+        dto=StrictJSON[Proposal],
         return_dto=None,
         status_code=201,
         opt={"scope": "write"},
@@ -129,20 +175,23 @@ class DecisionController(Controller):
     async def create(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[DecisionRequest],
+        data: JSONBody[Proposal],
         policy: PolicyParam = None,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[Decision]:
         """Evaluate a proposal and store the decision; answers 201 with `Location` (200 for an idempotent replay).
 
-        `source` and `source_detail` (optional) record the surface a client speaks for, as a Slack bot does.
+        The decision's `source` is `api`: the server alone records a decision as made through Slack or the gate.
         """
-        body_hash = request_hash(await request.body(), policy or "") if idempotency_key else None
+        said = speaker(request)
+        header = request.headers.get(SOURCE_HEADER)
+        salt = (policy or "") + ("" if header is None else f"\n{header}")
+        body_hash = request_hash(await request.body(), salt) if idempotency_key else None
         decision, created = await service(request).create(
-            data.proposal(),
+            data,
             policy_name=policy,
-            source=data.source or "api",
-            source_detail=data.source_detail,
+            source=said.source,
+            source_detail=said.detail,
             idempotency_key=idempotency_key,
             body_hash=body_hash,
             token_id=None if (principal := principal_of(request)) is None else principal.id,

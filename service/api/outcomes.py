@@ -9,7 +9,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
-from worthit.service.api.decisions import IdempotencyKey
+from worthit.service.api.decisions import IdempotencyKey, speaker
 from worthit.service.decisions.service import request_hash
 from worthit.service.http.auth import principal_of
 from worthit.service.http.caching import REVALIDATE
@@ -57,13 +57,19 @@ class OutcomeController(Controller):
     ) -> Response[Outcome]:
         """Record what was measured after the work: realized k and speedup against the prediction.
 
-        Only the token that made the decision (or an admin) records its outcome: 403 for any other.
+        Only the decision's owner (or an admin token) records its outcome, 403 for any other: the token that made it,
+        or, for a decision made from Slack, its Slack user through the Slack bot.
         The outcome must be measured on the proposal's model, input, dtype and device (422 naming the fields
         that differ; a field unstated on either side is not compared). One outcome per decision (409 for another).
         """
         body_hash = request_hash(await request.body(), decision_id)
         outcome, created = await outcomes.record(
-            decision_id, data, idempotency_key=idempotency_key, body_hash=body_hash, caller=principal_of(request)
+            decision_id,
+            data,
+            idempotency_key=idempotency_key,
+            body_hash=body_hash,
+            caller=principal_of(request),
+            slack_user=speaker(request).slack_user,
         )
         return Response(
             outcome,

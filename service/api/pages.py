@@ -16,7 +16,7 @@ import math
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, get_args
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import Cookie
@@ -39,7 +39,6 @@ from worthit.service.outcomes.schemas import Outcome, WorkloadHistory
 from worthit.service.outcomes.service import OutcomeService
 from worthit.service.present import render
 from worthit.service.present.charts import HistoryStep, decision_chart, history_chart
-from worthit.service.tokens.model import digest
 
 __all__ = [
     "PAGE_HEADERS",
@@ -55,6 +54,8 @@ __all__ = [
     "figure_rows",
     "heading",
     "history_context",
+    "link_days",
+    "origin_mismatch",
     "outcome_rows",
     "proposal_rows",
     "shortened",
@@ -342,6 +343,7 @@ SIGN_IN_REASONS = {
     ),
     "session": ("Sign in again", "Your sign-in has ended (it lasts a few hours, and ends when its token is revoked)."),
     "refused": ("Sign in to see this page", "That token is not valid: unknown, revoked, or mistyped."),
+    "origin": ("This sign-in came from another address", ""),
     "scope": ("Sign in to see this page", "That token cannot read decisions: it has no `read` scope."),
     "limited": ("Too many attempts", ""),
 }
@@ -355,20 +357,53 @@ def sign_in_context(next_path: str, reason: str, expired_at: datetime | None = N
         why = f"Signed links open their decision for a limited time; this one ended{when}. Sign in with a token."
     if reason == "limited":
         why = f"Too many failed sign-ins from this address; retry in {extra.get('retry_after', 60)} s."
+    if reason == "origin":
+        why = str(extra["why"])
+    link_days: int | None = extra.get("link_days")
+    if reason == "none" and link_days is None:
+        why = "This server asks for a worthit token before it shows decisions: sign in with a token."
     return {
         "heading": heading,
         "why": why,
         "next": next_path,
         "hours": page_access.SESSION_SECONDS // 3600,
-        "link_days": extra.get("link_days", 30),
+        "link_days": link_days,
     }
+
+
+def link_days(settings: Any) -> int | None:
+    """How long signed links open their decision, in days; None where the server signs none (no link secret), so
+    that no page promises them."""
+    return round(settings.link_ttl_days) if settings.link_secret is not None else None
 
 
 def explanation_page(app: Any, denied: page_access.Denied) -> str:
     """The page a browser gets instead of a 401 JSON: why it may not see the page, and the sign-in form."""
-    days = round(app.state.settings.link_ttl_days)
+    days = link_days(app.state.settings)
     context = sign_in_context(denied.next, denied.reason, denied.expired_at, link_days=days)
     return str(app.template_engine.get_template("sign_in.html").render(**context))
+
+
+def origin_mismatch(origin: str, served: str, public_url: str | None) -> str:
+    """Why a sign-in posted from `origin` is refused, when this server sees itself as `served` (scheme://host), and
+    the setting that fixes it when the browser was at this server all along."""
+    browser = urlsplit(origin)
+    seen = urlsplit(served)
+    if browser.netloc == seen.netloc and browser.scheme != seen.scheme:
+        return (
+            f"Your browser is at {origin}, but this server received the sign-in as {served}: a proxy in front of it "
+            "ends TLS, and the server does not trust the proxy's forwarded headers. Set WORTHIT_TRUSTED_PROXIES to "
+            "the proxy's address (and WORTHIT_PUBLIC_URL to the address people use)."
+        )
+    hint = (
+        f" If {origin} is this server's public address, set WORTHIT_PUBLIC_URL to it"
+        + ("" if public_url is None else f" (it is {public_url} now)")
+        + ", and WORTHIT_TRUSTED_PROXIES to the proxy's address."
+    )
+    return (
+        f"The sign-in was posted from {origin}, not from this server ({served}): a token is taken only from this "
+        f"server's own form, so no other site can sign your browser in.{hint}"
+    )
 
 
 def _safe_next(value: str) -> str:
@@ -376,6 +411,11 @@ def _safe_next(value: str) -> str:
     if not value.startswith("/") or value.startswith(("//", "/\\")) or any(ord(c) < 0x20 for c in value):
         return "/decisions"
     return value
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _secure(request: Request[Any, Any, Any]) -> bool:
@@ -394,36 +434,43 @@ class SignInController(Controller):
         self, request: Request[Any, Any, Any], next: Annotated[str, QueryParameter(max_length=2000)] = "/decisions"
     ) -> Template:
         """The sign-in form; it comes back to `next` (a path of this site)."""
-        days = request.app.state.settings.link_ttl_days
-        return _page("sign_in.html", sign_in_context(_safe_next(next), "none", link_days=round(days)))
+        days = link_days(request.app.state.settings)
+        return _page("sign_in.html", sign_in_context(_safe_next(next), "none", link_days=days))
 
     @post("/sign-in", opt={"scope": "public"}, include_in_schema=False, status_code=303)
     async def sign_in(self, request: Request[Any, Any, Any]) -> Response[Any]:
-        """Check the posted token (`read` scope at least) and set the sign-in cookie; back to `next` on success."""
+        """Check the posted token (`read` scope at least), start a session and set its cookie; back to `next`.
+
+        The token is looked up before the address's failures are consulted, as for bearer tokens
+        (service/http/auth.py): made-up tokens posted from a shared address must not lock out a valid one."""
         state = request.app.state
         address = request.client.host if request.client else "?"
         failures = state.auth_failures
         form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
         token = (form.get("token") or [""])[0].strip()
         back = _safe_next((form.get("next") or ["/decisions"])[0])
-        days = round(state.settings.link_ttl_days)
-        if failures is not None and (retry_after := failures.check(address)) is not None:
-            context = sign_in_context(back, "limited", retry_after=retry_after, link_days=days)
-            return _page("sign_in.html", context, 429)
+        days = link_days(state.settings)
         origin = request.headers.get("origin")
-        if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+        served = f"{request.url.scheme}://{request.url.netloc}"
+        public_url: str | None = state.settings.public_url
+        public = public_url.rstrip("/") if public_url else None
+        if origin is not None and origin not in (served, public and _origin_of(public)):
             # Another site posting a token of its own would sign this browser in as someone else.
-            return _page("sign_in.html", sign_in_context(back, "refused", link_days=days), 403)
+            why = origin_mismatch(origin, served, public_url)
+            return _page("sign_in.html", sign_in_context(back, "origin", link_days=days, why=why), 403)
         principal = (await state.authenticator.principal(token))[0] if 0 < len(token) <= 200 else None
         if principal is None or "read" not in principal.scopes:
             if failures is not None:
+                if (retry_after := failures.check(address)) is not None:
+                    context = sign_in_context(back, "limited", retry_after=retry_after, link_days=days)
+                    return _page("sign_in.html", context, 429)
                 failures.hit(address)
             reason, status = ("refused", 401) if principal is None else ("scope", 403)
             return _page("sign_in.html", sign_in_context(back, reason, link_days=days), status)
-        # The digest, never the token: a stolen cookie opens pages only, and cannot be replayed as a bearer token.
+        access: page_access.PageAccess = state.page_access
         cookie = Cookie(
             key=page_access.SESSION_COOKIE,
-            value=digest(token),
+            value=await access.sign_in(principal),
             max_age=page_access.SESSION_SECONDS,
             path="/",
             httponly=True,
@@ -434,7 +481,8 @@ class SignInController(Controller):
 
     @post("/sign-out", opt={"scope": "public"}, include_in_schema=False, status_code=303)
     async def sign_out(self, request: Request[Any, Any, Any]) -> Response[Any]:
-        """End the sign-in (the cookie is cleared)."""
+        """End the sign-in: its session opens nothing from now on, and the cookie is cleared."""
+        await request.app.state.page_access.sign_out(page_access.session_cookie(request.scope["headers"]))
         cookie = Cookie(
             key=page_access.SESSION_COOKIE,
             value="",

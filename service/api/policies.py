@@ -14,6 +14,7 @@ from worthit.rules.names import NAME_PATTERN
 from worthit.rules.policy import Policy, parse_policy
 from worthit.service.decisions.schemas import Reevaluation
 from worthit.service.decisions.service import DecisionService
+from worthit.service.http.auth import principal_of
 from worthit.service.http.caching import REVALIDATE
 from worthit.service.http.codec import is_json
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
@@ -78,11 +79,16 @@ class PolicyController(Controller):
         return await policies.put(name, raw)
 
     @delete("/policies/{name:str}", opt={"scope": "admin"}, status_code=204, responses=problem_responses(404, 409))
-    async def delete_policy(self, name: FromPath[str], policies: NamedDependency[PolicyService]) -> None:
-        """Delete a policy, every version of it (admin). Decisions made under it keep the name and version they
-        record; re-evaluating under it answers 404 from then on. The bundled `default` cannot be deleted (409).
-        Any stored name may be deleted, even one stored before names were checked."""
-        await policies.delete(name)
+    async def delete_policy(
+        self, name: FromPath[str], request: Request[Any, Any, Any], policies: NamedDependency[PolicyService]
+    ) -> None:
+        """Delete a policy, every version of it (admin); the deletion is recorded with the token's name. Decisions
+        made under it keep the name and version they record; re-evaluating under it answers 404 from then on, and a
+        new policy of the name starts after the deleted versions (a version is never numbered twice). The bundled
+        `default` and the server's own policy (`WORTHIT_POLICY`) cannot be deleted (409). Any stored name may be
+        deleted, even one stored before names were checked."""
+        principal = principal_of(request)
+        await policies.delete(name, None if principal is None else principal.name)
 
     @post(
         "/decisions/{decision_id:str}/reevaluate",

@@ -13,7 +13,7 @@ from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import Batched, GroupCommitWriter
 
-__all__ = ["DecisionFilter", "DecisionStore", "Existing", "NewDecision", "decisions"]
+__all__ = ["DecisionFilter", "DecisionStore", "Existing", "NewDecision", "Owner", "decisions"]
 
 decisions = Base.metadata.tables["decisions"]
 
@@ -32,6 +32,15 @@ class NewDecision:
     request_hash: str | None
     document: str
     token_id: str | None = None
+    slack_user: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Who made a decision: the token, and the Slack user when it was made from Slack (who then owns it)."""
+
+    token_id: str | None
+    slack_user: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +71,12 @@ class DecisionStore:
         """Store `row`, or return what its idempotency key already stored (then nothing is written)."""
         return await self._writer.submit(Batched("decisions", _insert_decisions, row))
 
-    async def owner(self, decision_id: str) -> str | None:
-        """The id of the token that made the decision (None: none recorded, or no such decision)."""
+    async def owner(self, decision_id: str) -> Owner:
+        """Who made the decision (both None: none recorded, or no such decision)."""
+        query = select(decisions.c.token_id, decisions.c.slack_user).where(decisions.c.id == decision_id)
         async with self._engine.connect() as connection:
-            result = await connection.execute(select(decisions.c.token_id).where(decisions.c.id == decision_id))
-            return result.scalar_one_or_none()
+            row = (await connection.execute(query)).first()
+        return Owner(None, None) if row is None else Owner(row.token_id, row.slack_user)
 
     async def get(self, decision_id: str) -> str | None:
         async with self._engine.connect() as connection:

@@ -13,6 +13,8 @@ __all__ = [
     "DecisionRow",
     "IdempotencyRow",
     "OutcomeRow",
+    "PageSessionRow",
+    "PolicyDeletionRow",
     "PolicyRow",
     "ProfileRow",
     "TokenRow",
@@ -52,7 +54,10 @@ class DecisionRow(Base):
     request_hash: Mapped[str | None] = mapped_column(String(64))
     document: Mapped[str] = mapped_column(Text)
     token_id: Mapped[str | None] = mapped_column(String(36))
-    """The token that made it (None: made through Slack, with auth off, or before owners were recorded)."""
+    """The token that made it (None: made through Slack's signed route, with auth off, or before owners were
+    recorded)."""
+    slack_user: Mapped[str | None] = mapped_column(String(64))
+    """The Slack user who made it from Slack: its owner, before any token (None: not made from Slack)."""
 
     __table_args__ = (
         UniqueConstraint("idempotency_key"),
@@ -74,6 +79,20 @@ class PolicyRow(Base):
     document: Mapped[str] = mapped_column(Text)
 
 
+class PolicyDeletionRow(Base):
+    """A deletion of a policy's versions: up to which version, how many, when and by which token (None: auth off).
+
+    The next version of the name is numbered after `last_version`, so a (name, version) never names two policies."""
+
+    __tablename__ = "policy_deletions"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    versions: Mapped[int] = mapped_column(Integer)
+    deleted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    deleted_by: Mapped[str | None] = mapped_column(String(100))
+
+
 class TokenRow(Base):
     """A bearer token: only its SHA-256 is stored; the token itself is shown once, when created."""
 
@@ -87,6 +106,20 @@ class TokenRow(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (UniqueConstraint("name"), UniqueConstraint("token_hash"))
+
+
+class PageSessionRow(Base):
+    """A sign-in of the pages: the SHA-256 of the random id its cookie holds, the token it signed in with, and when
+    it ends. Only the digest is stored, so reading this table opens no page; a revoked token ends its sessions."""
+
+    __tablename__ = "page_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    token_id: Mapped[str] = mapped_column(String(36), ForeignKey("tokens.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_page_sessions_expires_at", "expires_at"),)
 
 
 class IdempotencyRow(Base):

@@ -1,4 +1,4 @@
-"""Policy versions added through the API: one row per (name, version)."""
+"""Policy versions added through the API: one row per (name, version); a deletion leaves a row of its own."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from worthit.service.db.errors import domain_errors
 from worthit.service.db.models import Base
 from worthit.service.db.writer import GroupCommitWriter
 
-__all__ = ["LOCK_SPACE", "PolicyStore", "policies"]
+__all__ = ["LOCK_SPACE", "PolicyStore", "policies", "policy_deletions"]
 
 policies = Base.metadata.tables["policies"]
+policy_deletions = Base.metadata.tables["policy_deletions"]
 LOCK_SPACE = 0x7770  # advisory locks of policy versions: the first key of the two-key form, "wp"
 
 
@@ -57,16 +58,8 @@ class PolicyStore:
         """Store the next version of `name`; `document_for(version)` renders its document. Returns both."""
 
         def op(connection: Connection) -> tuple[int, str]:
-            if connection.dialect.name == "postgresql":
-                # Processes read the newest version at once and both took the next: one lost, with a 409. A lock
-                # per name, held to the commit, makes them take turns. (SQLite's writer holds the file's lock.)
-                connection.execute(
-                    text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": LOCK_SPACE, "key": _lock_key(name)}
-                )
-            current = (
-                connection.execute(select(func.max(policies.c.version)).where(policies.c.name == name))
-            ).scalar_one_or_none()
-            version = max(current or 0, floor) + 1
+            _lock(connection, name)
+            version = max(_last_version(connection, name), floor) + 1
             document = document_for(version)
             connection.execute(
                 insert(policies).values(name=name, version=version, created_at=created_at, document=document)
@@ -75,10 +68,38 @@ class PolicyStore:
 
         return await self._writer.submit(op)
 
-    async def delete(self, name: str) -> int:
-        """Delete every version of `name`; how many rows there were."""
+    async def delete(self, name: str, deleted_at: datetime, deleted_by: str | None) -> int:
+        """Delete every version of `name`, recording up to which version, when and by whom (a token's name); how many
+        rows there were. Later versions of the name are numbered after the deleted ones."""
 
         def op(connection: Connection) -> int:
-            return int(connection.execute(delete(policies).where(policies.c.name == name)).rowcount)
+            _lock(connection, name)
+            last = _last_version(connection, name)
+            count = int(connection.execute(delete(policies).where(policies.c.name == name)).rowcount)
+            if count:
+                connection.execute(
+                    insert(policy_deletions).values(
+                        name=name, last_version=last, versions=count, deleted_at=deleted_at, deleted_by=deleted_by
+                    )
+                )
+            return count
 
         return await self._writer.submit(op)
+
+
+def _lock(connection: Connection, name: str) -> None:
+    if connection.dialect.name == "postgresql":
+        # Processes read the newest version at once and both took the next: one lost, with a 409. A lock per name,
+        # held to the commit, makes them take turns. (SQLite's writer holds the file's lock.)
+        connection.execute(
+            text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": LOCK_SPACE, "key": _lock_key(name)}
+        )
+
+
+def _last_version(connection: Connection, name: str) -> int:
+    """The highest version `name` ever had, stored or deleted: versions are never numbered twice."""
+    stored = connection.execute(select(func.max(policies.c.version)).where(policies.c.name == name)).scalar()
+    deleted = connection.execute(
+        select(func.max(policy_deletions.c.last_version)).where(policy_deletions.c.name == name)
+    ).scalar()
+    return max(stored or 0, deleted or 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from worthit.service.db.engine import SQLITE_PRAGMAS
 
 __all__ = [
     "LOCK_WAIT_SECONDS",
+    "PROBE_BYTES",
     "Batched",
     "GroupCommitWriter",
     "WriteFailure",
@@ -110,10 +112,15 @@ class GroupCommitWriter:
             self._connection = None
 
     async def probe(self) -> None:
-        """One real write through the writer (the schema revision rewritten as it is): after a failure, whether the
-        database takes writes again. Its success clears `failure`, as any committed write does; readiness asks for
-        it so that a replica taken out of rotation for failing writes can come back without traffic."""
-        await self.submit(_touch)
+        """One write of new data through the writer, as real writes are: after a failure, whether the database takes
+        writes again. Its success clears `failure`, as any committed write does; readiness asks for it so that a
+        replica taken out of rotation for failing writes can come back without traffic.
+
+        It stores a row of PROBE_BYTES (incompressible, so PostgreSQL cannot shrink it) and deletes it in the same
+        transaction: the commit still writes its pages (SQLite's WAL frames, PostgreSQL's WAL records). Rewriting a
+        value in place, as the probe once did, fits in a page already written and succeeded on a full disk while
+        every decision failed."""
+        await self.submit(_probe)
 
     async def submit(self, op: Callable[[Connection], T] | Batched[Any, T]) -> T:
         """Run `op` in the next batch; return its result once the batch has committed."""
@@ -272,5 +279,18 @@ def sqlite_writer_engine(engine: AsyncEngine) -> Engine:
     return sync
 
 
-def _touch(connection: Connection) -> None:
-    connection.execute(text("UPDATE alembic_version SET version_num = version_num"))
+# Larger than most decisions (a few KB to ~280 KB at the body limit): a disk that takes the probe takes most writes.
+PROBE_BYTES = 64 * 1024
+
+
+def _probe(connection: Connection) -> None:
+    key = f"worthit-readiness-probe:{secrets.token_hex(16)}"  # replicas probing at once never meet
+    parameters = {"key": key, "route": "/readyz", "document": secrets.token_hex(PROBE_BYTES // 2)}
+    connection.execute(
+        text(
+            "INSERT INTO idempotency_keys (key, route, request_hash, status_code, document, created_at) "
+            "VALUES (:key, :route, '', 0, :document, CURRENT_TIMESTAMP)"
+        ),
+        parameters,
+    )
+    connection.execute(text("DELETE FROM idempotency_keys WHERE key = :key AND route = :route"), parameters)

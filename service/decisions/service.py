@@ -14,7 +14,7 @@ from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.policy import Policy
-from worthit.service.db.decisions import DecisionFilter, DecisionStore, NewDecision
+from worthit.service.db.decisions import DecisionFilter, DecisionStore, NewDecision, Owner
 from worthit.service.decisions.schemas import Change, Decision, Reevaluation, Source
 from worthit.service.errors import Conflict, NotFound, Unreadable
 from worthit.service.ids import new_id, scoped_key
@@ -96,7 +96,8 @@ class DecisionService:
     ) -> tuple[Decision, bool]:
         """Evaluate and store; returns the decision and whether it is new (False: an idempotent replay).
 
-        `token_id`: the token making it, recorded as its owner (only it, or an admin, records its outcome)."""
+        `token_id`: the token making it, recorded as its owner (only it, or an admin, records its outcome). Made from
+        Slack (`source` slack, its `user_id` in `source_detail`), the Slack user owns it instead."""
         proposal = await self.resolve(proposal)
         evaluation = await self._evaluate(proposal, policy_name)
         decision = Decision(
@@ -134,6 +135,7 @@ class DecisionService:
                 request_hash=body_hash,
                 document=document,
                 token_id=token_id,
+                slack_user=(source_detail or {}).get("user_id") if source == "slack" else None,
             )
         )
         if existing is None:
@@ -146,8 +148,8 @@ class DecisionService:
             )
         return read_decision(existing.document, decision.id), False
 
-    async def owner(self, decision_id: str) -> str | None:
-        """The id of the token that made the decision, when one was recorded."""
+    async def owner(self, decision_id: str) -> Owner:
+        """Who made the decision: its token, and its Slack user when made from Slack."""
         return await self._store.owner(decision_id)
 
     async def get(self, decision_id: str) -> Decision:

@@ -11,11 +11,12 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import msgspec
 
 from worthit.rules.model import Evaluation
-from worthit.service.client import ApiClient, problem
+from worthit.service.client import SOURCE_HEADER, ApiClient, problem, source_header
 from worthit.service.gate.block import Parsed, invalid_block
 from worthit.service.gate.errors import UsageError
 
@@ -54,22 +55,52 @@ def decide_remote(
     document = msgspec.json.decode(parsed.json)
     if not isinstance(document, dict):
         return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
-    body = msgspec.json.encode({**document, "source": "gate", "source_detail": dict(detail) or None})
-    key = hashlib.sha256(body + (policy or "").encode()).hexdigest()
+    body = parsed.json
+    said = source_header("gate", detail)
+    key = hashlib.sha256(body + said.encode() + (policy or "").encode()).hexdigest()
     endpoint = _endpoint(url, "/v1/decisions")
-    response = _post(url, "/v1/decisions", body, token, {"idempotency-key": key}, policy, attempts)
+    headers = {"idempotency-key": key, SOURCE_HEADER: said}
+    response = _post(url, "/v1/decisions", body, token, headers, policy, attempts)
     if response.status_code == 403:  # a read-scoped token: evaluate, as the gate did before it stored decisions
         return Remote(evaluate_remote(url, parsed, token=token, policy=policy, attempts=attempts))
     if response.status_code not in (200, 201):
         return Remote(_evaluation(endpoint, response, parsed))
     evaluation = _decode(endpoint, response)
     identifier = problem(response.content).get("id")
-    page = _endpoint(url, f"/decisions/{identifier}") if isinstance(identifier, str) and identifier else None
+    page = _page_url(url, identifier, token) if isinstance(identifier, str) and identifier else None
     return Remote(evaluation, page)
 
 
 def _endpoint(url: str, path: str) -> str:
     return url.rstrip("/") + path
+
+
+def _page_url(url: str, decision_id: str, token: str | None) -> str:
+    """The decision page's address for the job's output and summary: a signed link (`GET /v1/decisions/{id}/link`,
+    as Slack's messages carry), which opens in a browser without a token; the plain page where the server signs no
+    links (404) or the question fails, since the decision is stored and the link only a convenience."""
+    import httpx
+
+    plain = _endpoint(url, f"/decisions/{quote(decision_id, safe='')}")
+    with ApiClient(
+        url.rstrip("/"), token, user_agent="worthit-gate", timeout_s=30, attempts=2, delay=lambda _: 1.0
+    ) as client:
+        try:
+            response = client.send(
+                "GET",
+                f"/v1/decisions/{quote(decision_id, safe='')}/link",
+                headers={"accept": "application/json"},
+                retry_statuses=(502, 503, 504),
+            )
+        except httpx.HTTPError:
+            return plain
+    if response.status_code != 200:
+        return plain
+    link = problem(response.content)
+    path, whole = link.get("path"), link.get("url")
+    if not isinstance(path, str) or not path.startswith("/decisions/"):
+        return plain
+    return whole if isinstance(whole, str) and whole.startswith(("https://", "http://")) else _endpoint(url, path)
 
 
 def _post(

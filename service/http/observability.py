@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from worthit.service.http.auth import PRINCIPAL
 from worthit.service.metrics import LATENCY, REQUESTS
 
 __all__ = ["PROBLEM_NUL_PATH", "PROBLEM_TIMEOUT", "JSONFormatter", "Observability", "Scope", "configure_logging"]
@@ -146,16 +147,15 @@ class Observability:
             _counter(method, route, status).inc()
             _histogram(route).observe(elapsed)
             if log.isEnabledFor(logging.INFO):
-                log.info(
-                    "request",
-                    extra={
-                        "fields": {
-                            "request_id": request_id,
-                            "method": scope["method"],
-                            "route": route,
-                            "path": scope["path"],
-                            "status": status,
-                            "duration_ms": round(elapsed * 1000, 3),
-                        }
-                    },
-                )
+                fields = {
+                    "request_id": request_id,
+                    "method": scope["method"],
+                    "route": route,
+                    "path": scope["path"],
+                    "status": status,
+                    "duration_ms": round(elapsed * 1000, 3),
+                }
+                # Who did it, by the token's name (never the token): an admin's deletion is found in the log.
+                if (principal := scope.get(PRINCIPAL)) is not None:
+                    fields["token"] = principal.name
+                log.info("request", extra={"fields": fields})

@@ -9,9 +9,10 @@ Browsers cannot send bearer tokens, so where tokens are enforced (service/http/a
   secret (`WORTHIT_LINK_SECRET`, the same on every replica), compared in constant time. Slack's messages and the API
   (`GET /v1/decisions/{id}/link`, for clients such as the Socket Mode bot) give such links. It opens nothing else.
 - **A sign-in** (`GET/POST /sign-in`) takes a token with the `read` scope and sets an HttpOnly, SameSite=Lax cookie
-  holding the token's SHA-256 digest, what the database stores, never the token: a stolen cookie cannot be replayed
-  as a bearer token against the API, it opens only pages, and it ends with the token's revocation (looked up on
-  every request) or after `SESSION_SECONDS`.
+  holding a session id: 256 random bits of the server's, never the token nor anything computed from it. The database
+  keeps the id's SHA-256 with its token and its end (service/db/sessions.py), so the server ends a session after
+  `SESSION_SECONDS` whatever the browser keeps, at sign-out, and at its token's revocation (looked up on every
+  request). A stolen cookie opens pages only: it is no bearer token, and reading the database opens nothing.
 - **Neither**: a browser (one that accepts `text/html`) gets a 401 page saying why and offering the sign-in; any
   other client goes on to the bearer check and its problem+json 401, as on every other route.
 
@@ -24,14 +25,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, TypeGuard
 from urllib.parse import parse_qs, quote
 
-from worthit.service.db.tokens import TokenStore
+from worthit.service.db.sessions import SessionStore
 from worthit.service.http.auth import PAGE_GRANTED
 from worthit.service.tokens.model import Principal
 
@@ -46,6 +48,7 @@ __all__ = [
     "check_link",
     "link_expiry",
     "link_signature",
+    "session_cookie",
     "signed_path",
     "wants_html",
 ]
@@ -53,7 +56,8 @@ __all__ = [
 LINK_PARAMETER = "link"
 SESSION_COOKIE = "worthit_session"
 SESSION_SECONDS = 12 * 3600
-_DIGEST_CHARS = 64
+_SESSION_ID_CHARS = 43  # secrets.token_urlsafe(32)
+_SESSION_ID_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _MAX_EXPIRES_DIGITS = 12
 
 LinkState = Literal["none", "valid", "expired", "invalid"]
@@ -109,7 +113,16 @@ def link_expiry(query: bytes) -> datetime | None:
     return datetime.fromtimestamp(found[0], UTC) if found else None
 
 
-def _cookie(headers: list[tuple[bytes, bytes]]) -> str | None:
+def _well_formed(cookie: str | None) -> TypeGuard[str]:
+    return cookie is not None and len(cookie) == _SESSION_ID_CHARS and _SESSION_ID_ALPHABET.issuperset(cookie)
+
+
+def _session_digest(session_id: str) -> str:
+    return hashlib.sha256(f"worthit/page-session/v1\n{session_id}".encode()).hexdigest()
+
+
+def session_cookie(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The sign-in cookie a request carries, if any."""
     for name, value in headers:
         if name != b"cookie":
             continue
@@ -139,7 +152,7 @@ class PageAccess:
 
     def __init__(
         self,
-        tokens: TokenStore,
+        sessions: SessionStore,
         *,
         secret: str | None,
         explain: Callable[[Any, Denied], str],
@@ -147,16 +160,27 @@ class PageAccess:
     ) -> None:
         """`explain(app, denied)` renders the page that explains (the pages' own, service/api/pages.py), sent with
         the pages' `headers` (their CSP)."""
-        self._tokens = tokens
+        self._sessions = sessions
         self.secret = secret
         self.explain = explain
         self.headers = headers
 
+    async def sign_in(self, principal: Principal) -> str:
+        """A new session of `principal`, ending in SESSION_SECONDS; the id for the cookie (stored only digested)."""
+        session_id = secrets.token_urlsafe(32)
+        await self._sessions.create(_session_digest(session_id), principal.id, timedelta(seconds=SESSION_SECONDS))
+        return session_id
+
+    async def sign_out(self, cookie: str | None) -> None:
+        """End the session a cookie names, if it names one."""
+        if _well_formed(cookie):
+            await self._sessions.end(_session_digest(cookie))
+
     async def session(self, cookie: str | None) -> Principal | None:
-        """The token behind a sign-in cookie, when it is still valid and may read."""
-        if cookie is None or len(cookie) != _DIGEST_CHARS or any(c not in "0123456789abcdef" for c in cookie):
+        """The token behind a sign-in cookie, while its session lasts, its token is not revoked and it may read."""
+        if not _well_formed(cookie):
             return None
-        principal = await self._tokens.find(cookie)
+        principal = await self._sessions.find(_session_digest(cookie))
         return principal if principal is not None and "read" in principal.scopes else None
 
     async def decide(self, scope: Any) -> Principal | str | Denied | None:
@@ -173,7 +197,7 @@ class PageAccess:
             link = check_link(self.secret, decision_id, query)
             if link == "valid":
                 return decision_id
-        cookie = _cookie(headers)
+        cookie = session_cookie(headers)
         principal = await self.session(cookie)
         if principal is not None:
             return principal

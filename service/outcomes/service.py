@@ -239,15 +239,25 @@ class OutcomeService:
         idempotency_key: str | None,
         body_hash: str,
         caller: Principal | None = None,
+        slack_user: str | None = None,
     ) -> tuple[Outcome, bool]:
         """Compare and store; returns the outcome and whether it is new (False: an idempotent replay).
 
-        Only the token that made the decision, or an admin, records its outcome (Forbidden otherwise): another
-        team's token recorded one first and the owner got 409. A decision with no owner recorded (made through
-        Slack, with auth off, or before owners were kept) stays open to any caller with the route's scope."""
+        An outcome moves its team's calibration, so only a decision's owner records it, or an admin token (Forbidden
+        otherwise): for a decision made from Slack, the Slack user who made it, through Slack (`slack_user`, which
+        only the Slack bot's token may state); for one made through the API, the token that made it. A decision with
+        no owner recorded (made with auth off, or before owners were kept) stays open to any caller with the route's
+        scope, as does every decision to a server with auth off (no `caller`) unless a token made it."""
         decision = await self._decisions.get(decision_id)
         owner = await self._decisions.owner(decision_id)
-        if owner is not None and not (caller is not None and (caller.id == owner or "admin" in caller.scopes)):
+        admin = caller is not None and "admin" in caller.scopes
+        if owner.slack_user is not None:
+            if not (admin or caller is None or slack_user == owner.slack_user):
+                raise Forbidden(
+                    f"Decision `{decision_id}` was made from Slack by {owner.slack_user}: only they, through Slack, "
+                    "or an admin token record its outcome"
+                )
+        elif owner.token_id is not None and not (admin or (caller is not None and caller.id == owner.token_id)):
             raise Forbidden(
                 f"Only the token that made decision `{decision_id}` (or an admin) records its outcome"
                 + ("" if caller is None else f"; `{caller.name}` did not make it")

@@ -34,8 +34,10 @@ def _readable(name: str, version: int, document: str) -> Policy | None:
 
 
 class PolicyService:
-    def __init__(self, store: PolicyStore, *, cache_seconds: float = CACHE_SECONDS) -> None:
+    def __init__(self, store: PolicyStore, *, serves: str = "default", cache_seconds: float = CACHE_SECONDS) -> None:
+        """`serves`: the policy this server evaluates under when a request names none (`WORTHIT_POLICY`)."""
         self._store = store
+        self._serves = serves
         self._cache: TtlCache[str, Policy] = TtlCache(cache_seconds)
 
     async def get(self, name: str, version: int | None = None) -> Policy:
@@ -82,16 +84,26 @@ class PolicyService:
         stored = {name for name, _ in await self._store.names() if is_name(name)}
         return sorted(stored | {"default"})
 
-    async def delete(self, name: str) -> int:
-        """Delete every version of `name` (admin); how many there were. Decisions keep the name and version they
-        record. The bundled `default` cannot be deleted (Conflict); any other name may, even one stored before names
-        were checked, so that it can be removed."""
+    async def delete(self, name: str, deleted_by: str | None = None) -> int:
+        """Delete every version of `name` (admin); how many there were. The deletion is recorded with `deleted_by`
+        (the admin token's name), and later versions of the name are numbered after the deleted ones, so a decision's
+        (name, version) never comes to mean other thresholds. Decisions keep the name and version they record.
+
+        The bundled `default` and the policy this server evaluates under cannot be deleted (Conflict): every
+        evaluation naming no policy would fail. Any other name may, even one stored before names were checked, so
+        that it can be removed."""
         if name == "default":
             raise Conflict("The bundled policy `default` cannot be deleted; PUT a new version of it instead")
-        deleted = await self._store.delete(name)
+        if name == self._serves:
+            raise Conflict(
+                f"The policy `{name}` is the one this server evaluates under (WORTHIT_POLICY) and cannot be deleted; "
+                "PUT a new version of it, or serve another policy first"
+            )
+        deleted = await self._store.delete(name, datetime.now(UTC), deleted_by)
         if not deleted:
             raise NotFound(f"No policy named {name!r}")
         self._cache.drop(name)
+        log.warning("policy %r deleted (%d versions) by token %r", name, deleted, deleted_by)
         return deleted
 
     async def put(self, name: str, raw: object) -> Policy:

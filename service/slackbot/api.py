@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from worthit.service.client import ApiClient, problem
+from worthit.service.client import SOURCE_HEADER, ApiClient, problem, source_header
 
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})
 
@@ -74,11 +74,14 @@ class WorthitApi:
         params: dict[str, str] | None = None,
         idempotency_key: str | None = None,
         stores: bool = True,
+        speaks_for: str | None = None,
     ) -> Any:
         content = None if body is None else msgspec.json.encode(body)
         headers = {"content-type": "application/json"} if content is not None else {}
         if idempotency_key is not None:
             headers["idempotency-key"] = idempotency_key
+        if speaks_for is not None:
+            headers[SOURCE_HEADER] = speaks_for
         # A retry is safe when the call stores nothing, or when the key makes the API store it once.
         safe = method == "GET" or not stores or idempotency_key is not None
 
@@ -107,9 +110,12 @@ class WorthitApi:
         return response.json()
 
     def create_decision(self, proposal: dict[str, Any], *, source_detail: dict[str, str], key: str) -> dict[str, Any]:
-        """POST /v1/decisions with `source: slack`; the same key returns the stored decision instead of a new one."""
-        body = proposal | {"source": "slack", "source_detail": source_detail}
-        result: dict[str, Any] = self._call("POST", "/v1/decisions", body=body, idempotency_key=key)
+        """POST /v1/decisions speaking for Slack (its user, team and channel: the user owns the decision; the bot's
+        token needs the `slack` scope); the same key returns the stored decision instead of a new one."""
+        said = source_header("slack", source_detail)
+        result: dict[str, Any] = self._call(
+            "POST", "/v1/decisions", body=proposal, idempotency_key=key, speaks_for=said
+        )
         return result
 
     def decision(self, decision_id: str) -> dict[str, Any]:
@@ -135,8 +141,14 @@ class WorthitApi:
         )
         return result
 
-    def record_outcome(self, decision_id: str, outcome: dict[str, Any], *, key: str) -> dict[str, Any]:
+    def record_outcome(self, decision_id: str, outcome: dict[str, Any], *, key: str, user_id: str) -> dict[str, Any]:
+        """POST the outcome as the Slack user `user_id`: a decision made from Slack takes its outcome from the user
+        who made it (or an admin token)."""
         result: dict[str, Any] = self._call(
-            "POST", f"/v1/decisions/{decision_id}/outcome", body=outcome, idempotency_key=key
+            "POST",
+            f"/v1/decisions/{decision_id}/outcome",
+            body=outcome,
+            idempotency_key=key,
+            speaks_for=source_header("slack", {"user_id": user_id}),
         )
         return result

@@ -313,7 +313,7 @@ def create_app(config: BotConfig, *, api: WorthitApi | None = None) -> App:
 
         def work() -> dict[str, Any]:
             try:
-                outcome = worthit.record_outcome(decision_id, report, key=key)
+                outcome = worthit.record_outcome(decision_id, report, key=key, user_id=str(body["user"]["id"]))
             except ApiError as exc:
                 place.post(client, messages.problem_reply("worthit did not record the outcome", exc.detail))
                 return {"outcome": "api_error", "status": exc.status, "decision_id": decision_id}

@@ -13,13 +13,16 @@ from typing import Literal
 
 __all__ = ["GRANTS", "PUBLIC", "SCOPES", "TOKEN_PREFIX", "Principal", "Scope", "digest", "new_token"]
 
-Scope = Literal["read", "write", "admin"]
-SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
+Scope = Literal["read", "write", "admin", "slack"]
+SCOPES: tuple[Scope, ...] = ("read", "write", "admin", "slack")
 PUBLIC = "public"
 GRANTS: dict[str, frozenset[str]] = {
     "read": frozenset({"read"}),
     "write": frozenset({"read", "write"}),
     "admin": frozenset({"read", "write", "admin"}),
+    # The Slack bot's: a writer that may say which Slack user it speaks for (`Worthit-Source: slack; user_id=…`),
+    # who then owns the decision. No other token may, so no API client can pass for a Slack user.
+    "slack": frozenset({"read", "write", "slack"}),
 }
 TOKEN_PREFIX = "wt_"  # noqa: S105 - a prefix that makes leaked tokens greppable, not a secret
 

@@ -230,24 +230,37 @@ def test_nul_characters_are_rejected_at_the_boundary(database_url: str, server_f
         assert client.get("/v1/decisions").json()["items"] == []
 
 
-def test_a_client_may_say_where_a_decision_comes_from(sqlite_server: Server) -> None:
-    """`source` and `source_detail` are optional: stored when given, `api` when not; `cli` and odd details are 422."""
+def test_only_the_server_says_where_a_decision_comes_from(sqlite_server: Server) -> None:
+    """The body has no `source` or `source_detail`: a client naming either is a 422 naming the field, and nothing is
+    stored. The surfaces say it in `Worthit-Source`, and Slack only from a token with the `slack` scope
+    (tests/e2e/test_slack_owner.py); the gate's pull request is its detail."""
     detail = {"user_id": "U2147483697", "team_id": "T0001", "channel_id": "C2147483705"}
     with sqlite_server.client() as client:
         plain = client.post("/v1/decisions", json=ATTENTION)
         assert plain.status_code == 201
         assert (plain.json()["source"], plain.json()["source_detail"]) == ("api", None)
         assert "source" not in plain.json()["proposal"]
-        slack = client.post("/v1/decisions", json=ATTENTION | {"source": "slack", "source_detail": detail})
-        assert slack.status_code == 201
-        stored = client.get(slack.headers["location"]).json()
-        assert (stored["source"], stored["source_detail"]) == ("slack", detail)
-        assert stored["proposal"] == plain.json()["proposal"]
         before = _count(client)
-        for bad in ({"source": "cli"}, {"source_detail": {"User": "U1"}}, {"source_detail": {"user_id": ""}}):
-            refused = client.post("/v1/decisions", json=ATTENTION | bad)
-            assert refused.status_code == 422, bad
+        for claim in ({"source": "slack", "source_detail": detail}, {"source": "slack"}, {"source_detail": detail}):
+            refused = client.post("/v1/decisions", json=ATTENTION | claim)
+            assert refused.status_code == 422, claim
+            field = next(iter(claim))
+            assert refused.json()["errors"][0]["pointer"] == f"/{field}"
+            assert f"Unknown field `{field}`" in refused.json()["detail"]
         assert _count(client) == before
+        gate = client.post(
+            "/v1/decisions", json=ATTENTION, headers={"worthit-source": "gate; repository=o/n; pull_request=12"}
+        )
+        assert gate.status_code == 201
+        assert (gate.json()["source"], gate.json()["source_detail"]) == (
+            "gate",
+            {"repository": "o/n", "pull_request": "12"},
+        )
+        for bad in ("cli", "gate; User=U1", "gate; user_id=", "slack; team_id=T1", "gate; " + "; ".join(["a=b"] * 11)):
+            refused = client.post("/v1/decisions", json=ATTENTION, headers={"worthit-source": bad})
+            assert refused.status_code == 400, bad
+            assert "Worthit-Source" in refused.json()["detail"]
+        assert _count(client) == before + 1
 
 
 def _problem(response: httpx.Response, status: int) -> dict[str, object]:

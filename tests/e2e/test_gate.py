@@ -193,6 +193,39 @@ def test_url_mode_stores_the_decision_and_outputs_its_page(
     assert f"[Open the decision]({first})" in runs[0].summary
 
 
+def test_url_mode_links_a_signed_page_that_opens_in_a_browser_without_a_token(
+    tmp_path: Path, sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """With auth on and a link secret, the gate's `decision-url` and its summary's link are signed, as Slack's are:
+    a browser without a token opens the page (the plain page answers 401)."""
+    from tests.e2e.test_trust import create_token
+
+    token = create_token(sqlite_url, "write", "ci-gate")
+    secret = "gate-link-secret-for-tests-0123456789abcdef"
+    server = server_factory(sqlite_url, env={"WORTHIT_LINK_SECRET": secret})
+    outputs = tmp_path / "outputs"
+    run = gate(
+        tmp_path,
+        "--event",
+        str(EVENTS / "opened_fund.json"),
+        "--url",
+        server.url,
+        env={"GITHUB_OUTPUT": str(outputs), "WORTHIT_TOKEN": token},
+    )
+    assert run.code == 0, run.stderr
+    url = dict(line.split("=", 1) for line in outputs.read_text().splitlines())["decision-url"]
+    found = re.fullmatch(rf"{re.escape(server.url)}(/decisions/([0-9a-f-]+))\?link=\d+\.[A-Za-z0-9_-]+", url)
+    assert found is not None, url
+    assert f"[Open the decision]({url})" in run.summary
+    browser = {"accept": "text/html"}
+    with server.client() as client:
+        assert client.get(found.group(1), headers=browser).status_code == 401
+        page = client.get(url.removeprefix(server.url), headers=browser)
+        assert page.status_code == 200
+        assert 'id="verdict"' in page.text
+    assert token not in run.stdout + run.stderr + run.summary
+
+
 def _chunks(text: str) -> list[str]:
     """The outputs of each run: four lines apiece, `verdict` first."""
     lines = text.splitlines()

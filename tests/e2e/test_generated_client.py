@@ -103,11 +103,11 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     types = _module(generated, "types")
 
     create = _module(generated, f"{api}.decisions.v1_decisions_create")
-    refused = create.sync_detailed(client=anonymous, body=models.DecisionRequest.from_dict(ATTENTION))
+    refused = create.sync_detailed(client=anonymous, body=models.Proposal.from_dict(ATTENTION))
     assert refused.status_code == 401
     assert isinstance(refused.parsed, models.Problem)
 
-    first = create.sync_detailed(client=client, body=models.DecisionRequest.from_dict(ATTENTION), idempotency_key="a1")
+    first = create.sync_detailed(client=client, body=models.Proposal.from_dict(ATTENTION), idempotency_key="a1")
     assert first.status_code == 201
     decision = first.parsed
     assert isinstance(decision, models.Decision)
@@ -115,10 +115,19 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     assert decision.verdict == models.Verdict.FUND
     assert decision.amdahl.k == 10.0  # `k` is `number | "inf" | Range`: the number must parse
     assert decision.amdahl.new_ms == 81.1
-    replay = create.sync_detailed(client=client, body=models.DecisionRequest.from_dict(ATTENTION), idempotency_key="a1")
+    replay = create.sync_detailed(client=client, body=models.Proposal.from_dict(ATTENTION), idempotency_key="a1")
     assert replay.status_code == 200
     assert isinstance(replay.parsed, models.Decision)
     assert replay.parsed.id == decision.id
+    assert decision.source == models.DecisionSource.API
+    # The client has no `source` to set: the server alone says a decision came from Slack. Sent anyway as an
+    # extra property, it is refused, naming the field, and nothing is stored.
+    assert "source" not in models.Proposal.__annotations__
+    claimed = models.Proposal.from_dict(ATTENTION | {"source": "slack", "source_detail": {"user_id": "UFAKE"}})
+    forged = create.sync_detailed(client=client, body=claimed)
+    assert forged.status_code == 422
+    assert isinstance(forged.parsed, models.Problem)
+    assert "Unknown field `source" in forged.parsed.detail
 
     removed = _module(generated, f"{api}.decisions.v1_evaluate_evaluate").sync(
         client=client,

@@ -144,8 +144,8 @@ def test_delete_a_policy_decisions_keep_their_record_default_stays(
         assert refused.status_code == 409
         assert refused.headers["content-type"] == "application/problem+json"
         assert client.get("/v1/policies/default", headers=as_writer).status_code == 200
-        # A name of the same spelling starts again at version 1.
-        assert client.put("/v1/policies/team", json={"noise_floor": 0.02}, headers=as_admin).json()["version"] == 1
+        # A name of the same spelling goes on after the deleted versions: `team` v2 keeps naming what it named.
+        assert client.put("/v1/policies/team", json={"noise_floor": 0.05}, headers=as_admin).json()["version"] == 3
 
 
 def test_a_name_stored_before_names_were_checked_is_listed_around_and_can_be_deleted(
@@ -183,3 +183,84 @@ def test_token_names_follow_the_same_pattern(sqlite_url: str) -> None:
     assert refused.stdout == ""
     listed = worthit("token", "list", "--database", sqlite_url)
     assert listed.stdout == ""
+
+
+STRICT = {"noise_floor": 0.002}
+LOOSE = {"noise_floor": 0.05}
+
+
+def _deletions(database_url: str) -> list[tuple[str, int, int, str | None]]:
+    import asyncio
+
+    from sqlalchemy import text
+
+    from worthit.service.db.engine import create_engine
+    from worthit.service.settings import Settings
+
+    async def read() -> list[tuple[str, int, int, str | None]]:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            async with engine.connect() as connection:
+                query = text(
+                    "SELECT name, last_version, versions, deleted_by FROM policy_deletions ORDER BY last_version"
+                )
+                return [tuple(row) for row in (await connection.execute(query)).all()]  # type: ignore[misc]
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
+def test_a_deleted_policy_version_is_never_numbered_again_and_the_deletion_names_its_token(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Delete `strict`, PUT it twice: the new ones are v3 and v4, and a decision made under v2 re-evaluates under
+    `strict` v2's own thresholds nowhere else (re-evaluating under the name takes the newest, labelled v4)."""
+    admin = create_token(database_url, "admin", "platform")
+    write = create_token(database_url, "write", "planner")
+    server = server_factory(database_url, env={"WORTHIT_LOG_LEVEL": "info"})
+    as_admin = {"authorization": f"Bearer {admin}"}
+    as_writer = {"authorization": f"Bearer {write}"}
+    with server.client() as client:
+        for thresholds in (LOOSE, STRICT):
+            assert client.put("/v1/policies/strict", json=thresholds, headers=as_admin).status_code == 200
+        made = client.post("/v1/decisions", json=BORDERLINE, params={"policy": "strict"}, headers=as_writer).json()
+        assert (made["policy"], made["verdict"]) == ({"name": "strict", "version": 2}, "fund")
+
+        assert client.delete("/v1/policies/strict", headers=as_admin).status_code == 204
+        versions = [client.put("/v1/policies/strict", json=LOOSE, headers=as_admin).json()["version"] for _ in range(2)]
+        assert versions == [3, 4]
+        assert client.get("/v1/policies/strict", params={"version": 2}, headers=as_writer).status_code == 404
+        again = client.post(
+            f"/v1/decisions/{made['id']}/reevaluate", params={"policy": "strict"}, headers=as_writer
+        ).json()
+        assert again["before"]["policy"] == {"name": "strict", "version": 2}
+        assert again["after"]["policy"] == {"name": "strict", "version": 4}
+        assert again["after"]["verdict"] == "decline"
+
+        assert client.delete("/v1/policies/strict", headers=as_admin).status_code == 204
+        assert client.put("/v1/policies/strict", json=STRICT, headers=as_admin).json()["version"] == 5
+    assert _deletions(database_url) == [("strict", 2, 2, "platform"), ("strict", 4, 2, "platform")]
+    deleting = [line for line in server.log.read_text().splitlines() if '"method":"DELETE"' in line]
+    assert len(deleting) == 2
+    assert all('"token":"platform"' in line for line in deleting), deleting
+    assert admin not in server.log.read_text()
+
+
+def test_the_policy_the_server_evaluates_under_cannot_be_deleted(
+    database_url: str, server_factory: Callable[..., Server]
+) -> None:
+    server = server_factory(database_url)
+    with server.client() as client:
+        assert client.put("/v1/policies/strict", json=STRICT).status_code == 200
+        assert client.put("/v1/policies/other", json=LOOSE).status_code == 200
+    server.stop()
+    server = server_factory(database_url, env={"WORTHIT_POLICY": "strict"})
+    with server.client() as client:
+        refused = client.delete("/v1/policies/strict")
+        assert refused.status_code == 409
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert "WORTHIT_POLICY" in refused.json()["detail"]
+        assert client.post("/v1/evaluate", json=BORDERLINE).json()["policy"] == {"name": "strict", "version": 1}
+        assert client.delete("/v1/policies/other").status_code == 204
+    assert _deletions(database_url) == [("other", 1, 1, None)]

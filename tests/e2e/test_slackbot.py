@@ -48,7 +48,7 @@ class Bot:
 
 
 def _token(database_url: str) -> str:
-    created = worthit("token", "create", "--name", "slack-bot", "--scope", "write", "--database", database_url)
+    created = worthit("token", "create", "--name", "slack-bot", "--scope", "slack", "--database", database_url)
     assert created.returncode == 0, created.stderr
     return created.stdout.strip()
 
@@ -196,8 +196,9 @@ def click(action_id: str, message: dict[str, Any], *, thread_ts: str) -> dict[st
     }
 
 
-def submit(view: dict[str, Any], values: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A view_submission envelope for the opened modal `view` with the inputs `values` (block id → element state)."""
+def submit(view: dict[str, Any], values: dict[str, dict[str, Any]], *, user: str = USER) -> dict[str, Any]:
+    """A view_submission envelope for the opened modal `view` with the inputs `values` (block id → element state),
+    submitted by the Slack user `user`."""
     submitted = view | {
         "state": {"values": {block: {"value": state} for block, state in values.items()}},
         "hash": "1700000002.abcd",
@@ -215,7 +216,7 @@ def submit(view: dict[str, Any], values: dict[str, dict[str, Any]]) -> dict[str,
         "payload": {
             "type": "view_submission",
             "team": {"id": TEAM, "domain": "example"},
-            "user": {"id": USER, "username": "ada", "name": "ada", "team_id": TEAM},
+            "user": {"id": user, "username": "ada", "name": "ada", "team_id": TEAM},
             "api_app_id": "A0001",
             "token": "verification-token",
             "trigger_id": f"13345224609.738474920.{uuid.uuid4().hex}",
@@ -347,18 +348,26 @@ def test_each_button_does_what_it_says(bot: Bot) -> None:
     [refused] = slack.wait(lambda: acked(slack, empty))
     assert refused["payload"]["response_action"] == "errors"
     assert bot.api.get(f"/v1/decisions/{decision['id']}/outcome").status_code == 404
+    # Another Slack user's submission: the decision is its maker's, and moves their team's calibration.
+    other = submit(view | {"id": "V0OUTCOME0"}, {"step_ms": {"type": "number_input", "value": "50"}}, user="U0OTHER")
+    slack.send(other)
+    slack.wait(lambda: len(slack.posts()) == 3)
+    _, refused_reply = slack.posts()[2]
+    assert "worthit did not record the outcome" in text_of(refused_reply)
+    assert "made from Slack by U2147483697" in text_of(refused_reply)
+    assert bot.api.get(f"/v1/decisions/{decision['id']}/outcome").status_code == 404
     filled = submit(view, {"step_ms": {"type": "number_input", "value": "83.5"}})
     slack.send(filled)
-    slack.wait(lambda: len(slack.posts()) == 3)
+    slack.wait(lambda: len(slack.posts()) == 4)
     outcome = bot.api.get(f"/v1/decisions/{decision['id']}/outcome")
     assert outcome.status_code == 200
     assert outcome.json()["realized"]["step_ms"] == 83.5
-    _, recorded = slack.posts()[2]
+    _, recorded = slack.posts()[3]
     assert recorded["thread_ts"] == thread
     assert recorded["text"].startswith(f"Outcome recorded for `{decision['id']}`. Speedup 1.198×")
     slack.send(filled)  # redelivered: the API's idempotency answers the same outcome, and nothing is posted twice
     slack.wait(lambda: len(acked(slack, filled)) == 2)
-    assert len(slack.posts()) == 3
+    assert len(slack.posts()) == 4
 
     slack.send(click("worthit_policy", message, thread_ts=thread))
     slack.wait(lambda: len([c for c in slack.calls if c[0] == "views.open"]) == 2)
@@ -371,8 +380,8 @@ def test_each_button_does_what_it_says(bot: Bot) -> None:
         "selected_option": {"text": {"type": "plain_text", "text": "default"}, "value": "default"},
     }
     slack.send(submit(policy_view, {"policy": chosen}))
-    slack.wait(lambda: len(slack.posts()) == 4)
-    _, answered = slack.posts()[3]
+    slack.wait(lambda: len(slack.posts()) == 5)
+    _, answered = slack.posts()[4]
     assert answered["thread_ts"] == thread
     assert answered["blocks"][0]["text"]["text"] == "Under *default* nothing changes (was default v1)."
     assert answered["blocks"][1]["text"]["text"] == ":white_check_mark: Fund: attention_softmax"
@@ -382,8 +391,8 @@ def test_each_button_does_what_it_says(bot: Bot) -> None:
         "selected_option": {"text": {"type": "plain_text", "text": "nope"}, "value": "nope"},
     }
     slack.send(submit(policy_view, {"policy": missing}))
-    slack.wait(lambda: len(slack.posts()) == 5)
-    _, problem = slack.posts()[4]
+    slack.wait(lambda: len(slack.posts()) == 6)
+    _, problem = slack.posts()[5]
     assert problem["text"].startswith(":warning: worthit could not re-evaluate under 'nope': ")
     assert "nope" in problem["text"].split(": ", 2)[2]
     assert len(bot.decisions()) == 1

@@ -371,7 +371,7 @@ def test_help_shows_defaults_variables_and_choices() -> None:
     assert all(f"WORTHIT_{name.upper()}" in serve for name in Settings.__struct_fields__ if name != "database_url")
     assert "--json print the plan as JSON" in _help("plan")
     assert "--json print the ranking and the funded set as JSON" in _help("portfolio")
-    assert "--scope {read,write,admin} read: evaluate and read;" in _help("token", "create")
+    assert "--scope {read,write,admin,slack} read: evaluate and read;" in _help("token", "create")
     rules = _help("rules")
     assert all(rule in rules for rule, _ in explanations())
     profile = _help("profile")
