@@ -369,16 +369,34 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
-    from worthit.rules.checks import explanations
+    """`worthit rules`: an index, one line a rule, by stage; `worthit rules ID` (or `all`) the explanations in full."""
+    import difflib
 
-    docs = [explanation for rule, explanation in explanations() if args.rule in (None, rule)]
+    from worthit.rules.checks import BY_ID, CHECKS, explanations
+
+    if args.rule is None:
+        out.write(_rule_index(CHECKS) + "\n")
+        return EXIT_PASS
+    docs = [explanation for rule, explanation in explanations() if args.rule in ("all", rule)]
     if not docs:
-        known = ", ".join(rule for rule, _ in explanations())
-        print(f"worthit: no rule `{args.rule}`; the rules are {known}", file=sys.stderr)
+        close = difflib.get_close_matches(args.rule, BY_ID, n=1, cutoff=0.6)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        print(f"worthit: no rule `{args.rule}`; {hint}`worthit rules` lists them all", file=sys.stderr)
         return EXIT_USAGE
     for explanation in docs:
         out.write(explanation + "\n\n")
     return EXIT_PASS
+
+
+def _rule_index(checks: Sequence[Any]) -> str:
+    """One line a rule (its id and the summary its docstring opens with), grouped by the stage it answers."""
+    stages: dict[str, list[str]] = {}
+    width = max(len(module.ID) for module in checks)
+    for module in checks:
+        summary = (module.__doc__ or "").strip().split("\n\n", 1)[0].partition(" — ")[2]
+        stages.setdefault(module.STAGE, []).append(f"  {module.ID:<{width}}  {' '.join(summary.split())}")
+    lines = [f"{stage}\n" + "\n".join(rows) for stage, rows in stages.items()]
+    return "\n\n".join(lines) + "\n\n`worthit rules ID` explains one rule in full; `worthit rules all` every rule."
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -711,7 +729,9 @@ def parser() -> argparse.ArgumentParser:
     bot.set_defaults(func=cmd_slack_bot)
 
     rules = sub.add_parser("rules", help="explain the rules", more=_rule_ids)
-    rules.add_argument("rule", nargs="?", help="one rule id (listed below); all of them when left out")
+    rules.add_argument(
+        "rule", nargs="?", help="one rule id (listed below) explained in full, or `all`; an index when left out"
+    )
     rules.set_defaults(func=cmd_rules)
     return root
 

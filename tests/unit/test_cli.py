@@ -132,13 +132,36 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unknown_rule_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
-    """`worthit rules nosuch` is exit 2 naming the known rules, as the API answers 404 (it printed nothing, exit 0)."""
+    """`worthit rules nosuch` is exit 2 pointing at the index, as the API answers 404; a typo gets the rule meant."""
     assert main(["rules", "nosuch"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "no rule `nosuch`; the rules are measurement_scope," in captured.err
+    assert captured.err == "worthit: no rule `nosuch`; `worthit rules` lists them all\n"
+    assert main(["rules", "amdhal"]) == 2
+    assert capsys.readouterr().err == "worthit: no rule `amdhal`; did you mean `amdahl`? `worthit rules` lists them all\n"
     assert main(["rules", "ceiling"]) == 0
     assert capsys.readouterr().out.startswith("ceiling — ")
+
+
+def test_rules_alone_is_an_index_by_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    """`worthit rules`: a line a rule (its id and its summary), under its stage, in the engine's order; `all` the
+    explanations in full."""
+    from worthit.rules.checks import CHECKS
+
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    stages = list(dict.fromkeys(module.STAGE for module in CHECKS))
+    lines = out.splitlines()
+    assert [line for line in lines if line and not line.startswith(" ") and not line.startswith("`")] == stages
+    rows = [line.split()[0] for line in lines if line.startswith("  ")]
+    assert rows == [module.ID for stage in stages for module in CHECKS if module.STAGE == stage]
+    assert "  amdahl " in out
+    assert "the figures of Amdahl's law for the proposal as stated." in out
+    assert len(lines) == len(CHECKS) + 2 * len(stages) + 1  # each stage: a heading and a blank line after it
+    assert main(["rules", "all"]) == 0
+    full = capsys.readouterr().out
+    assert all(f"{module.ID} — " in full for module in CHECKS)
+    assert full.count("What it checks") >= len(CHECKS)
 
 
 PLAN = (
