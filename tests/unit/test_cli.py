@@ -138,7 +138,9 @@ def test_an_unknown_rule_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert captured.out == ""
     assert captured.err == "worthit: no rule `nosuch`; `worthit rules` lists them all\n"
     assert main(["rules", "amdhal"]) == 2
-    assert capsys.readouterr().err == "worthit: no rule `amdhal`; did you mean `amdahl`? `worthit rules` lists them all\n"
+    assert (
+        capsys.readouterr().err == "worthit: no rule `amdhal`; did you mean `amdahl`? `worthit rules` lists them all\n"
+    )
     assert main(["rules", "ceiling"]) == 0
     assert capsys.readouterr().out.startswith("ceiling — ")
 
@@ -154,7 +156,7 @@ def test_rules_alone_is_an_index_by_stage(capsys: pytest.CaptureFixture[str]) ->
     lines = out.splitlines()
     assert [line for line in lines if line and not line.startswith(" ") and not line.startswith("`")] == stages
     rows = [line.split()[0] for line in lines if line.startswith("  ")]
-    assert rows == [module.ID for stage in stages for module in CHECKS if module.STAGE == stage]
+    assert rows == [module.ID for stage in stages for module in CHECKS if stage == module.STAGE]
     assert "  amdahl " in out
     assert "the figures of Amdahl's law for the proposal as stated." in out
     assert len(lines) == len(CHECKS) + 2 * len(stages) + 1  # each stage: a heading and a blank line after it
@@ -405,3 +407,54 @@ def test_database_is_declared_once_for_every_command_that_opens_it() -> None:
     """One shared --database (a parent parser), so its help and default cannot drift between commands."""
     source = (Path(__file__).resolve().parents[2] / "service" / "cli.py").read_text(encoding="utf-8")
     assert source.count('"--database"') == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "p: 21%\nk: 10\ncost_wekks: 3\n",
+            "line 3, field `cost_wekks`: Unknown field `cost_wekks`; did you mean `cost_weeks`? "
+            "The fields here: `title`",
+        ),
+        (  # left out: on no line, and in words (not "line 1, … got nothing - at `$`")
+            "title: x\np: 21%\n",
+            "field `k`: `k` is required (the target's own speedup: `10`, `10x`, or `inf` when its work disappears)\n",
+        ),
+        (
+            "p: 21%\nk: 10\nscope:\n  measured: device\n",
+            "line 4, field `scope.measured`: Expected `measured` to be one of `device_activity`, `end_to_end`, `rank`, "
+            '`step`, got "device"\n',
+        ),
+        (  # a Slack name, placed on its own line, its field's shorthand shown
+            "p: 21%\nk: 10\nbaseline: 1xx\n",
+            'line 3, field `baseline`: Expected `baseline_ms` to be a number, got "1xx"; write the measured scope\'s '
+            "time: `100ms`, `0.1s` or `500us`\n",
+        ),
+        ("p: 21%\nk: 10\nbaseline: 100ms\nbaseline_ms: 3\n", "line 3, field `baseline`: `baseline_ms` is given twice"),
+    ],
+)
+def test_review_errors_name_the_line_and_field_in_plain_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, error: str
+) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert main(["review", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"worthit: {path} {error}")
+    assert " - at `$" not in err  # the line and the field are named: no JSON path
+
+
+def test_review_reads_slacks_names_and_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`baseline: 100ms` and `portability: asm` read as Slack reads `baseline=100ms asm` (they were unknown fields)."""
+    path = tmp_path / "p.yaml"
+    path.write_text("p: 21%\nk: 10\nbaseline: 100ms\nportability: asm\n", encoding="utf-8")
+    assert main(["review", "--json", str(path)]) in (0, 1)
+    evaluation = msgspec.json.decode(capsys.readouterr().out)
+    amdahl = evaluation["amdahl"]
+    assert amdahl["new_ms"] == pytest.approx(100 * (0.79 + 0.21 / 10), rel=1e-12)
+    # hand-written assembly: its upkeep is priced, and funding waits on a portable fallback
+    assert (evaluation["verdict"], evaluation["deciding_rule"]) == ("fund_if", "maintenance_cost")
+    path.write_text("p: 21%\nk: 10\nbaseline_ms: 100\nflags:\n  portability: hand_asm\n", encoding="utf-8")
+    assert main(["review", "--json", str(path)]) in (0, 1)
+    assert msgspec.json.decode(capsys.readouterr().out) == evaluation
