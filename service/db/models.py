@@ -53,6 +53,8 @@ class DecisionRow(Base):
     document: Mapped[str] = mapped_column(Text)
     token_id: Mapped[str | None] = mapped_column(String(36))
     """The token that made it (None: made through Slack, with auth off, or before owners were recorded)."""
+    team: Mapped[str | None] = mapped_column(String(200))
+    """The proposal's `team`, to filter on."""
 
     __table_args__ = (
         UniqueConstraint("idempotency_key"),
@@ -60,6 +62,7 @@ class DecisionRow(Base):
         Index("ix_decisions_target_id", "target", "id"),
         Index("ix_decisions_workload_id", "workload", "id"),
         Index("ix_decisions_created_at", "created_at"),
+        Index("ix_decisions_team_id", "team", "id"),
     )
 
 

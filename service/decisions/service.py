@@ -134,6 +134,7 @@ class DecisionService:
                 request_hash=body_hash,
                 document=document,
                 token_id=token_id,
+                team=proposal.team,
             )
         )
         if existing is None:

@@ -112,6 +112,33 @@ def test_list_filters_and_cursor_pagination(database_url: str, server_factory: C
         assert client.get("/v1/decisions", params={"since": "2999-01-01T00:00:00Z"}).json()["items"] == []
 
 
+def test_list_filters_by_team(database_url: str, server_factory: Callable[..., Server]) -> None:
+    """`?team=` finds the decisions of one team, newest first, with the other filters and the cursor."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        teams = ["serving", "training", None, "serving", "serving"]
+        ids = [
+            client.post("/v1/decisions", json=ATTENTION | ({"team": team} if team else {})).json()["id"]
+            for team in teams
+        ]
+        serving = [ids[4], ids[3], ids[0]]
+        assert [item["id"] for item in client.get("/v1/decisions", params={"team": "serving"}).json()["items"]] == (
+            serving
+        )
+        first = client.get("/v1/decisions", params={"team": "serving", "limit": 2}).json()
+        assert [item["id"] for item in first["items"]] == serving[:2]
+        rest = client.get("/v1/decisions", params={"team": "serving", "cursor": first["next_cursor"]}).json()
+        assert ([item["id"] for item in rest["items"]], rest["next_cursor"]) == ([ids[0]], None)
+        assert [item["id"] for item in client.get("/v1/decisions", params={"team": "training"}).json()["items"]] == [
+            ids[1]
+        ]
+        assert client.get("/v1/decisions", params={"team": "inference"}).json()["items"] == []
+        assert client.get("/v1/decisions", params={"team": "serving", "verdict": "decline"}).json()["items"] == []
+        too_long = client.get("/v1/decisions", params={"team": "x" * 201})
+        assert too_long.status_code == 400
+        assert too_long.json()["errors"][0]["pointer"] == "#/query/team"
+
+
 BAD_BODIES = [
     pytest.param(b'{"p": 1.7, "k": 10}', 422, "/p", "Expected `p` <= 1", id="p-above-one"),
     pytest.param(b'{"p": "0.5", "k": 10}', 422, "/p", 'got "0.5"', id="string-for-number"),
