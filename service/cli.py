@@ -28,6 +28,22 @@ if TYPE_CHECKING:
 # time the engine's profile readers, the server and the database layer would take to import (`make bench`).
 
 
+# rules/profiles/model.py's KINDS, spelled here so that parsing the command line imports no reader (a test holds
+# the two equal).
+PHASE_KINDS = ("kernel", "comm", "copy", "alloc", "api", "cpu_op", "annotation", "other")
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 for an option (`--top 0`: no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
 def _read(path: str) -> bytes:
     return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
 
@@ -117,7 +133,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as exc:
         print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
+    if args.json:
+        out.write(msgspec.json.encode(breakdown).decode() + "\n")
+    else:
+        top = args.top or None  # 0: every row
+        out.write(render_table(breakdown, top=top, kinds=frozenset(args.kind) if args.kind else None) + "\n")
     return EXIT_PASS
 
 
@@ -671,6 +691,20 @@ def parser() -> argparse.ArgumentParser:
     )
     profile.add_argument("--format", metavar="NAME", help="force a format (listed below) instead of detecting it")
     profile.add_argument("--json", action="store_true", help="print the breakdown as JSON")
+    profile.add_argument(
+        "--top",
+        type=_count,
+        default=20,
+        metavar="N",
+        help="the table's largest N device rows, then N host rows (default: 20; 0: all)",
+    )
+    profile.add_argument(
+        "--kind",
+        action="append",
+        choices=PHASE_KINDS,
+        help="only phases of this kind (repeat for several): kernel, comm, copy are the device's; cpu_op, "
+        "annotation, api, alloc the host's",
+    )
     profile.add_argument(
         "--steps",
         help="PyTorch traces: ProfilerStep#N numbers FIRST:LAST, N, FIRST:, :LAST or all (default: all but "

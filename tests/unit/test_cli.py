@@ -458,3 +458,19 @@ def test_review_reads_slacks_names_and_words(tmp_path: Path, capsys: pytest.Capt
     path.write_text("p: 21%\nk: 10\nbaseline_ms: 100\nflags:\n  portability: hand_asm\n", encoding="utf-8")
     assert main(["review", "--json", str(path)]) in (0, 1)
     assert msgspec.json.decode(capsys.readouterr().out) == evaluation
+
+
+def test_profile_kinds_are_the_readers_and_top_is_a_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--kind` offers exactly the phase kinds the readers make; `--top` is a whole number >= 0."""
+    from worthit.rules.profiles.model import KINDS
+    from worthit.service.cli import PHASE_KINDS
+
+    assert PHASE_KINDS == KINDS
+    seed = Path(__file__).resolve().parents[1] / "data" / "profiles" / "seed_part2" / "kernel_trace.csv"
+    for bad in ("-1", "x"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["profile", "--top", bad, str(seed)])
+        assert exit_.value.code == 2
+        assert "argument --top: expected a whole number" in capsys.readouterr().err
+    assert main(["profile", "--kind", "cpu_op", str(seed)]) == 0
+    assert "no phase of kind cpu_op; this profile has kernel\n" in capsys.readouterr().out
