@@ -76,7 +76,8 @@ def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Pr
     """A proposal from a whole JSON or YAML document (`worthit review`), values read as every surface reads them.
 
     JSON is decoded as JSON (so its errors say so); anything else is read as the YAML of a worthit block whose
-    lines are the document's. Raises `InvalidInput` (JSON) or `BlockError` (YAML), each naming the field.
+    lines are the document's. Raises `InvalidInput` (JSON that does not decode, or whose lines cannot be found) or
+    `BlockError` (a field that does not validate, on its line; YAML), each naming the field.
     """
     text = normalise_newlines(text)
     if text.lstrip().startswith(("{", "[")):
@@ -91,10 +92,27 @@ def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Pr
             raise InvalidInput(f"expected a JSON or YAML proposal: {exc}") from exc
         if isinstance(data, dict) and defaults:
             data = {**defaults, **data}
-        data = units.expand(data, PROPOSAL_FIELDS)
-        proposal: Proposal = decode_strict(msgspec.json.encode(units.forgive(data)), Proposal)
+        renamed: dict[str, str] = {}
+        written: dict[str, str] = {}
+        try:
+            data = units.expand(data, PROPOSAL_FIELDS, renamed)
+            proposal: Proposal = decode_strict(msgspec.json.encode(units.forgive(data, written)), Proposal)
+        except InvalidInput as exc:
+            raise _placed(text, exc, written, renamed) from exc
         return proposal
     return parse_block(Block(text=text, line=0), defaults).proposal
+
+
+def _placed(text: str, exc: InvalidInput, written: Mapping[str, str], renamed: Mapping[str, str]) -> Exception:
+    """A JSON document's validation problem on the line of its field, as a YAML document's is (JSON is YAML to the
+    loader that finds lines); the problem as it was when the text does not compose (a JSON form YAML refuses)."""
+    try:
+        tree, _ = safe_yaml.load(text)
+    except yaml.YAMLError:
+        return exc
+    if tree is None:  # pragma: no cover - a JSON document that decoded is not empty
+        return exc
+    return invalid_block(Block(text=text, line=0), tree, exc.detail, exc.pointer, written, renamed)
 
 
 def read_request(text: str, *, proposals: bool = False) -> bytes:

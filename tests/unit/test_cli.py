@@ -474,3 +474,16 @@ def test_profile_kinds_are_the_readers_and_top_is_a_count(capsys: pytest.Capture
         assert "argument --top: expected a whole number" in capsys.readouterr().err
     assert main(["profile", "--kind", "cpu_op", str(seed)]) == 0
     assert "no phase of kind cpu_op; this profile has kernel\n" in capsys.readouterr().out
+
+
+def test_a_json_proposals_error_is_on_its_line_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON read for `worthit review` names the line of the field at fault, as YAML does, and reads Slack's names."""
+    path = tmp_path / "p.json"
+    path.write_text('{\n  "p": "21%",\n  "k": 10,\n  "cost_wekks": 3\n}\n', encoding="utf-8")
+    assert main(["review", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"worthit: {path} line 4, field `cost_wekks`: Unknown field `cost_wekks`; did you mean `cost_weeks`?"
+    )
+    path.write_text('{"p": "21%", "k": 10, "baseline": "100ms", "portability": "asm"}', encoding="utf-8")
+    assert main(["review", "--json", str(path)]) == 0
+    assert msgspec.json.decode(capsys.readouterr().out)["amdahl"]["baseline_ms"] == 100.0
