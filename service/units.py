@@ -444,7 +444,7 @@ KEYS: dict[str, Key] = {
     "portability": Key(
         ("flags", "portability"), portability, "`portable`, `vendor_specific` (`vendor`) or `hand_asm` (`asm`)"
     ),
-    # issue #25 (currencies-b)
+    # a throughput goal, a collective's wait, fleet and traffic mixes, more targets
     "throughput": Key(("goal", "throughput_per_s"), per_second, "requests per second: `2000` or `2000/s`"),
     "rps": Key(("goal", "requests_per_step"), requests, "requests one step serves: `48`"),
     "ranks": Key(("flags", "barrier", "ranks"), ranks, "ranks behind the barrier: `8`"),
@@ -453,7 +453,7 @@ KEYS: dict[str, Key] = {
     "traffic": Key(("flags", "traffic_mix"), traffic_parts, "bucket:share[:k[:p]]: `bs1:6%:1.8x,bs32:94%`"),
     "also": Key(("more_targets",), target_parts, "more phases as name:k[:p]: `launch_gaps:inf`"),
 }
-# issue #25 (part a): memory the proposal frees, its quality gate, the work it adds, GPU time per start
+# Memory the proposal frees, its quality gate, the work it adds, GPU time per start.
 KEYS |= {
     "mem": Key(("goal", "memory_required_gb"), gigabytes, "memory needed before the change: `180GB`"),
     "mem_after": Key(("goal", "memory_after_gb"), gigabytes, "memory needed after the change: `120GB`"),
@@ -571,6 +571,8 @@ def expand(document: Any, fields: Iterable[str], renamed: dict[str, str] | None 
                 inner = target[part] = {}
             elif not isinstance(inner, dict):
                 break
+            else:
+                inner = target[part] = dict(inner)  # a copy: the document given is not changed
             target = inner
         else:
             if path[-1] in target:

@@ -16,6 +16,7 @@ import msgspec.inspect as mi
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.pointer import from_pointer, to_pointer
+from worthit.service import units
 
 __all__ = ["OUT_OF_RANGE", "decode_json", "decode_strict", "path_to_pointer", "validation_problem"]
 
@@ -174,8 +175,6 @@ def _near(word: str, names: list[str]) -> str:
 
 def _unknown_field(name: str, parts: list[str], type_: Any) -> str:
     """What to say of a field the object at `parts` does not have: the nearest name, and the names it has."""
-    from worthit.service import units  # the shorthand names, for a field given as Slack names it
-
     names = _field_names(_type_at(_info(type_), parts)) if type_ is not None else []
     hint = _near(name, names)
     key = units.key_of(name) if not parts and not hint else None
@@ -187,8 +186,6 @@ def _unknown_field(name: str, parts: list[str], type_: Any) -> str:
 
 def _required(name: str, parts: list[str]) -> str:
     """What to say of a required field left out: that it is required, and what it is."""
-    from worthit.service import units
-
     key = next((key for key in units.KEYS.values() if list(key.path) == parts), None)
     return f"`{name}` is required" + (f" ({key.expects})" if key else "")
 
@@ -280,8 +277,6 @@ def _in_words(types: str) -> str:
 
 def _as_number(value: str, parts: list[str]) -> str:
     """For shorthand where a JSON body takes a number (`"100ms"`, `"21%"`): the number to write instead."""
-    from worthit.service import units
-
     read = units.FIELDS.get(tuple("*" if part.isdigit() else part for part in parts))
     try:
         number = read(value) if read is not None else None

@@ -220,3 +220,10 @@ def test_every_name_reads_to_a_field_of_the_proposal() -> None:
 def test_nearest() -> None:
     assert units.nearest("cost_wekks", ["cost_weeks", "baseline_ms"]) == "cost_weeks"
     assert units.nearest("zzz", ["cost_weeks"]) is None
+
+
+def test_expand_leaves_the_document_given_unchanged() -> None:
+    document = {"p": 0.2, "k": 2, "portability": "asm", "flags": {"fleet_gpus": 8}}
+    expanded = units.expand(document, PROPOSAL_FIELDS)
+    assert document == {"p": 0.2, "k": 2, "portability": "asm", "flags": {"fleet_gpus": 8}}
+    assert expanded["flags"] == {"fleet_gpus": 8, "portability": "asm"}
