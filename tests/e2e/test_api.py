@@ -322,8 +322,8 @@ def test_repeated_and_unknown_query_parameters_are_refused_naming_them(sqlite_se
         assert repeated["errors"] == [{"detail": repeated["detail"], "pointer": "#/query/verdict"}]
         unknown = _problem(client.get("/v1/decisions", params={"verdcit": "fund", "limit": 5}), 400)
         assert unknown["detail"] == (
-            "Invalid query `verdcit`: unknown parameter; this route takes "
-            "`cursor`, `limit`, `since`, `target`, `verdict`, `workload`"
+            "Invalid query `verdcit`: unknown parameter; did you mean `verdict`? this route takes "
+            "`cursor`, `limit`, `since`, `target`, `team`, `verdict`, `workload`"
         )
         assert [error["pointer"] for error in unknown["errors"]] == ["#/query/verdcit"]  # type: ignore[attr-defined]
         on_a_body_route = _problem(client.post("/v1/evaluate", params={"polcy": "default"}, json=ATTENTION), 400)
