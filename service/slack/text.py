@@ -238,7 +238,7 @@ def parse(text: str) -> Parsed:
             if not raw.replace('"', "").strip():
                 return Invalid(token=token, reason=f"no value after `{pair['key']}=`; write {key.expects}")
             try:
-                value = key.read(raw)
+                value = key.read(raw.replace('"', "").strip())  # `cost="3 weeks"`: quotes hold spaces
             except units.Unreadable as exc:
                 why = f" ({exc})" if str(exc) else ""
                 return Invalid(token=token, reason=f"`{raw}` does not read{why}; write {key.expects}")

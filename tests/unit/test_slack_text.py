@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from worthit.rules.model import Proposal
 from worthit.service.slack.text import USAGE, Command, Help, Invalid, parse
@@ -255,6 +258,9 @@ def test_a_value_split_in_two_is_one_word_meaning_the_same() -> None:
     fixed = parse("p=21% k=10 cost=3w")
     assert isinstance(fixed, Command)
     assert fixed.proposal.cost_weeks == 3.0
+    quoted = parse('p=21% k=10 cost="3 weeks"')  # quotes hold a value's spaces, as they hold a title's
+    assert isinstance(quoted, Command)
+    assert quoted.proposal.cost_weeks == 3.0
 
 
 @pytest.mark.parametrize(
@@ -280,3 +286,41 @@ def test_the_documents_names_and_values_read_in_slack(text: str, path: tuple[str
     for part in path:
         got = getattr(got, part)
     assert got == value
+
+
+SPLIT_KEYS = {
+    "cost": ("cost_weeks", ("weeks", "week", "days", "day", "hours", "hrs", "engineer-weeks")),
+    "baseline": ("baseline_ms", ("ms", "msec", "s", "sec", "us", "usec", "ns")),
+    "fleet": ("flags.fleet_gpus", ("gpus", "gpu", "k")),
+}
+
+
+@given(
+    key=st.sampled_from(sorted(SPLIT_KEYS)),
+    number=st.integers(min_value=1, max_value=10**6),
+    fraction=st.sampled_from(["", ".5", ".25"]),
+    pick=st.integers(min_value=0, max_value=6),
+)
+@example(key="cost", number=3, fraction="", pick=0)  # the example users met: `cost=3 weeks` → `cost=3w`
+def test_the_one_word_suggested_reads_to_what_was_typed_apart(key: str, number: int, fraction: str, pick: int) -> None:
+    """Whatever the number and unit typed apart, the one word suggested (when one is) reads to the same value."""
+    field, unit_words = SPLIT_KEYS[key]
+    unit = unit_words[pick % len(unit_words)]
+    value = f"{number}{fraction if key != 'fleet' else ''}"
+    error = parse(f"p=21% k=10 {key}={value} {unit}")
+    assert isinstance(error, Invalid)
+    suggested = re.search(rf"write `{key}=([^`]+)`", error.reason)
+    if suggested is None:
+        return  # the two words do not read together (e.g. a fraction of GPUs): nothing is suggested
+    assert " " not in suggested.group(1)
+    meant = parse(f'p=21% k=10 {key}="{value} {unit}"')
+    fixed = parse(f"p=21% k=10 {key}={suggested.group(1)}")
+    assert isinstance(meant, Command), meant
+    assert isinstance(fixed, Command), fixed
+    assert _field(fixed.proposal, field) == _field(meant.proposal, field)
+
+
+def _field(proposal: object, dotted: str) -> object:
+    for part in dotted.split("."):
+        proposal = getattr(proposal, part)
+    return proposal
