@@ -30,6 +30,22 @@ if TYPE_CHECKING:
 # time the engine's profile readers, the server and the database layer would take to import (`make bench`).
 
 
+# rules/profiles/model.py's KINDS, spelled here so that parsing the command line imports no reader (a test holds
+# the two equal).
+PHASE_KINDS = ("kernel", "comm", "copy", "alloc", "api", "cpu_op", "annotation", "other")
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 for an option (`--top 0`: no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
 def _read(path: str) -> bytes:
     return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
 
@@ -121,7 +137,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as exc:
         print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
+    if args.json:
+        out.write(msgspec.json.encode(breakdown).decode() + "\n")
+    else:
+        top = args.top or None  # 0: every row
+        out.write(render_table(breakdown, top=top, kinds=frozenset(args.kind) if args.kind else None) + "\n")
     return EXIT_PASS
 
 
@@ -425,16 +445,34 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
-    from worthit.rules.checks import explanations
+    """`worthit rules`: an index, one line a rule, by stage; `worthit rules ID` (or `all`) the explanations in full."""
+    import difflib
 
-    docs = [explanation for rule, explanation in explanations() if args.rule in (None, rule)]
+    from worthit.rules.checks import BY_ID, CHECKS, explanations
+
+    if args.rule is None:
+        out.write(_rule_index(CHECKS) + "\n")
+        return EXIT_PASS
+    docs = [explanation for rule, explanation in explanations() if args.rule in ("all", rule)]
     if not docs:
-        known = ", ".join(rule for rule, _ in explanations())
-        print(f"worthit: no rule `{args.rule}`; the rules are {known}", file=sys.stderr)
+        close = difflib.get_close_matches(args.rule, BY_ID, n=1, cutoff=0.6)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        print(f"worthit: no rule `{args.rule}`; {hint}`worthit rules` lists them all", file=sys.stderr)
         return EXIT_USAGE
     for explanation in docs:
         out.write(explanation + "\n\n")
     return EXIT_PASS
+
+
+def _rule_index(checks: Sequence[Any]) -> str:
+    """One line a rule (its id and the summary its docstring opens with), grouped by the stage it answers."""
+    stages: dict[str, list[str]] = {}
+    width = max(len(module.ID) for module in checks)
+    for module in checks:
+        summary = (module.__doc__ or "").strip().split("\n\n", 1)[0].partition(" — ")[2]
+        stages.setdefault(module.STAGE, []).append(f"  {module.ID:<{width}}  {' '.join(summary.split())}")
+    lines = [f"{stage}\n" + "\n".join(rows) for stage, rows in stages.items()]
+    return "\n\n".join(lines) + "\n\n`worthit rules ID` explains one rule in full; `worthit rules all` every rule."
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -723,6 +761,20 @@ def parser() -> argparse.ArgumentParser:
     profile.add_argument("--format", metavar="NAME", help="force a format (listed below) instead of detecting it")
     profile.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     profile.add_argument(
+        "--top",
+        type=_count,
+        default=20,
+        metavar="N",
+        help="the table's largest N device rows, then N host rows (default: 20; 0: all)",
+    )
+    profile.add_argument(
+        "--kind",
+        action="append",
+        choices=PHASE_KINDS,
+        help="only phases of this kind (repeat for several): kernel, comm, copy are the device's; cpu_op, "
+        "annotation, api, alloc the host's",
+    )
+    profile.add_argument(
         "--steps",
         help="PyTorch traces: ProfilerStep#N numbers FIRST:LAST, N, FIRST:, :LAST or all (default: all but "
         "the last, incomplete step)",
@@ -780,7 +832,9 @@ def parser() -> argparse.ArgumentParser:
     bot.set_defaults(func=cmd_slack_bot)
 
     rules = sub.add_parser("rules", help="explain the rules", more=_rule_ids)
-    rules.add_argument("rule", nargs="?", help="one rule id (listed below); all of them when left out")
+    rules.add_argument(
+        "rule", nargs="?", help="one rule id (listed below) explained in full, or `all`; an index when left out"
+    )
     rules.set_defaults(func=cmd_rules)
     return root
 

@@ -22,6 +22,10 @@ Slack's `/worthit p=21% cost=10d`, a pull request's ```` ```worthit ```` block, 
 | a count | `4`, `4 tokens` | a whole number |
 | days | `30`, `30d`, `30 days`, `2w` | days |
 
+Names too are shared: Slack's keys and words (`baseline=100ms`, `asm`) are a YAML or JSON proposal's `baseline:
+100ms` and `portability: asm` (`expand`), and a document's field names (`cost_weeks`, `flags.fleet_gpus`,
+`portability=hand_asm`) read in Slack (`key_of`): `KEYS`, `ALIASES`, `WORDS` and `NAMES` are the one table.
+
 Numbers are decimals with an optional exponent (`1e-3`), `_` between digits and `,` between groups of three;
 arithmetic is in `Decimal`, so `0.014%` is the same double as `0.00014`. A value that does not read raises
 `Unreadable`; strict validation of the proposal (`msgspec`) then judges what did read. Nothing is guessed: `21`
@@ -30,32 +34,44 @@ for a share stays 21 (and fails `p <= 1`, with a hint to write `21%`).
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
+from worthit.rules.errors import InvalidInput
 from worthit.rules.pointer import to_pointer
 
 __all__ = [
+    "ALIASES",
     "FIELDS",
+    "KEYS",
+    "NAMES",
     "PLAN_FIELDS",
     "PORTFOLIO_FIELDS",
     "SHARE_FIELDS",
+    "WORDS",
+    "Key",
     "Unreadable",
     "amount",
     "days",
+    "expand",
     "fleet_parts",
     "forgive",
     "gigabytes",
     "gpus",
+    "key_of",
     "millis",
     "minutes",
+    "nearest",
     "per_day",
     "per_second",
     "points",
+    "portability",
     "ranks",
     "requests",
     "share",
@@ -293,6 +309,23 @@ def whole(value: str) -> int:
     return int(number)
 
 
+_PORTABILITY = {
+    "portable": "portable",
+    "vendor": "vendor_specific",
+    "vendor_specific": "vendor_specific",
+    "asm": "hand_asm",
+    "hand_asm": "hand_asm",
+}
+
+
+def portability(value: str) -> str:
+    """How portable the new code is: `asm` → `hand_asm`, `vendor` → `vendor_specific`, `portable`."""
+    word = _PORTABILITY.get(value.replace('"', "").strip().lower())
+    if word is None:
+        raise Unreadable
+    return word
+
+
 def _end(read: Callable[[str], Any]) -> Callable[[str], Any]:
     """A range's end: one value, never a range (and never `inf` for a speedup's end)."""
 
@@ -329,6 +362,7 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("goal", "memory_required_gb"): gigabytes,
     ("goal", "device_memory_gb"): gigabytes,
     ("flags", "fleet_gpus"): gpus,
+    ("flags", "portability"): portability,
     # A collective's wait, requests per step, fleet and traffic mixes, more targets
     ("flags", "barrier", "target_wait"): _end(share),
     ("goal", "requests_per_step"): requests,
@@ -373,6 +407,183 @@ PORTFOLIO_FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("budget_weeks",): weeks,
     **{("proposals", "*", *path): read for path, read in FIELDS.items()},
 }
+
+
+# --- The names of fields and values every surface accepts: Slack's keys (`cost=3w`) and a document's (`cost: 3w`)
+
+
+def _name(value: str) -> str:
+    return value.replace('"', "").strip()
+
+
+class Key(NamedTuple):
+    """A field as a surface names it: where it goes, how its text reads, and what to write (for messages)."""
+
+    path: tuple[str, ...]
+    read: Callable[[str], Any]
+    expects: str
+
+
+KEYS: dict[str, Key] = {
+    "p": Key(("p",), share, "a share of the measured time: `21%` or `0.21` (a range: `15%..25%`)"),
+    "k": Key(("k",), speedup, "the target's own speedup: `10`, `10x`, or `inf` when its work disappears"),
+    "cost": Key(("cost_weeks",), weeks, "engineer effort: `3w`, `10d` or `40h`"),
+    "baseline": Key(("baseline_ms",), millis, "the measured scope's time: `100ms`, `0.1s` or `500us`"),
+    "p_e2e": Key(("p_end_to_end",), share, "the target's share of the whole run: `0.014%` or `0.00014`"),
+    "fleet": Key(("flags", "fleet_gpus"), gpus, "a whole number of GPUs: `20000`, `20,000` or `20k`"),
+    "target": Key(("target",), _name, "the name of what is sped up"),
+    "title": Key(("title",), _name, "a title, in quotes if it has spaces"),
+    "workload": Key(("scope", "workload"), _name, "the workload's name"),
+    "model": Key(("scope", "model"), _name, "the model's name"),
+    "input": Key(("scope", "input"), _name, "the input measured"),
+    "dtype": Key(("scope", "dtype"), _name, "the data type"),
+    "device": Key(("scope", "device"), _name, "the device"),
+    "measured": Key(("scope", "measured"), _name, "`step`, `device_activity`, `end_to_end` or `rank`"),
+    "method": Key(("scope", "method"), _name, "`timeline`, `counters`, `inclusive_summary` or `estimate`"),
+    "timing": Key(("scope", "timing"), _name, "`device_events`, `host_wall` or `host_submit`"),
+    "portability": Key(
+        ("flags", "portability"), portability, "`portable`, `vendor_specific` (`vendor`) or `hand_asm` (`asm`)"
+    ),
+    # a throughput goal, a collective's wait, fleet and traffic mixes, more targets
+    "throughput": Key(("goal", "throughput_per_s"), per_second, "requests per second: `2000` or `2000/s`"),
+    "rps": Key(("goal", "requests_per_step"), requests, "requests one step serves: `48`"),
+    "ranks": Key(("flags", "barrier", "ranks"), ranks, "ranks behind the barrier: `8`"),
+    "wait": Key(("flags", "barrier", "target_wait"), share, "the collective's wait for the slowest rank: `28%`"),
+    "fleet_mix": Key(("flags", "fleet_mix"), fleet_parts, "device:GPUs[:k[:p]]: `MI300X:450:1.4x,H100:550`"),
+    "traffic": Key(("flags", "traffic_mix"), traffic_parts, "bucket:share[:k[:p]]: `bs1:6%:1.8x,bs32:94%`"),
+    "also": Key(("more_targets",), target_parts, "more phases as name:k[:p]: `launch_gaps:inf`"),
+}
+# Memory the proposal frees, its quality gate, the work it adds, GPU time per start.
+KEYS |= {
+    "mem": Key(("goal", "memory_required_gb"), gigabytes, "memory needed before the change: `180GB`"),
+    "mem_after": Key(("goal", "memory_after_gb"), gigabytes, "memory needed after the change: `120GB`"),
+    "device_mem": Key(("goal", "device_memory_gb"), gigabytes, "one device's memory: `141GB`"),
+    "headroom": Key(("goal", "memory_headroom_gb"), gigabytes, "memory to keep free per device: `8GB`"),
+    "metric": Key(("quality", "metric"), _name, "the quality metric's name"),
+    "metric_base": Key(("quality", "baseline"), points, "the metric before the change: `76.0`"),
+    "metric_new": Key(("quality", "candidate"), points, "the metric with the change: `75.1`"),
+    "metric_gate": Key(("quality", "max_regression"), points, "the largest regression allowed: `0.3pt`"),
+    "added": Key(
+        ("added_work", "phases"),
+        lambda value: [{"name": "added work", "ms": millis(value)}],
+        "the time the change adds per step: `5ms`",
+    ),
+    "gamma": Key(("added_work", "speculative", "draft_tokens"), whole, "tokens drafted per verify pass: `4`"),
+    "alpha": Key(("added_work", "speculative", "acceptance"), share, "each draft's acceptance: `70%`"),
+    "draft_cost": Key(("added_work", "speculative", "draft_cost"), speedup, "a draft step: `0.1x` a decode"),
+    "verify_cost": Key(("added_work", "speculative", "verify_cost"), speedup, "a verify pass: `1.2x`"),
+    "start_cost": Key(("flags", "gpu_minutes_per_start"), minutes, "GPU-minutes per start: `45min`"),
+    "starts": Key(("flags", "starts_per_day"), per_day, "starts a day: `2000/day` or `2k/day`"),
+    "run_days": Key(("flags", "run_days"), days, "the job's length in days: `30` or `30d`"),
+}
+ALIASES = {
+    "share": "p",
+    "speedup": "k",
+    "cost_weeks": "cost",
+    "effort": "cost",
+    "baseline_ms": "baseline",
+    "step": "baseline",
+    "p_end_to_end": "p_e2e",
+    "e2e": "p_e2e",
+    "fleet_gpus": "fleet",
+    "gpus": "fleet",
+}
+WORDS: dict[str, tuple[tuple[str, ...], object]] = {
+    "asm": (("flags", "portability"), "hand_asm"),
+    "hand_asm": (("flags", "portability"), "hand_asm"),
+    "vendor": (("flags", "portability"), "vendor_specific"),
+    "vendor_specific": (("flags", "portability"), "vendor_specific"),
+    "portable": (("flags", "portability"), "portable"),
+    "fallback": (("flags", "portable_fallback"), True),
+    "product": (("flags", "kernel_is_product"), True),
+    "recurring": (("flags", "recurring"), True),
+    "oneoff": (("flags", "recurring"), False),
+    "lower_is_better": (("quality", "higher_is_better"), False),
+}
+
+
+def _derived_names() -> dict[str, tuple[str, ...]]:
+    """Each key's field as the API names it (`throughput_per_s`, `flags.fleet_gpus`), where that name is no other's."""
+    taken = {*KEYS, *ALIASES}
+    last: dict[str, list[tuple[str, ...]]] = {}
+    for key in KEYS.values():
+        last.setdefault(key.path[-1], []).append(key.path)
+    names = {".".join(key.path): key.path for key in KEYS.values() if len(key.path) > 1}
+    names |= {name: paths[0] for name, paths in last.items() if len(paths) == 1 and name not in taken}
+    return names
+
+
+# Every name a field is known by (besides the document's own), to the field's path.
+NAMES: dict[str, tuple[str, ...]] = {
+    **_derived_names(),
+    **{name: key.path for name, key in KEYS.items()},
+    **{alias: KEYS[name].path for alias, name in ALIASES.items()},
+}
+
+
+def key_of(name: str) -> Key | None:
+    """The key a name stands for (`cost`, `cost_weeks`, `effort`, `flags.fleet_gpus` …), case and `-` forgiven."""
+    name = name.lower().replace("-", "_")
+    name = ALIASES.get(name, name)
+    key = KEYS.get(name)
+    if key is None and name in NAMES:
+        path = NAMES[name]
+        key = next((key for key in KEYS.values() if key.path == path), None)
+    return key
+
+
+def nearest(word: str, names: Iterable[str]) -> str | None:
+    """The name closest to `word` among `names` (a typo's likely intent), or None when none is close."""
+    close = difflib.get_close_matches(word.lower(), list(names), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def expand(document: Any, fields: Iterable[str], renamed: dict[str, str] | None = None) -> Any:
+    """A proposal document with the names Slack accepts moved to the fields they stand for: `baseline: 100ms` is
+    `baseline_ms: 100ms`, `portability: asm` is `flags: {portability: asm}`, `fallback: true` sets
+    `flags.portable_fallback`. `fields` are the document's own names, left as they are.
+
+    `renamed` collects, by the JSON pointer of the field set, the pointer of the name as written (for line numbers).
+    A field given under two names raises `InvalidInput` at the second."""
+    if not isinstance(document, dict):
+        return document
+    own = set(fields)
+    out: dict[str, Any] = {}
+    moved: list[tuple[str, tuple[str, ...], Any]] = []
+    for name, value in document.items():
+        text = str(name)
+        key = None if text in own else key_of(text)
+        word = None if text in own or key is not None else WORDS.get(text.lower())
+        if key is not None:
+            if isinstance(value, str) and key.path not in FIELDS:
+                with contextlib.suppress(Unreadable):  # what does not read is left for validation to name
+                    value = key.read(value)
+            moved.append((text, key.path, value))
+        elif word is not None and isinstance(word[1], bool) and isinstance(value, bool):
+            moved.append((text, word[0], word[1] if value else not word[1]))
+        else:
+            out[text] = value
+    for text, path, value in moved:
+        target = out
+        for part in path[:-1]:
+            inner = target.get(part)
+            if inner is None:
+                inner = target[part] = {}
+            elif not isinstance(inner, dict):
+                break
+            else:
+                inner = target[part] = dict(inner)  # a copy: the document given is not changed
+            target = inner
+        else:
+            if path[-1] in target:
+                field = ".".join(path)
+                raise InvalidInput(f"`{field}` is given twice (also as `{text}`); keep one", to_pointer([text]))
+            target[path[-1]] = value
+            if renamed is not None:
+                renamed[to_pointer(path)] = to_pointer([text])
+            continue
+        out[text] = value
+    return out
 
 
 def forgive(

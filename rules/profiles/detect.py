@@ -160,6 +160,8 @@ def combine(
                     f"{fmt} cannot be combined with other files; read it on its own", format_expected=fmt
                 )
     kineto.check_same_run(ranges)
+    if ranges:  # a trace was given: the tables' advice to record one is moot
+        collector.notes[:] = [n for n in collector.notes if n not in (rocprof_stats.RERUN, nsys_stats.RERUN)]
     result = collector.finish("+".join(fmts))
     if collector.summed and result.wall_ns is None:
         result.notes.append("No file had timestamps: there is no wall time to share against.")

@@ -20,6 +20,8 @@ from worthit.rules.profiles.naming import api_kind, copy_name
 KERN_SUM: Final = "nsys_cuda_gpu_kern_sum"
 MEM_TIME_SUM: Final = "nsys_cuda_gpu_mem_time_sum"
 API_SUM: Final = "nsys_cuda_api_sum"
+# Advice for when no trace was given beside the summary; an nsys report's option, not worthit's.
+RERUN: Final = "For unions over streams, export nsys's cuda_gpu_trace report and give worthit that trace."
 SumFormat = Literal["nsys_cuda_gpu_kern_sum", "nsys_cuda_gpu_mem_time_sum", "nsys_cuda_api_sum"]
 
 _TOTAL = "totaltime(ns)"
@@ -75,7 +77,8 @@ def _read(data: bytes, fmt: SumFormat) -> Breakdown:
         raise ProfileError("the header is there but no rows follow", format_expected=fmt, line=rows.line)
     notes = [
         "Summed durations from an nsys summary: Time (%) is of summed time, concurrent streams count twice; "
-        "shares overlap and must not be added. Use cuda_gpu_trace for unions over streams."
+        "shares overlap and must not be added.",
+        RERUN,
     ]
     device = fmt != API_SUM
     if device:

@@ -1,28 +1,44 @@
-"""A terminal table of a breakdown: largest first, with both denominators side by side."""
+"""A terminal table of a breakdown: the finding to act on first, then device rows before host rows, each largest
+first, with both denominators side by side."""
 
 from __future__ import annotations
 
-from worthit.rules.profiles.model import Activity, Breakdown, StepFigures, largest_first
+import textwrap
+from collections.abc import Collection
+
+from worthit.rules.profiles.model import KINDS, Activity, Breakdown, Kind, Phase, StepFigures, largest_first
 from worthit.rules.profiles.naming import short_name
 
-__all__ = ["render_table"]
+__all__ = ["DEVICE_KINDS", "headline", "render_table"]
+
+DEVICE_KINDS: tuple[Kind, ...] = ("kernel", "comm", "copy")
+"""Kinds listed first: the device's own work. CPU ops, annotations and API calls (host time, nested) follow."""
 
 _NUMERIC = (("kind", 6), ("total ms", 12), ("calls", 9), ("% device", 9), ("% wall", 9))
 _MIN_NAME = 16
 
 
-def render_table(b: Breakdown, width: int = 100) -> str:
+def render_table(
+    b: Breakdown, width: int = 100, *, top: int | None = None, kinds: Collection[Kind] | None = None
+) -> str:
     """The breakdown as a fixed-width text table no wider than `width` (long names are cut with "…").
 
-    Columns: name, kind, total ms, calls, % of device, % of wall ("-" where the denominator is unknown).
-    A summed/inclusive table is marked "inclusive — do not sum", and so is each inclusive phase of a
-    combined breakdown, because adding those percentages double counts overlapping time. A kernel summary
-    (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats) is marked for what is wrong with it instead: kernels do not
-    nest, but its shares are of summed kernel time, not of the step (as `inclusive_percentages` says).
+    First the line to act on (`headline`), then the figures, then the phases: the device's (kernels,
+    communication, copies) before the host's (CPU ops, annotations, API calls), each largest first, `top` rows of
+    each at most (None: all; the rest counted in one line), only `kinds` when given. Columns: name, kind, total ms,
+    calls, % of device, % of wall ("-" where the denominator is unknown). Device rows whose shares add past 100%
+    overlap (concurrent streams, ranks), and the table says so. A summed/inclusive table is marked "inclusive — do
+    not sum", and so is each inclusive phase of a combined breakdown, because adding those percentages double
+    counts overlapping time. A kernel summary (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats) is marked for what
+    is wrong with it instead: kernels do not nest, but its shares are of summed kernel time, not of the step (as
+    `inclusive_percentages` says).
     """
     numeric_width = sum(w + 1 for _, w in _NUMERIC)
     name_width = max(_MIN_NAME, width - numeric_width)
     lines: list[str] = []
+    first = headline(b)
+    if first:
+        lines.extend(textwrap.wrap(first, width, subsequent_indent="  ", break_on_hyphens=False))
     title = f"{b.format}" + (f" [{b.scope}]" if b.scope else "")
     lines.append(title)
     summary = _kernel_summary(b)
@@ -85,7 +101,102 @@ def render_table(b: Breakdown, width: int = 100) -> str:
     header = "name".ljust(name_width) + "".join(" " + label.rjust(w) for label, w in _NUMERIC)
     lines.append(header)
     lines.append("-" * min(width, len(header)))
-    for phase in largest_first(b.phases):
+    phases = [phase for phase in b.phases if kinds is None or phase.kind in kinds]
+    device = [phase for phase in phases if _on_device(phase)]
+    host = [phase for phase in phases if not _on_device(phase)]
+    lines.extend(_rows(device, b, name_width, top))
+    overlap = sum(phase.share_of_device or 0.0 for phase in device if not phase.inclusive)
+    if not b.inclusive and overlap > 1.0005:
+        said = (
+            f"rows overlap: their % device adds to {overlap * 100:.0f}% (work on concurrent streams or ranks at once "
+            "counts in each of its rows; the device busy time counts it once)"
+        )
+        lines.extend(textwrap.wrap(said, width, subsequent_indent="  ", break_on_hyphens=False))
+    if host:
+        if device:
+            lines.append("host side: CPU ops, annotations and API calls (these nest inside each other; % of wall)")
+        lines.extend(_rows(host, b, name_width, top))
+    if not phases and kinds is not None:
+        present = ", ".join(kind for kind in KINDS if any(phase.kind == kind for phase in b.phases))
+        lines.append(f"no phase of kind {', '.join(sorted(kinds))}; this profile has {present or 'none'}")
+    if any(p.inclusive for p in b.phases) and not b.inclusive:
+        lines.append("(inc) = inclusive summed total — do not sum with the other rows")
+    lines.extend(f"note: {n}" for n in b.notes)
+    return "\n".join(lines) + "\n"
+
+
+def headline(b: Breakdown) -> str | None:
+    """The one finding to look at first, the largest of: time waiting on the input pipeline, other device idle time,
+    waiting in collectives for a straggler, and the largest device phase; None when the profile has no phase."""
+    found: list[tuple[int, str]] = []
+    a = b.activity
+    steps_ns = sum(step.wall_ns for step in b.step_figures)
+    if a is not None:
+        of = f"of the steps' {_ms_short(steps_ns)} ms" if steps_ns else f"of the device span {_ms_short(a.span_ns)} ms"
+        whole = steps_ns or a.span_ns
+        if a.input_ns:
+            found.append(
+                (a.input_ns, f"waiting on the input pipeline {_ms_short(a.input_ns)} ms {of}" + _of(a.input_ns, whole))
+            )
+        other_idle = a.idle_ns - a.input_ns
+        if other_idle > 0:
+            found.append(
+                (
+                    other_idle,
+                    f"the device idle for {_ms_short(other_idle)} ms of its {_ms_short(a.span_ns)} ms span"
+                    + _of(other_idle, a.span_ns)
+                    + (" besides the input pipeline" if a.input_ns else "")
+                    + ", waiting on the host, launches or synchronisation",
+                )
+            )
+    if b.barrier is not None and b.barrier.wait_ns:
+        bar = b.barrier
+        found.append(
+            (
+                bar.wait_ns,
+                f"waiting in collectives for the straggler, rank {bar.straggler}: {_ms_short(bar.wait_ns)} ms "
+                f"({_pct(bar.wait_fraction)} of the ranks' step time)",
+            )
+        )
+    device = largest_first([phase for phase in b.phases if _on_device(phase)]) or largest_first(b.phases)
+    if device:
+        top = device[0]
+        share = top.share_of_device if top.share_of_device is not None else top.share_of_wall
+        of_what = "of device time" if top.share_of_device is not None else "of wall time"
+        found.append(
+            (
+                top.total_ns,
+                f"the largest {'phase' if top.kind not in DEVICE_KINDS else top.kind}, "
+                f"{short_name(top.name, 60)}: {_ms_short(top.total_ns)} ms"
+                + (f" ({_pct(share)} {of_what})" if share is not None else ""),
+            )
+        )
+    if not found:
+        return None
+    return max(found, key=lambda item: item[0])[1] + ": look here first"
+
+
+def _of(part: int, whole: int) -> str:
+    return f" ({part / whole * 100:.1f}%)" if whole else ""
+
+
+def _ms_short(ns: int) -> str:
+    """Milliseconds to one decimal for a sentence (`306.7`), three below a tenth of a millisecond."""
+    return f"{ns / 1e6:,.1f}" if ns >= 100_000 else f"{ns / 1e6:.3f}"
+
+
+def _on_device(phase: Phase) -> bool:
+    """A phase of the device's own work: a kernel or collective, or a copy timed on the device (a copy call's host
+    time, from an API table, has no device share)."""
+    return phase.kind in ("kernel", "comm") or (phase.kind == "copy" and phase.share_of_device is not None)
+
+
+def _rows(phases: list[Phase], b: Breakdown, name_width: int, top: int | None) -> list[str]:
+    """Rows of `phases`, largest first, `top` at most and one line for the rest."""
+    ordered = largest_first(phases)
+    shown = ordered if top is None else ordered[:top]
+    lines = []
+    for phase in shown:
         name = phase.name + (" (inc)" if phase.inclusive and not b.inclusive else "")
         cells = (
             phase.kind,
@@ -97,10 +208,10 @@ def render_table(b: Breakdown, width: int = 100) -> str:
         lines.append(
             _cut(name, name_width) + "".join(" " + c.rjust(w) for c, (_, w) in zip(cells, _NUMERIC, strict=True))
         )
-    if any(p.inclusive for p in b.phases) and not b.inclusive:
-        lines.append("(inc) = inclusive summed total — do not sum with the other rows")
-    lines.extend(f"note: {n}" for n in b.notes)
-    return "\n".join(lines) + "\n"
+    rest = ordered[len(shown) :]
+    if rest:
+        lines.append(f"… {len(rest)} more (--top 0 shows them all)")
+    return lines
 
 
 def _kernel_summary(b: Breakdown) -> bool:

@@ -15,6 +15,12 @@ from worthit.rules.profiles.model import Breakdown, Kind
 from worthit.rules.profiles.naming import api_kind, copy_name
 
 FORMAT = "rocprofv3_stats"
+# Advice for when no trace was given beside the table (`combine` leaves it out when one was). Options of rocprofv3,
+# not of worthit: said so, since it is printed by `worthit profile`.
+RERUN = (
+    "For the union of traced time, record with rocprofv3's own --kernel-trace and --memory-copy-trace options "
+    "and give worthit those traces."
+)
 _REQUIRED = ("name", "calls", "totaldurationns")
 
 
@@ -50,7 +56,8 @@ def read(data: bytes) -> Breakdown:
         out.append((label, kind, total, calls))
     notes = [
         "Summed durations from a stats table: Percentage is of summed time, concurrent calls count twice; "
-        "shares overlap and must not be added. Re-run with --kernel-trace/--memory-copy-trace for unions."
+        "shares overlap and must not be added.",
+        RERUN,
     ]
     device = domain in ("kernel", "copy")
     if device:

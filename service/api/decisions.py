@@ -224,6 +224,10 @@ class DecisionController(Controller):
         verdict: FromQuery[Verdict | None] = None,
         target: Annotated[str | None, QueryParameter(max_length=200, pattern=LABEL_PATTERN)] = None,
         workload: Annotated[str | None, QueryParameter(max_length=200, pattern=TEXT_PATTERN)] = None,
+        team: Annotated[
+            str | None,
+            QueryParameter(max_length=200, pattern=TEXT_PATTERN, description="Only the decisions of this team."),
+        ] = None,
         since: Annotated[
             str | None,
             QueryParameter(description="Only decisions made at or after this RFC 3339 time.", format="date-time"),
@@ -239,6 +243,8 @@ class DecisionController(Controller):
         # 200 is ~56 MB of JSON, and three at once reached 585 MiB when each was decoded and encoded whole. Streamed,
         # one request holds READ_BATCH documents and one decision (a few MB) whatever `limit`, and uvicorn waits for
         # a slow reader to drain its socket before it takes more; time is bounded by the request deadline.
-        where = DecisionFilter(verdict=verdict, target=target, workload=workload, since=parse_time("since", since))
+        where = DecisionFilter(
+            verdict=verdict, target=target, workload=workload, team=team, since=parse_time("since", since)
+        )
         ids, next_cursor = await decisions.page(where, cursor, limit)
         return Stream(decisions.encoded_page(ids, next_cursor), media_type=MediaType.JSON)

@@ -14,9 +14,10 @@ from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
 from worthit.rules.profiles.kineto import RankSummary
 from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
-from worthit.service.http.caching import IfNoneMatch, tagged_json
+from worthit.service.api.decisions import CURSOR_PATTERN
+from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged_json
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
-from worthit.service.profiles.schemas import ProfileDoc
+from worthit.service.profiles.schemas import ProfileDoc, ProfilePage
 from worthit.service.profiles.service import ProfileService
 from worthit.service.validation import decode_strict
 
@@ -100,6 +101,22 @@ class ProfileController(Controller):
         summaries = decode_strict(await request.body(), list[RankSummary])
         doc = await profiles.create_from_summaries(summaries, name=name)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
+
+    @get("/", opt={"scope": "read"}, responses=problem_responses(), cache_control=REVALIDATE)
+    async def list_profiles(
+        self,
+        profiles: NamedDependency[ProfileService],
+        cursor: Annotated[
+            str | None,
+            QueryParameter(max_length=64, pattern=CURSOR_PATTERN, description="`next_cursor` of the last page."),
+        ] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+    ) -> ProfilePage:
+        """Stored profiles, newest first, each without its breakdown (`GET /v1/profiles/{id}` has it); follow
+        `next_cursor` for the next page.
+
+        Worst case: a page of 200 rows of five short columns (a few tens of kilobytes); no document is read."""
+        return await profiles.page(cursor, limit)
 
     @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
     async def read(

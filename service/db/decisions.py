@@ -33,6 +33,7 @@ class NewDecision:
     document: str
     token_id: str | None = None
     slack_user: str | None = None
+    team: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,7 @@ class DecisionFilter:
     target: str | None = None
     workload: str | None = None
     since: datetime | None = None
+    team: str | None = None
 
 
 @domain_errors
@@ -93,6 +95,8 @@ class DecisionStore:
             query = query.where(decisions.c.target == where.target)
         if where.workload is not None:
             query = query.where(decisions.c.workload == where.workload)
+        if where.team is not None:
+            query = query.where(decisions.c.team == where.team)
         if where.since is not None:
             query = query.where(decisions.c.created_at >= where.since)
         if cursor is not None:

@@ -58,6 +58,8 @@ class DecisionRow(Base):
     recorded)."""
     slack_user: Mapped[str | None] = mapped_column(String(64))
     """The Slack user who made it from Slack: its owner, before any token (None: not made from Slack)."""
+    team: Mapped[str | None] = mapped_column(String(200))
+    """The proposal's `team`, to filter on."""
 
     __table_args__ = (
         UniqueConstraint("idempotency_key"),
@@ -65,6 +67,7 @@ class DecisionRow(Base):
         Index("ix_decisions_target_id", "target", "id"),
         Index("ix_decisions_workload_id", "workload", "id"),
         Index("ix_decisions_created_at", "created_at"),
+        Index("ix_decisions_team_id", "team", "id"),
     )
 
 

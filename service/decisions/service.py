@@ -136,6 +136,7 @@ class DecisionService:
                 document=document,
                 token_id=token_id,
                 slack_user=(source_detail or {}).get("user_id") if source == "slack" else None,
+                team=proposal.team,
             )
         )
         if existing is None:

@@ -18,7 +18,19 @@ from worthit.service.gate.errors import TEMPLATE_HINT, BlockError
 from worthit.service.gate.fences import Block, normalise_newlines
 from worthit.service.validation import decode_strict
 
-__all__ = ["Parsed", "invalid_block", "locate", "parse_block", "read_proposal", "read_request", "validate"]
+__all__ = [
+    "PROPOSAL_FIELDS",
+    "Parsed",
+    "invalid_block",
+    "locate",
+    "parse_block",
+    "read_proposal",
+    "read_request",
+    "validate",
+]
+
+# A proposal's own field names: any other name a surface accepts (`baseline`, `portability`) is moved to its field.
+PROPOSAL_FIELDS = frozenset(field.encode_name for field in msgspec.structs.fields(Proposal))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,19 +60,25 @@ def parse_block(block: Block, defaults: Mapping[str, object] | None = None) -> P
     if defaults:
         data = {**defaults, **data}
     written: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    try:
+        data = units.expand(data, PROPOSAL_FIELDS, renamed)
+    except InvalidInput as exc:
+        raise invalid_block(block, tree, exc.detail, exc.pointer, written) from exc
     document = units.forgive(data, written)
     try:
         body = msgspec.json.encode(document)
     except (TypeError, msgspec.EncodeError) as exc:
         raise BlockError(f"expected plain YAML values: {exc}", block.line) from exc
-    return Parsed(proposal=validate(body, block, tree, written), json=body, block=block, tree=tree)
+    return Parsed(proposal=validate(body, block, tree, written, renamed), json=body, block=block, tree=tree)
 
 
 def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Proposal:
     """A proposal from a whole JSON or YAML document (`worthit review`), values read as every surface reads them.
 
     JSON is decoded as JSON (so its errors say so); anything else is read as the YAML of a worthit block whose
-    lines are the document's. Raises `InvalidInput` (JSON) or `BlockError` (YAML), each naming the field.
+    lines are the document's. Raises `InvalidInput` (JSON that does not decode, or whose lines cannot be found) or
+    `BlockError` (a field that does not validate, on its line; YAML), each naming the field.
     """
     text = normalise_newlines(text)
     if text.lstrip().startswith(("{", "[")):
@@ -75,9 +93,27 @@ def read_proposal(text: str, defaults: Mapping[str, object] | None = None) -> Pr
             raise InvalidInput(f"expected a JSON or YAML proposal: {exc}") from exc
         if isinstance(data, dict) and defaults:
             data = {**defaults, **data}
-        proposal: Proposal = decode_strict(msgspec.json.encode(units.forgive(data)), Proposal)
+        renamed: dict[str, str] = {}
+        written: dict[str, str] = {}
+        try:
+            data = units.expand(data, PROPOSAL_FIELDS, renamed)
+            proposal: Proposal = decode_strict(msgspec.json.encode(units.forgive(data, written)), Proposal)
+        except InvalidInput as exc:
+            raise _placed(text, exc, written, renamed) from exc
         return proposal
     return parse_block(Block(text=text, line=0), defaults).proposal
+
+
+def _placed(text: str, exc: InvalidInput, written: Mapping[str, str], renamed: Mapping[str, str]) -> Exception:
+    """A JSON document's validation problem on the line of its field, as a YAML document's is (JSON is YAML to the
+    loader that finds lines); the problem as it was when the text does not compose (a JSON form YAML refuses)."""
+    try:
+        tree, _ = safe_yaml.load(text)
+    except yaml.YAMLError:
+        return exc
+    if tree is None:  # pragma: no cover - a JSON document that decoded is not empty
+        return exc
+    return invalid_block(Block(text=text, line=0), tree, exc.detail, exc.pointer, written, renamed)
 
 
 def read_request(text: str, *, proposals: bool = False) -> bytes:
@@ -103,6 +139,8 @@ def read_request(text: str, *, proposals: bool = False) -> bytes:
             raise InvalidInput(f"expected a JSON or YAML document: {exc}") from exc
     if proposals and isinstance(data, list):
         data = {"proposals": data}
+    if proposals and isinstance(data, dict) and isinstance(data.get("proposals"), list):
+        data = {**data, "proposals": [units.expand(item, PROPOSAL_FIELDS) for item in data["proposals"]]}
     data = units.forgive(data, fields=units.PORTFOLIO_FIELDS if proposals else units.PLAN_FIELDS)
     try:
         return msgspec.json.encode(data)
@@ -155,25 +193,56 @@ def _deep_field(text: str) -> str:
     return ""
 
 
-def validate(body: bytes, block: Block, tree: yaml.Node, written: Mapping[str, str] | None = None) -> Proposal:
-    """Decode the JSON of the block as strictly as `POST /v1/evaluate` does."""
+def validate(
+    body: bytes,
+    block: Block,
+    tree: yaml.Node,
+    written: Mapping[str, str] | None = None,
+    renamed: Mapping[str, str] | None = None,
+) -> Proposal:
+    """Decode the JSON of the block as strictly as `POST /v1/evaluate` does; `renamed`: the pointers of fields set
+    under another name (`baseline` for `baseline_ms`), to the name as written, for the line and the field."""
     try:
         proposal: Proposal = decode_strict(body, Proposal)
     except InvalidInput as exc:
-        raise invalid_block(block, tree, exc.detail, exc.pointer, written or {}) from exc
+        raise invalid_block(block, tree, exc.detail, exc.pointer, written or {}, renamed) from exc
     return proposal
 
 
-def invalid_block(block: Block, tree: yaml.Node, detail: str, pointer: str, written: Mapping[str, str]) -> BlockError:
-    """A validation problem at a JSON pointer, placed on the line of the description where the field is."""
+def invalid_block(
+    block: Block,
+    tree: yaml.Node,
+    detail: str,
+    pointer: str,
+    written: Mapping[str, str],
+    renamed: Mapping[str, str] | None = None,
+) -> BlockError:
+    """A validation problem at a JSON pointer, placed on the line of the description where the field is: a field
+    left out on the block's own line, since no line holds it. The line and the field are named, so the message
+    drops its JSON path."""
     if not pointer:
         # Cross-field checks name their field in the message but carry no pointer.
         named = re.search(r"`([a-z_]+)`", detail)
         pointer = f"/{named.group(1)}" if named else ""
-    line, node = locate(tree, pointer)
-    message, at, path = detail.partition(" - at `")
+    message = detail.partition(" - at `")[0]
     if pointer in written:
         message += f" (written `{written[pointer]}`)"
+    key = units.key_of(".".join(from_pointer(pointer))) if pointer not in written else None
+    line_of = ""  # a field left out of an object a renamed field made (`ranks` of `wait: 28%`): that field's line
+    for field_set, as_written in (renamed or {}).items():
+        if pointer == field_set or pointer.startswith(field_set + "/"):
+            pointer = as_written + pointer[len(field_set) :]
+            break
+        if field_set.startswith(pointer.rsplit("/", 1)[0] + "/"):
+            line_of = as_written
+    line, node = locate(tree, pointer)
+    if node is None and line_of:
+        line = locate(tree, line_of)[0]
+    elif node is None and pointer.count("/") == 1:
+        line = -1  # a top-level field left out: the block's own line (`body_line(-1)`), no line of its body
+    listed = "to be one of `" in message  # the values allowed are listed already
+    if key is not None and not listed and isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str":
+        message += f"; write {key.expects}"  # text that did not read as the field's shorthand: show the shorthand
     parts = tuple(from_pointer(pointer))
     if parts in units.SHARE_FIELDS and isinstance(node, yaml.ScalarNode):
         try:
@@ -182,7 +251,7 @@ def invalid_block(block: Block, tree: yaml.Node, detail: str, pointer: str, writ
             number = 0.0
         if 1 < number <= 100:
             message += f"; for a percentage write `{node.value}%`"
-    return BlockError(message + at + path, block.body_line(line), ".".join(parts) if pointer else "")
+    return BlockError(message, block.body_line(line), ".".join(parts) if pointer else "")
 
 
 def locate(tree: yaml.Node, pointer: str) -> tuple[int, yaml.Node | None]:

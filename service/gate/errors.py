@@ -28,5 +28,7 @@ class BlockError(Exception):
         self.field = field
 
     def __str__(self) -> str:
-        where = f"line {self.line}" + (f", field `{self.field}`" if self.field else "")
-        return f"{where}: {self.detail}"
+        # Line 0 is before a whole file's first line: a field left out of a `worthit review` file has no line.
+        where = [f"line {self.line}"] if self.line > 0 else []
+        where += [f"field `{self.field}`"] if self.field else []
+        return f"{', '.join(where)}: {self.detail}" if where else self.detail

@@ -11,8 +11,13 @@ generators misread (openapi-python-client was the one tried):
 - component names are the titles, and titles are unique (two Structs named `Phase` made a generator drop every
   schema that held either);
 - every status a route can answer, with its headers: the 200 of an idempotent replay beside the 201, `Location`,
-  `Retry-After` on 429 and 503, `WWW-Authenticate` on a bearer route's 401 and 403, `ETag` and 304 on the reads
-  that have them;
+  `Retry-After` on 429 and 503, `WWW-Authenticate` on a bearer route's 401 and 403, `ETag` on the reads that have
+  one. Their 304 is said in the read's description and its `If-None-Match` parameter, not as a response: a
+  response without a body is `Any` to a generator, and `Any` in the union hid the one type a read answers
+  (`Decision | Problem`; a 304 is `None` there, as any status the document leaves out);
+- an operation id per operation, named for what it does (`getDecision`, `reevaluateDecision`: `OPERATIONS`), which
+  generators turn into function names (Litestar's own made `v1_decisions_decision_id_reevaluate_reevaluate`);
+- a string parameter's `format` (`date-time`) inside the string branch of its `oneOf`, where generators read it;
 - the request bodies Litestar cannot see, because those handlers read the body themselves: profile upload (raw or
   multipart) and policy PUT (JSON or TOML);
 - the bearer security scheme, on every operation whose route is not public (the scope the auth middleware checks).
@@ -44,9 +49,12 @@ __all__ = [
     "CREATED",
     "ETAG",
     "LOCATION",
+    "NOT_MODIFIED",
+    "OPERATIONS",
     "PROFILE_BODY",
     "RENAMED",
     "REPLAYED",
+    "RETAGGED",
     "RETRY_AFTER",
     "SECURITY_SCHEME",
     "SHARED_ENUMS",
@@ -98,6 +106,43 @@ CACHE_CONTROL = {
 REPLAYED = {("/v1/decisions", "post"), ("/v1/decisions/{decision_id}/outcome", "post")}
 CREATED = {*REPLAYED, ("/v1/profiles", "post")}
 TAGGED = {("/v1/decisions/{decision_id}", "get"), ("/v1/profiles/{profile_id}", "get")}
+
+# (path, method) → the operation's id: what a generated client's function is called. A route missing here is an
+# error when the document is built, so each new route is named on purpose.
+OPERATIONS = {
+    ("/healthz", "get"): "healthz",
+    ("/readyz", "get"): "readyz",
+    ("/metrics", "get"): "metrics",
+    ("/slack/commands", "post"): "slackCommand",
+    ("/v1/evaluate", "post"): "evaluateProposal",
+    ("/v1/decisions", "post"): "createDecision",
+    ("/v1/decisions", "get"): "listDecisions",
+    ("/v1/decisions/{decision_id}", "get"): "getDecision",
+    ("/v1/decisions/{decision_id}/link", "get"): "getDecisionLink",
+    ("/v1/decisions/{decision_id}/outcome", "get"): "getOutcome",
+    ("/v1/decisions/{decision_id}/outcome", "post"): "recordOutcome",
+    ("/v1/decisions/{decision_id}/reevaluate", "post"): "reevaluateDecision",
+    ("/v1/calibration", "get"): "getCalibration",
+    ("/v1/workloads/{name}", "get"): "getWorkloadHistory",
+    ("/v1/plans", "post"): "planTarget",
+    ("/v1/portfolio", "post"): "rankPortfolio",
+    ("/v1/policies", "get"): "listPolicies",
+    ("/v1/policies/{name}", "get"): "getPolicy",
+    ("/v1/policies/{name}", "put"): "putPolicy",
+    ("/v1/policies/{name}", "delete"): "deletePolicy",
+    ("/v1/profiles", "get"): "listProfiles",
+    ("/v1/profiles", "post"): "uploadProfile",
+    ("/v1/profiles/summaries", "post"): "uploadRankSummaries",
+    ("/v1/profiles/{profile_id}", "get"): "getProfile",
+    ("/v1/rules", "get"): "listRules",
+}
+# The tag (a generated client's module) of an operation its controller does not name: re-evaluating is about a
+# decision, though the policies' controller serves it.
+RETAGGED = {("/v1/decisions/{decision_id}/reevaluate", "post"): "decisions"}
+NOT_MODIFIED = (
+    "With `If-None-Match` set to the `ETag` of the document held, answers `304 Not Modified` without a body when the "
+    "document is unchanged."
+)
 
 PROFILE_BODY: Schema = {
     "description": "Profiler output: one file as the raw body, or several files of one run as multipart parts "
@@ -153,6 +198,14 @@ def _enum_ref(values: list[Any]) -> Schema | None:
 
 
 def _schema_fix(node: Schema) -> Schema:
+    if "format" in node and isinstance(node.get("oneOf"), list):
+        # `{format, oneOf: [string, null]}`: generators read a format only beside its type.
+        node = {key: value for key, value in node.items() if key != "format"} | {
+            "oneOf": [
+                member | {"format": node["format"]} if member.get("type") == "string" else member
+                for member in node["oneOf"]
+            ]
+        }
     if "const" in node:
         node = {key: value for key, value in node.items() if key != "const"} | {"enum": [node["const"]]}
     if "$ref" in node and (name := node["$ref"].rsplit("/", 1)[-1]) in RENAMED:
@@ -215,10 +268,19 @@ def finish(schema: Schema, app: Litestar) -> Schema:
         raise RuntimeError(f"OpenAPI schema titles must be unique, got several {duplicated}: name them in RENAMED")
 
     components["securitySchemes"] = {BEARER: SECURITY_SCHEME}
+    documented = [(path, method) for path, method in _operations(app) if method in schema["paths"].get(path, {})]
+    unnamed = sorted(f"{method.upper()} {path}" for path, method in documented if (path, method) not in OPERATIONS)
+    if unnamed:
+        raise RuntimeError(
+            f"Every operation needs an id in OPERATIONS (service/http/openapi.py), got none for {unnamed}"
+        )
     for (path, method), scope in _operations(app).items():
         operation = schema["paths"].get(path, {}).get(method)
         if operation is None:
             continue
+        operation["operationId"] = OPERATIONS[(path, method)]
+        if (path, method) in RETAGGED:
+            operation["tags"] = [RETAGGED[(path, method)]]
         if scope != PUBLIC:
             operation["security"] = [{BEARER: []}]
             operation["description"] = f"{operation.get('description', '')}\n\nNeeds a token with the `{scope}` scope."
@@ -232,10 +294,7 @@ def finish(schema: Schema, app: Litestar) -> Schema:
             }
         if (path, method) in TAGGED:
             responses["200"]["headers"] = {"ETag": ETAG, "Cache-Control": CACHE_CONTROL}
-            responses["304"] = {
-                "description": "Not modified: the document's `ETag` matches `If-None-Match`.",
-                "headers": {"ETag": ETAG, "Cache-Control": CACHE_CONTROL},
-            }
+            operation["description"] = f"{operation.get('description', '')}\n\n{NOT_MODIFIED}"
     schema["paths"]["/v1/profiles"]["post"]["requestBody"] = PROFILE_BODY
     schema["paths"]["/v1/policies/{name}"]["put"]["requestBody"] = policy_body(components["schemas"])
     components["schemas"] = dict(sorted(components["schemas"].items()))

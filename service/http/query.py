@@ -9,6 +9,7 @@ Only the JSON API (`/v1/`) is checked: the HTML pages are opened from links, whi
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from typing import Any
 from urllib.parse import parse_qsl
@@ -72,8 +73,10 @@ def check(scope: Any) -> None:
     for name, count in counts.items():
         if name not in accepted.names:
             expected = ", ".join(f"`{known}`" for known in sorted(accepted.names)) or "none"
+            close = difflib.get_close_matches(name, accepted.names, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`? " if close else ""
             errors.append(
-                {"key": name, "source": "query", "message": f"unknown parameter; this route takes {expected}"}
+                {"key": name, "source": "query", "message": f"unknown parameter; {hint}this route takes {expected}"}
             )
         elif count > 1 and name not in accepted.sequences:
             errors.append({"key": name, "source": "query", "message": f"expected one value, got {count}"})

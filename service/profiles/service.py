@@ -23,7 +23,7 @@ from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
 from worthit.service.profiles.parsing import parse
-from worthit.service.profiles.schemas import ProfileDoc
+from worthit.service.profiles.schemas import ProfileDoc, ProfilePage, ProfileSummary
 from worthit.service.profiles.worker import Abandoned, Job, parse_in_child
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,15 @@ class ProfileService:
             document=msgspec.json.encode(doc).decode(),
         )
         return doc
+
+    async def page(self, cursor: str | None, limit: int) -> ProfilePage:
+        """A page of stored profiles, newest first, without their breakdowns."""
+        rows, next_cursor = await self._store.page(cursor, limit)
+        items = [
+            ProfileSummary(id=r.id, created_at=r.created_at, name=r.name, format=r.format, size_bytes=r.size_bytes)
+            for r in rows
+        ]
+        return ProfilePage(items=items, next_cursor=next_cursor)
 
     async def get(self, profile_id: str) -> ProfileDoc:
         return msgspec.json.decode(await self.document(profile_id), type=ProfileDoc)

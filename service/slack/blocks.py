@@ -21,6 +21,7 @@ __all__ = [
     "FIELD_CHARS",
     "FINDINGS_SHOWN",
     "HEADER_CHARS",
+    "HELP_POINTER",
     "LABELS",
     "MAX_BLOCKS",
     "MAX_FIELDS",
@@ -244,6 +245,9 @@ def decision_message(
     return SlackMessage(response_type=response_type, text=fallback, blocks=blocks[:MAX_BLOCKS])
 
 
+HELP_POINTER = " (type `/worthit help` for every key)"
+
+
 def usage_message(problem: str | None = None) -> SlackMessage:
     """The usage, only to the person who typed the command; `problem` first when the text did not read."""
     blocks: list[Block] = []
@@ -255,6 +259,13 @@ def usage_message(problem: str | None = None) -> SlackMessage:
 
 
 def invalid_message(token: str, reason: str) -> SlackMessage:
-    """The usage, naming the token that did not read and why."""
+    """One line naming the token that did not read and why, and where the usage is: a typo is fixed from that line,
+    and the whole usage repeated under every typo buried it."""
     shown = clip(token, 200).replace("`", "'")
-    return usage_message(f"Couldn't read `{shown}`: {reason}")
+    problem = f"Couldn't read `{shown}`: {reason}"
+    line = clip(f":warning: {escape(problem)}", SECTION_CHARS - len(HELP_POINTER)) + HELP_POINTER
+    return SlackMessage(
+        response_type="ephemeral",
+        text=clip(escape(problem), FALLBACK_CHARS),
+        blocks=[SectionBlock(text=Mrkdwn(text=line))],
+    )

@@ -10,16 +10,15 @@ exactly as a JSON body is (`msgspec.convert`, strict).
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
 from worthit.rules.model import Proposal
 from worthit.rules.pointer import to_pointer
 from worthit.service import units
+from worthit.service.units import ALIASES, KEYS, WORDS
 from worthit.service.validation import validation_problem
 
 __all__ = [
@@ -87,96 +86,12 @@ class Invalid(msgspec.Struct, frozen=True, kw_only=True):
 Parsed = Command | Help | Invalid
 
 
-def _name(value: str) -> str:
-    return value.replace('"', "").strip()
-
-
-class _Key(NamedTuple):
-    path: tuple[str, ...]
-    read: Callable[[str], Any]
-    expects: str
-
-
-KEYS: dict[str, _Key] = {
-    "p": _Key(("p",), units.share, "a share of the measured time: `21%` or `0.21` (a range: `15%..25%`)"),
-    "k": _Key(("k",), units.speedup, "the target's own speedup: `10`, `10x`, or `inf` when its work disappears"),
-    "cost": _Key(("cost_weeks",), units.weeks, "engineer effort: `3w`, `10d` or `40h`"),
-    "baseline": _Key(("baseline_ms",), units.millis, "the measured scope's time: `100ms`, `0.1s` or `500us`"),
-    "p_e2e": _Key(("p_end_to_end",), units.share, "the target's share of the whole run: `0.014%` or `0.00014`"),
-    "fleet": _Key(("flags", "fleet_gpus"), units.gpus, "a whole number of GPUs: `20000`, `20,000` or `20k`"),
-    "target": _Key(("target",), _name, "the name of what is sped up"),
-    "title": _Key(("title",), _name, "a title, in quotes if it has spaces"),
-    "workload": _Key(("scope", "workload"), _name, "the workload's name"),
-    "model": _Key(("scope", "model"), _name, "the model's name"),
-    "input": _Key(("scope", "input"), _name, "the input measured"),
-    "dtype": _Key(("scope", "dtype"), _name, "the data type"),
-    "device": _Key(("scope", "device"), _name, "the device"),
-    "measured": _Key(("scope", "measured"), _name, "`step`, `device_activity`, `end_to_end` or `rank`"),
-    "method": _Key(("scope", "method"), _name, "`timeline`, `counters`, `inclusive_summary` or `estimate`"),
-    "timing": _Key(("scope", "timing"), _name, "`device_events`, `host_wall` or `host_submit`"),
-    "portability": _Key(("flags", "portability"), _name, "`portable`, `vendor_specific` or `hand_asm`"),
-    # What a step serves, where the time goes among ranks, devices, traffic and further targets
-    "throughput": _Key(("goal", "throughput_per_s"), units.per_second, "requests per second: `2000` or `2000/s`"),
-    "rps": _Key(("goal", "requests_per_step"), units.requests, "requests one step serves: `48`"),
-    "ranks": _Key(("flags", "barrier", "ranks"), units.ranks, "ranks behind the barrier: `8`"),
-    "wait": _Key(("flags", "barrier", "target_wait"), units.share, "the collective's wait for the slowest rank: `28%`"),
-    "fleet_mix": _Key(("flags", "fleet_mix"), units.fleet_parts, "device:GPUs[:k[:p]]: `MI300X:450:1.4x,H100:550`"),
-    "traffic": _Key(("flags", "traffic_mix"), units.traffic_parts, "bucket:share[:k[:p]]: `bs1:6%:1.8x,bs32:94%`"),
-    "also": _Key(("more_targets",), units.target_parts, "more phases as name:k[:p]: `launch_gaps:inf`"),
-}
-# Memory the proposal frees, its quality gate, the work it adds, GPU time per start
-KEYS |= {
-    "mem": _Key(("goal", "memory_required_gb"), units.gigabytes, "memory needed before the change: `180GB`"),
-    "mem_after": _Key(("goal", "memory_after_gb"), units.gigabytes, "memory needed after the change: `120GB`"),
-    "device_mem": _Key(("goal", "device_memory_gb"), units.gigabytes, "one device's memory: `141GB`"),
-    "headroom": _Key(("goal", "memory_headroom_gb"), units.gigabytes, "memory to keep free per device: `8GB`"),
-    "metric": _Key(("quality", "metric"), _name, "the quality metric's name"),
-    "metric_base": _Key(("quality", "baseline"), units.points, "the metric before the change: `76.0`"),
-    "metric_new": _Key(("quality", "candidate"), units.points, "the metric with the change: `75.1`"),
-    "metric_gate": _Key(("quality", "max_regression"), units.points, "the largest regression allowed: `0.3pt`"),
-    "added": _Key(
-        ("added_work", "phases"),
-        lambda value: [{"name": "added work", "ms": units.millis(value)}],
-        "the time the change adds per step: `5ms`",
-    ),
-    "gamma": _Key(("added_work", "speculative", "draft_tokens"), units.whole, "tokens drafted per verify pass: `4`"),
-    "alpha": _Key(("added_work", "speculative", "acceptance"), units.share, "each draft's acceptance: `70%`"),
-    "draft_cost": _Key(("added_work", "speculative", "draft_cost"), units.speedup, "a draft step: `0.1x` a decode"),
-    "verify_cost": _Key(("added_work", "speculative", "verify_cost"), units.speedup, "a verify pass: `1.2x`"),
-    "start_cost": _Key(("flags", "gpu_minutes_per_start"), units.minutes, "GPU-minutes per start: `45min`"),
-    "starts": _Key(("flags", "starts_per_day"), units.per_day, "starts a day: `2000/day` or `2k/day`"),
-    "run_days": _Key(("flags", "run_days"), units.days, "the job's length in days: `30` or `30d`"),
-}
-ALIASES = {
-    "share": "p",
-    "speedup": "k",
-    "cost_weeks": "cost",
-    "effort": "cost",
-    "baseline_ms": "baseline",
-    "step": "baseline",
-    "p_end_to_end": "p_e2e",
-    "e2e": "p_e2e",
-    "fleet_gpus": "fleet",
-    "gpus": "fleet",
-}
-WORDS: dict[str, tuple[tuple[str, ...], object]] = {
-    "asm": (("flags", "portability"), "hand_asm"),
-    "hand_asm": (("flags", "portability"), "hand_asm"),
-    "vendor": (("flags", "portability"), "vendor_specific"),
-    "vendor_specific": (("flags", "portability"), "vendor_specific"),
-    "portable": (("flags", "portability"), "portable"),
-    "fallback": (("flags", "portable_fallback"), True),
-    "product": (("flags", "kernel_is_product"), True),
-    "recurring": (("flags", "recurring"), True),
-    "oneoff": (("flags", "recurring"), False),
-    "lower_is_better": (("quality", "higher_is_better"), False),
-}
 HELP_WORDS = frozenset({"help", "usage", "?", "-h", "--help"})
 PUBLIC = "public"
 
 MAX_TEXT_CHARS = 3000  # a command with every key and a long title is well under 1,000 characters
 
-_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w-]*)[=:](?P<value>.*)", re.DOTALL)
+_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)[=:](?P<value>.*)", re.DOTALL)
 _SMART_QUOTES = re.compile("[\u201c\u201d\u201e\u201f\u2033]")
 _KEY_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
@@ -191,7 +106,7 @@ def _names_a_key(text: str, at: int) -> bool:
     if at >= len(text) or text[at] not in _KEY_START:
         return False
     at += 1
-    while at < len(text) and (text[at].isalnum() or text[at] in "_-"):
+    while at < len(text) and (text[at].isalnum() or text[at] in "_-."):
         at += 1
     while at < len(text) and text[at].isspace():
         at += 1
@@ -268,8 +183,26 @@ def _tokens(text: str) -> tuple[list[str], str | None]:
 
 
 def _suggest(word: str) -> str:
-    close = difflib.get_close_matches(word, [*KEYS, *ALIASES, *WORDS, PUBLIC, "help"], n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    close = units.nearest(word, [*KEYS, *ALIASES, *WORDS, PUBLIC, "help"])
+    return f"; did you mean `{close}`?" if close else ""
+
+
+def _one_word(key: units.Key, value: str, unit: str) -> str | None:
+    """`3` and `weeks` typed apart (`cost=3 weeks`): the value as one word that reads the same (`3w`), else None.
+
+    A short unit is taken first (`w`, `ms`), then the number alone (`20000` for `20000 gpus`), then longer ones."""
+    try:
+        meant = key.read(f"{value} {unit}")
+    except units.Unreadable:
+        return None
+    shortest = [value + unit[:end] for end in range(1, len(unit) + 1)]
+    for candidate in (*shortest[:2], value, *shortest[2:]):
+        try:
+            if key.read(candidate) == meant:
+                return candidate
+        except units.Unreadable:
+            continue
+    return None  # pragma: no cover - the number and the whole unit together read as typed apart
 
 
 def parse(text: str) -> Parsed:
@@ -289,6 +222,7 @@ def parse(text: str) -> Parsed:
     fields: dict[str, Any] = {}
     origin: dict[str, tuple[str, str]] = {}  # JSON pointer -> (token as typed, what that key expects)
     public = False
+    last = ""
     for token in tokens:
         word = token.lower()
         if word == PUBLIC:
@@ -296,16 +230,15 @@ def parse(text: str) -> Parsed:
             continue
         pair = _PAIR.fullmatch(token)
         if pair is not None:
-            name = pair["key"].lower().replace("-", "_")
-            name = ALIASES.get(name, name)
-            key = KEYS.get(name)
+            key = units.key_of(pair["key"])
             if key is None:
+                name = pair["key"].lower().replace("-", "_")
                 return Invalid(token=token, reason=f"unknown key `{pair['key']}`{_suggest(name)}")
             raw = pair["value"]
             if not raw.replace('"', "").strip():
                 return Invalid(token=token, reason=f"no value after `{pair['key']}=`; write {key.expects}")
             try:
-                value = key.read(raw)
+                value = key.read(raw.replace('"', "").strip())  # `cost="3 weeks"`: quotes hold spaces
             except units.Unreadable as exc:
                 why = f" ({exc})" if str(exc) else ""
                 return Invalid(token=token, reason=f"`{raw}` does not read{why}; write {key.expects}")
@@ -314,11 +247,18 @@ def parse(text: str) -> Parsed:
             path, value = WORDS[word]
             expects = ""
         else:
+            previous = _PAIR.fullmatch(last) if last else None
+            key = units.key_of(previous["key"]) if previous else None
+            joined = _one_word(key, previous["value"], token) if previous and key else None
+            if previous and joined is not None:
+                why = f"a value is one word: write `{previous['key']}={joined}`"
+                return Invalid(token=f"{last} {token}", reason=why)
             return Invalid(token=token, reason=f"unknown word `{token}`{_suggest(word)}")
         pointer = to_pointer(path)
         if pointer in origin:
             return Invalid(token=token, reason=f"`{path[-1]}` is given twice (also by `{origin[pointer][0]}`)")
         origin[pointer] = (token, expects)
+        last = token
         target = fields
         for part in path[:-1]:
             target = target.setdefault(part, {})
@@ -331,10 +271,11 @@ def parse(text: str) -> Parsed:
     try:
         proposal = msgspec.convert(fields, Proposal, strict=True)
     except msgspec.ValidationError as exc:
-        detail, pointer = validation_problem(str(exc))
+        detail, pointer = validation_problem(str(exc), type_=Proposal)
         detail = re.sub(r" - at `[^`]*`$", "", detail)
         while pointer and pointer not in origin:
             pointer = pointer.rsplit("/", 1)[0]
         token, expects = origin.get(pointer, (text.strip(), ""))
-        return Invalid(token=token, reason=detail + (f"; write {expects}" if expects else ""))
+        listed = "to be one of `" in detail  # the values allowed are listed already
+        return Invalid(token=token, reason=detail + (f"; write {expects}" if expects and not listed else ""))
     return Command(proposal=proposal, public=public)

@@ -112,6 +112,33 @@ def test_list_filters_and_cursor_pagination(database_url: str, server_factory: C
         assert client.get("/v1/decisions", params={"since": "2999-01-01T00:00:00Z"}).json()["items"] == []
 
 
+def test_list_filters_by_team(database_url: str, server_factory: Callable[..., Server]) -> None:
+    """`?team=` finds the decisions of one team, newest first, with the other filters and the cursor."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        teams = ["serving", "training", None, "serving", "serving"]
+        ids = [
+            client.post("/v1/decisions", json=ATTENTION | ({"team": team} if team else {})).json()["id"]
+            for team in teams
+        ]
+        serving = [ids[4], ids[3], ids[0]]
+        assert [item["id"] for item in client.get("/v1/decisions", params={"team": "serving"}).json()["items"]] == (
+            serving
+        )
+        first = client.get("/v1/decisions", params={"team": "serving", "limit": 2}).json()
+        assert [item["id"] for item in first["items"]] == serving[:2]
+        rest = client.get("/v1/decisions", params={"team": "serving", "cursor": first["next_cursor"]}).json()
+        assert ([item["id"] for item in rest["items"]], rest["next_cursor"]) == ([ids[0]], None)
+        assert [item["id"] for item in client.get("/v1/decisions", params={"team": "training"}).json()["items"]] == [
+            ids[1]
+        ]
+        assert client.get("/v1/decisions", params={"team": "inference"}).json()["items"] == []
+        assert client.get("/v1/decisions", params={"team": "serving", "verdict": "decline"}).json()["items"] == []
+        too_long = client.get("/v1/decisions", params={"team": "x" * 201})
+        assert too_long.status_code == 400
+        assert too_long.json()["errors"][0]["pointer"] == "#/query/team"
+
+
 BAD_BODIES = [
     pytest.param(b'{"p": 1.7, "k": 10}', 422, "/p", "Expected `p` <= 1", id="p-above-one"),
     pytest.param(b'{"p": "0.5", "k": 10}', 422, "/p", 'got "0.5"', id="string-for-number"),
@@ -121,7 +148,35 @@ BAD_BODIES = [
     pytest.param(b"", 400, "", "empty body", id="empty-body"),
     pytest.param(b'{"p": 0.5', 400, "", "malformed", id="truncated"),
     pytest.param(b"[0.5, 10]", 422, "", "Expected `object`", id="array"),
-    pytest.param(b'{"p": 0.5}', 422, "/k", "Expected `k`", id="missing-k"),
+    pytest.param(b'{"p": 0.5}', 422, "/k", "`k` is required (the target's own speedup: `10`", id="missing-k"),
+    pytest.param(
+        b'{"p": 0.5, "k": 10, "cost_wekks": 3}',
+        422,
+        "/cost_wekks",
+        "Unknown field `cost_wekks`; did you mean `cost_weeks`? The fields here: `title`, `team`, `target`, `p`,",
+        id="did-you-mean",
+    ),
+    pytest.param(
+        b'{"p": 0.5, "k": 10, "baseline": 100}',
+        422,
+        "/baseline",
+        "Unknown field `baseline`; did you mean `baseline_ms`?",
+        id="slack-name",
+    ),
+    pytest.param(
+        b'{"p": 0.5, "k": 10, "scope": {"measured": "device"}}',
+        422,
+        "/scope/measured",
+        'Expected `measured` to be one of `device_activity`, `end_to_end`, `rank`, `step`, got "device"',
+        id="enum-lists-values",
+    ),
+    pytest.param(
+        b'{"p": 0.5, "k": 10, "baseline_ms": "100ms"}',
+        422,
+        "/baseline_ms",
+        'got "100ms"; a JSON body takes numbers: write 100 - at `$.baseline_ms`',
+        id="shorthand-names-the-number",
+    ),
     pytest.param(b'{"k": 10}', 422, "", "Expected `p`", id="missing-p"),
     pytest.param(b'{"p": 0.5, "k": 0}', 422, "/k", "Expected `k`", id="k-zero"),
     pytest.param(b'{"p": 0.5, "k": "fast"}', 422, "/k", 'got "fast"', id="k-word"),
@@ -136,7 +191,7 @@ BAD_BODIES = [
         b'{"p": 0.5, "k": 10, "flags": {"portability": "magic"}}',
         422,
         "/flags/portability",
-        "portability",
+        'Expected `portability` to be one of `hand_asm`, `portable`, `vendor_specific`, got "magic"',
         id="bad-enum",
     ),
     pytest.param(b'{"p": {"low": 0.3, "high": 0.1}, "k": 10}', 422, "/p", "low", id="inverted-range"),
@@ -280,8 +335,8 @@ def test_repeated_and_unknown_query_parameters_are_refused_naming_them(sqlite_se
         assert repeated["errors"] == [{"detail": repeated["detail"], "pointer": "#/query/verdict"}]
         unknown = _problem(client.get("/v1/decisions", params={"verdcit": "fund", "limit": 5}), 400)
         assert unknown["detail"] == (
-            "Invalid query `verdcit`: unknown parameter; this route takes "
-            "`cursor`, `limit`, `since`, `target`, `verdict`, `workload`"
+            "Invalid query `verdcit`: unknown parameter; did you mean `verdict`? this route takes "
+            "`cursor`, `limit`, `since`, `target`, `team`, `verdict`, `workload`"
         )
         assert [error["pointer"] for error in unknown["errors"]] == ["#/query/verdcit"]  # type: ignore[attr-defined]
         on_a_body_route = _problem(client.post("/v1/evaluate", params={"polcy": "default"}, json=ATTENTION), 400)

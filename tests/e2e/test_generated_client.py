@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -83,8 +84,9 @@ def _module(package: ModuleType, name: str) -> ModuleType:
 def test_generated_client_round_trips_the_api(
     generated: ModuleType, sqlite_url: str, server_factory: Callable[..., Server]
 ) -> None:
-    """Create (201, then the 200 of a replay), read, list, outcome, policy PUT (JSON and TOML), re-evaluate and
-    profile upload (raw and multipart), each parsed into the generated models, on a server that requires tokens."""
+    """Create (201, then the 200 of a replay), read, list (by team, since a date-time), outcome, policy PUT (JSON and
+    TOML), re-evaluate, profile upload (raw and multipart) and the profile list, each parsed into the generated
+    models (functions named by the document's operation ids), on a server that requires tokens."""
     admin = create_token(sqlite_url, "admin", "planning-tool")
     server = server_factory(sqlite_url)
     with server.client() as plain:
@@ -102,7 +104,7 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     api, models = "api", _module(generated, "models")
     types = _module(generated, "types")
 
-    create = _module(generated, f"{api}.decisions.v1_decisions_create")
+    create = _module(generated, f"{api}.decisions.create_decision")
     refused = create.sync_detailed(client=anonymous, body=models.Proposal.from_dict(ATTENTION))
     assert refused.status_code == 401
     assert isinstance(refused.parsed, models.Problem)
@@ -129,28 +131,37 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     assert isinstance(forged.parsed, models.Problem)
     assert "Unknown field `source" in forged.parsed.detail
 
-    removed = _module(generated, f"{api}.decisions.v1_evaluate_evaluate").sync(
+    removed = _module(generated, f"{api}.decisions.evaluate_proposal").sync(
         client=client,
         body=models.Proposal.from_dict({"target": "h2d_copy", "p": 0.1, "k": "inf", "baseline_ms": 100}),
     )
     assert isinstance(removed, models.Evaluation)
     assert removed.amdahl.k == models.Infinite.INF
 
-    reader = _module(generated, f"{api}.decisions.v1_decisions_decision_id_read")
+    reader = _module(generated, f"{api}.decisions.get_decision")
     read = reader.sync_detailed(decision_id=decision.id, client=client)
     assert isinstance(read.parsed, models.Decision)
     assert read.parsed.to_dict() == decision.to_dict()
     unchanged = reader.sync_detailed(decision_id=decision.id, client=client, if_none_match=read.headers["etag"])
     assert (unchanged.status_code, unchanged.parsed, unchanged.content) == (304, None, b"")
 
-    page = _module(generated, f"{api}.decisions.v1_decisions_list_decisions").sync(
-        client=client, verdict=models.Verdict.FUND, limit=10
-    )
+    lister = _module(generated, f"{api}.decisions.list_decisions")
+    page = lister.sync(client=client, verdict=models.Verdict.FUND, limit=10)
     assert isinstance(page, models.DecisionPage)
     assert [item.id for item in page.items] == [decision.id]
     assert page.next_cursor is None
+    other = create.sync(client=client, body=models.DecisionRequest.from_dict(ATTENTION | {"team": "serving"}))
+    assert isinstance(other, models.Decision)
+    by_team = lister.sync(client=client, team="serving")
+    assert isinstance(by_team, models.DecisionPage)
+    assert [item.id for item in by_team.items] == [other.id]
+    assert lister.sync(client=client, team="training").items == []
+    # `since` is a date-time to the generated client, sent as RFC 3339
+    since = lister.sync(client=client, since=decision.created_at)
+    assert [item.id for item in since.items] == [other.id, decision.id]
+    assert lister.sync(client=client, since=datetime(2999, 1, 1, tzinfo=UTC)).items == []
 
-    outcome = _module(generated, f"{api}.outcomes.v1_decisions_decision_id_outcome_record").sync_detailed(
+    outcome = _module(generated, f"{api}.outcomes.record_outcome").sync_detailed(
         decision_id=decision.id,
         client=client,
         body=models.OutcomeReport.from_dict(
@@ -161,7 +172,7 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     assert isinstance(outcome.parsed, models.Outcome)
     assert outcome.parsed.realized.k == 6.0
 
-    put = _module(generated, f"{api}.policies.v1_policies_name_put_policy")
+    put = _module(generated, f"{api}.policies.put_policy")
     strict = put.sync(name="strict", client=client, body=models.PolicyKeys.from_dict({"noise_floor": 0.5}))
     assert isinstance(strict, models.Policy)
     assert (strict.name, strict.version, strict.noise_floor) == ("strict", 1, 0.5)
@@ -169,14 +180,14 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     assert isinstance(toml, models.Policy)
     assert (toml.version, toml.noise_floor) == (2, 0.25)
 
-    again = _module(generated, f"{api}.policies.v1_decisions_decision_id_reevaluate_reevaluate").sync(
+    again = _module(generated, f"{api}.decisions.reevaluate_decision").sync(
         decision_id=decision.id, client=client, policy="strict"
     )
     assert isinstance(again, models.Reevaluation)
     assert again.decision_id == decision.id
     assert again.after.policy.to_dict() == {"name": "strict", "version": 2}
 
-    upload = _module(generated, f"{api}.profiles.v1_profiles_upload")
+    upload = _module(generated, f"{api}.profiles.upload_profile")
     raw = upload.sync_detailed(
         client=client, body=types.File(payload=(SEED / "kernel_trace.csv").read_bytes()), name="kernels"
     )
@@ -187,11 +198,20 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
         types.File(payload=(SEED / name).read_bytes(), file_name=name, mime_type="text/csv")
         for name in ("kernel_trace.csv", "memory_copy_trace.csv", "hip_api_stats.csv")
     ]
-    multipart = upload.sync(client=client, body=models.V1ProfilesUploadFilesBody(files=parts), name="seed part 2")
+    multipart = upload.sync(client=client, body=models.UploadProfileFilesBody(files=parts), name="seed part 2")
     assert isinstance(multipart, models.ProfileDoc)
     assert multipart.breakdown.device_busy_ns == 3_606_501
-    stored = _module(generated, f"{api}.profiles.v1_profiles_profile_id_read").sync(
-        profile_id=multipart.id, client=client
-    )
+    stored = _module(generated, f"{api}.profiles.get_profile").sync(profile_id=multipart.id, client=client)
     assert isinstance(stored, models.ProfileDoc)
     assert stored.to_dict() == multipart.to_dict()
+
+    listed = _module(generated, f"{api}.profiles.list_profiles")
+    first_page = listed.sync(client=client, limit=1)
+    assert isinstance(first_page, models.ProfilePage)
+    assert [(item.id, item.name, item.format_) for item in first_page.items] == [
+        (multipart.id, "seed part 2", multipart.breakdown.format_)
+    ]
+    assert first_page.items[0].created_at == multipart.created_at
+    rest = listed.sync(client=client, cursor=first_page.next_cursor)
+    assert [item.id for item in rest.items] == [raw.parsed.id]
+    assert rest.next_cursor is None

@@ -181,3 +181,36 @@ def test_steps_chosen_on_upload_and_refused_when_absent(sqlite_server: Server) -
     assert missing.status_code == 422, missing.text
     assert missing.headers["content-type"].startswith("application/problem+json")
     assert "no steps 900:901; the trace has steps 4, 5, 6" in missing.json()["detail"]
+
+
+def test_profiles_list_newest_first_with_a_cursor(database_url: str, server_factory: Callable[..., Server]) -> None:
+    """`GET /v1/profiles`: the uploads, newest first, without their breakdowns, a page at a time; the page size is
+    bounded (400 past 200) and a read token lists them."""
+    server = server_factory(database_url)
+    with server.client() as client:
+        assert client.get("/v1/profiles").json() == {"items": [], "next_cursor": None}
+        uploaded = [upload(client) for _ in range(3)]
+        uploaded.append(upload(client, ("kernel_trace.csv",)))
+        newest_first = list(reversed(uploaded))
+        page = client.get("/v1/profiles", params={"limit": 3}).json()
+        assert [item["id"] for item in page["items"]] == [profile["id"] for profile in newest_first[:3]]
+        assert page["next_cursor"] == newest_first[2]["id"]
+        rest = client.get("/v1/profiles", params={"cursor": page["next_cursor"]}).json()
+        assert rest == {"items": [_summary(newest_first[3])], "next_cursor": None}
+        assert page["items"][0] == _summary(newest_first[0])
+        assert "breakdown" not in page["items"][0]
+        assert client.get("/v1/profiles", params={"limit": 201}).status_code == 400
+        assert client.get("/v1/profiles", params={"limit": 0}).status_code == 400
+        assert client.get("/v1/profiles", params={"cursor": "not a cursor"}).status_code == 400
+
+
+def _summary(profile: dict[str, object]) -> dict[str, object]:
+    breakdown = profile["breakdown"]
+    assert isinstance(breakdown, dict)
+    return {
+        "id": profile["id"],
+        "created_at": profile["created_at"],
+        "name": profile["name"],
+        "format": breakdown["format"],
+        "size_bytes": profile["size_bytes"],
+    }

@@ -196,7 +196,8 @@ def test_typos_answer_200_with_usage_naming_the_token(storing_nothing: Server) -
             assert block_kit_problems(message) == []
             assert message["response_type"] == "ephemeral"
             assert f"Couldn't read `{token}`" in message["blocks"][0]["text"]["text"]
-            assert "/worthit p=21% k=10" in text_of(message)
+            assert "/worthit p=21% k=10" not in text_of(message)  # one line; `/worthit help` has the usage
+            assert "type `/worthit help`" in text_of(message)
         assert count(client) == 0
 
 

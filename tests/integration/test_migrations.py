@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -120,3 +121,47 @@ def test_the_alembic_command_line_migrates_the_configured_database(database_url:
             await engine.dispose()
 
     assert asyncio.run(tables()) <= {"alembic_version"}
+
+
+def test_the_team_column_is_filled_from_the_documents_stored_before_it(database_url: str) -> None:
+    """0009 copies each decision's `proposal.team` out of its document (in batches), so `?team=` finds decisions
+    made before the column existed; a decision without a team stays NULL."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    async def run() -> None:
+        engine = create_engine(Settings(database_url=database_url))
+        try:
+            await migrate.upgrade(engine, "0008")
+            rows = [
+                (
+                    f"00000000-0000-7000-8000-{i:012d}",
+                    {"proposal": {"team": f"team-{i % 3}"}} if i % 4 else {"proposal": {}},
+                )
+                for i in range(1203)  # more than two batches of 500
+            ]
+            async with engine.begin() as connection:
+                await connection.execute(
+                    text(
+                        "INSERT INTO decisions (id, created_at, verdict, policy_name, policy_version, source, document)"
+                        " VALUES (:id, :at, 'fund', 'default', 1, 'api', :document)"
+                    ),
+                    [
+                        {
+                            "id": id_,
+                            "at": datetime(2026, 12, 1, tzinfo=UTC),
+                            "document": msgspec.json.encode(doc).decode(),
+                        }
+                        for id_, doc in rows
+                    ],
+                )
+            await migrate.upgrade(engine)
+            async with engine.connect() as connection:
+                found = dict((await connection.execute(text("SELECT id, team FROM decisions"))).all())
+            assert found == {id_: doc["proposal"].get("team") for id_, doc in rows}
+            assert sum(team is None for team in found.values()) == len(range(0, 1203, 4))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())

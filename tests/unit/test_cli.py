@@ -132,13 +132,38 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unknown_rule_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
-    """`worthit rules nosuch` is exit 2 naming the known rules, as the API answers 404 (it printed nothing, exit 0)."""
+    """`worthit rules nosuch` is exit 2 pointing at the index, as the API answers 404; a typo gets the rule meant."""
     assert main(["rules", "nosuch"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "no rule `nosuch`; the rules are measurement_scope," in captured.err
+    assert captured.err == "worthit: no rule `nosuch`; `worthit rules` lists them all\n"
+    assert main(["rules", "amdhal"]) == 2
+    assert (
+        capsys.readouterr().err == "worthit: no rule `amdhal`; did you mean `amdahl`? `worthit rules` lists them all\n"
+    )
     assert main(["rules", "ceiling"]) == 0
     assert capsys.readouterr().out.startswith("ceiling — ")
+
+
+def test_rules_alone_is_an_index_by_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    """`worthit rules`: a line a rule (its id and its summary), under its stage, in the engine's order; `all` the
+    explanations in full."""
+    from worthit.rules.checks import CHECKS
+
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    stages = list(dict.fromkeys(module.STAGE for module in CHECKS))
+    lines = out.splitlines()
+    assert [line for line in lines if line and not line.startswith(" ") and not line.startswith("`")] == stages
+    rows = [line.split()[0] for line in lines if line.startswith("  ")]
+    assert rows == [module.ID for stage in stages for module in CHECKS if stage == module.STAGE]
+    assert "  amdahl " in out
+    assert "the figures of Amdahl's law for the proposal as stated." in out
+    assert len(lines) == len(CHECKS) + 2 * len(stages) + 1  # each stage: a heading and a blank line after it
+    assert main(["rules", "all"]) == 0
+    full = capsys.readouterr().out
+    assert all(f"{module.ID} — " in full for module in CHECKS)
+    assert full.count("What it checks") >= len(CHECKS)
 
 
 PLAN = (
@@ -382,3 +407,83 @@ def test_database_is_declared_once_for_every_command_that_opens_it() -> None:
     """One shared --database (a parent parser), so its help and default cannot drift between commands."""
     source = (Path(__file__).resolve().parents[2] / "service" / "cli.py").read_text(encoding="utf-8")
     assert source.count('"--database"') == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "p: 21%\nk: 10\ncost_wekks: 3\n",
+            "line 3, field `cost_wekks`: Unknown field `cost_wekks`; did you mean `cost_weeks`? "
+            "The fields here: `title`",
+        ),
+        (  # left out: on no line, and in words (not "line 1, … got nothing - at `$`")
+            "title: x\np: 21%\n",
+            "field `k`: `k` is required (the target's own speedup: `10`, `10x`, or `inf` when its work disappears)\n",
+        ),
+        (
+            "p: 21%\nk: 10\nscope:\n  measured: device\n",
+            "line 4, field `scope.measured`: Expected `measured` to be one of `device_activity`, `end_to_end`, `rank`, "
+            '`step`, got "device"\n',
+        ),
+        (  # a Slack name, placed on its own line, its field's shorthand shown
+            "p: 21%\nk: 10\nbaseline: 1xx\n",
+            'line 3, field `baseline`: Expected `baseline_ms` to be a number, got "1xx"; write the measured scope\'s '
+            "time: `100ms`, `0.1s` or `500us`\n",
+        ),
+        ("p: 21%\nk: 10\nbaseline: 100ms\nbaseline_ms: 3\n", "line 3, field `baseline`: `baseline_ms` is given twice"),
+    ],
+)
+def test_review_errors_name_the_line_and_field_in_plain_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, error: str
+) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert main(["review", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"worthit: {path} {error}")
+    assert " - at `$" not in err  # the line and the field are named: no JSON path
+
+
+def test_review_reads_slacks_names_and_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`baseline: 100ms` and `portability: asm` read as Slack reads `baseline=100ms asm` (they were unknown fields)."""
+    path = tmp_path / "p.yaml"
+    path.write_text("p: 21%\nk: 10\nbaseline: 100ms\nportability: asm\n", encoding="utf-8")
+    assert main(["review", "--json", str(path)]) in (0, 1)
+    evaluation = msgspec.json.decode(capsys.readouterr().out)
+    amdahl = evaluation["amdahl"]
+    assert amdahl["new_ms"] == pytest.approx(100 * (0.79 + 0.21 / 10), rel=1e-12)
+    # hand-written assembly: its upkeep is priced, and funding waits on a portable fallback
+    assert (evaluation["verdict"], evaluation["deciding_rule"]) == ("fund_if", "maintenance_cost")
+    path.write_text("p: 21%\nk: 10\nbaseline_ms: 100\nflags:\n  portability: hand_asm\n", encoding="utf-8")
+    assert main(["review", "--json", str(path)]) in (0, 1)
+    assert msgspec.json.decode(capsys.readouterr().out) == evaluation
+
+
+def test_profile_kinds_are_the_readers_and_top_is_a_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--kind` offers exactly the phase kinds the readers make; `--top` is a whole number >= 0."""
+    from worthit.rules.profiles.model import KINDS
+    from worthit.service.cli import PHASE_KINDS
+
+    assert PHASE_KINDS == KINDS
+    seed = Path(__file__).resolve().parents[1] / "data" / "profiles" / "seed_part2" / "kernel_trace.csv"
+    for bad in ("-1", "x"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["profile", "--top", bad, str(seed)])
+        assert exit_.value.code == 2
+        assert "argument --top: expected a whole number" in capsys.readouterr().err
+    assert main(["profile", "--kind", "cpu_op", str(seed)]) == 0
+    assert "no phase of kind cpu_op; this profile has kernel\n" in capsys.readouterr().out
+
+
+def test_a_json_proposals_error_is_on_its_line_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON read for `worthit review` names the line of the field at fault, as YAML does, and reads Slack's names."""
+    path = tmp_path / "p.json"
+    path.write_text('{\n  "p": "21%",\n  "k": 10,\n  "cost_wekks": 3\n}\n', encoding="utf-8")
+    assert main(["review", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"worthit: {path} line 4, field `cost_wekks`: Unknown field `cost_wekks`; did you mean `cost_weeks`?"
+    )
+    path.write_text('{"p": "21%", "k": 10, "baseline": "100ms", "portability": "asm"}', encoding="utf-8")
+    assert main(["review", "--json", str(path)]) == 0
+    assert msgspec.json.decode(capsys.readouterr().out)["amdahl"]["baseline_ms"] == 100.0

@@ -140,10 +140,11 @@ def test_block_values_as_authors_type_them() -> None:
         ('p: 21%\ntitle: "fuse\nk: 10\n', 3, "title", "the quote opened on this line is not closed"),
         ("p: 170%\nk: 10\n", 2, "p", "Expected `p` <= 1.0, got 1.7 (written `170%`)"),
         ("k: 10\np: 21\n", 3, "p", "for a percentage write `21%`"),
-        ("p: 21%\nk: ten\n", 3, "k", 'Expected `k` to be one of the documented values, got "ten"'),
+        ("p: 21%\nk: ten\n", 3, "k", 'Expected `k` to be a number or one of `inf`, got "ten"; write the target'),
         ("p: 21%\nk: 10\nflags:\n  barrier:\n    ranks: 1\n", 6, "flags.barrier.ranks", "Expected `ranks` >= 2"),
         ("p: 21%\nk: 10\nbogus: 1\n", 4, "bogus", "Unknown field `bogus`"),
-        ("p: 21%\n", 2, "k", "Expected `k`, got nothing"),
+        # A field left out is on no line of the block: the block's own (its fence), in plain words.
+        ("p: 21%\n", 1, "k", "`k` is required (the target's own speedup: `10`, `10x`, or `inf` when"),
         ("p: 21%\nk: 10\np: 30%\n", 4, "p", "`p` is given twice (first on line 2)"),
         ("- p: 21%\n", 2, "", "expected the worthit block to be YAML `field: value` lines"),
         ("# all commented out\n", 1, "", "the worthit block is empty"),
@@ -163,7 +164,7 @@ def test_malformed_block_names_line_and_field(text: str, line: int | None, field
 def test_validation_is_the_api_strictness() -> None:
     """Only the documented forgiving forms are converted: a quoted "no" is a string, and a bool field rejects it
     as the API would."""
-    with pytest.raises(BlockError, match=r"field `scope.overlap`: Expected `overlap` to be `bool`, got \"no\""):
+    with pytest.raises(BlockError, match=r"field `scope.overlap`: Expected `overlap` to be true or false, got \"no\"$"):
         parse_block(block_of('p: 21%\nk: 10\nscope: {overlap: "no"}\n'))
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from worthit.rules.model import Proposal
 from worthit.service.slack.text import USAGE, Command, Help, Invalid, parse
@@ -209,7 +212,14 @@ def test_help_and_empty_text_ask_for_the_usage(text: str) -> None:
         ("p=21% k=-2", "k=-2", "Expected `k` > 0"),
         ("p=21% k=10 cost=-1w", "cost=-1w", "Expected `cost_weeks` >= 0"),
         ("p=21% k=10 baseline=0ms", "baseline=0ms", "Expected `baseline_ms` > 0"),
-        ("p=21% k=10 measured=wall", "measured=wall", "`step`, `device_activity`"),
+        ("p=21% k=10 measured=wall", "measured=wall", "`device_activity`, `end_to_end`, `rank`, `step`"),
+        ("p=21% k=10 measured=device", "measured=device", "one of `device_activity`, `end_to_end`, `rank`, `step`"),
+        ("p=21% k=10 portability=arm", "portability=arm", "`portable`, `vendor_specific` (`vendor`) or `hand_asm`"),
+        # a value typed as two words: the one word that reads the same, never the field's long name
+        ("p=21% k=10 cost=3 weeks", "cost=3 weeks", "a value is one word: write `cost=3w`"),
+        ("p=21% k=10 baseline=100 ms", "baseline=100 ms", "write `baseline=100ms`"),
+        ("p=21% k=10 fleet=20000 gpus", "fleet=20000 gpus", "write `fleet=20000`"),
+        ("p=21% k=10 cost=3 fortnights", "fortnights", "unknown word `fortnights`"),
         ("p=25%..15% k=10", "p=25%..15%", "low end is above its high end"),
         ("p=1e999 k=10", "p=1e999", "does not read"),
         ("p=21% p=22% k=10", "p=22%", "given twice (also by `p=21%`)"),
@@ -239,3 +249,78 @@ def test_usage_names_every_key_and_word() -> None:
         assert word in USAGE
     for word in ("vendor", "fallback", "product", "public", "help"):
         assert word in USAGE
+
+
+def test_a_value_split_in_two_is_one_word_meaning_the_same() -> None:
+    """The suggestion for `cost=3 weeks` reads to what was meant: 3 weeks, the value typed apart."""
+    error = invalid("p=21% k=10 cost=3 weeks")
+    assert "cost_weeks" not in error.reason
+    fixed = parse("p=21% k=10 cost=3w")
+    assert isinstance(fixed, Command)
+    assert fixed.proposal.cost_weeks == 3.0
+    quoted = parse('p=21% k=10 cost="3 weeks"')  # quotes hold a value's spaces, as they hold a title's
+    assert isinstance(quoted, Command)
+    assert quoted.proposal.cost_weeks == 3.0
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "value"),
+    [
+        ("p=21% k=10 portability=asm", ("flags", "portability"), "hand_asm"),
+        ("p=21% k=10 portability=vendor", ("flags", "portability"), "vendor_specific"),
+        ("p=21% k=10 portability=hand_asm", ("flags", "portability"), "hand_asm"),
+        ("p=21% k=10 flags.fleet_gpus=20k", ("flags", "fleet_gpus"), 20000),
+        ("p=21% k=10 baseline_ms=1.5s", ("baseline_ms",), 1500.0),
+        ("p=21% k=10 throughput_per_s=2000/s rps=48", ("goal", "throughput_per_s"), 2000.0),
+        ("p=21% k=10 requests_per_step=48", ("goal", "requests_per_step"), 48),
+        ("p=21% k=10 goal.memory_required_gb=180GB", ("goal", "memory_required_gb"), 180.0),
+        ("p=21% k=10 ranks=8 target_wait=12%", ("flags", "barrier", "target_wait"), 0.12),
+    ],
+)
+def test_the_documents_names_and_values_read_in_slack(text: str, path: tuple[str, ...], value: object) -> None:
+    """Slack reads what a YAML or JSON proposal writes: the field's own name (dotted when nested) and the values a
+    document spells out (`hand_asm`), besides its own short ones (`portability=asm`)."""
+    parsed = parse(text)
+    assert isinstance(parsed, Command), parsed
+    got: Any = parsed.proposal
+    for part in path:
+        got = getattr(got, part)
+    assert got == value
+
+
+SPLIT_KEYS = {
+    "cost": ("cost_weeks", ("weeks", "week", "days", "day", "hours", "hrs", "engineer-weeks")),
+    "baseline": ("baseline_ms", ("ms", "msec", "s", "sec", "us", "usec", "ns")),
+    "fleet": ("flags.fleet_gpus", ("gpus", "gpu", "k")),
+}
+
+
+@given(
+    key=st.sampled_from(sorted(SPLIT_KEYS)),
+    number=st.integers(min_value=1, max_value=10**6),
+    fraction=st.sampled_from(["", ".5", ".25"]),
+    pick=st.integers(min_value=0, max_value=6),
+)
+@example(key="cost", number=3, fraction="", pick=0)  # the example users met: `cost=3 weeks` → `cost=3w`
+def test_the_one_word_suggested_reads_to_what_was_typed_apart(key: str, number: int, fraction: str, pick: int) -> None:
+    """Whatever the number and unit typed apart, the one word suggested (when one is) reads to the same value."""
+    field, unit_words = SPLIT_KEYS[key]
+    unit = unit_words[pick % len(unit_words)]
+    value = f"{number}{fraction if key != 'fleet' else ''}"
+    error = parse(f"p=21% k=10 {key}={value} {unit}")
+    assert isinstance(error, Invalid)
+    suggested = re.search(rf"write `{key}=([^`]+)`", error.reason)
+    if suggested is None:
+        return  # the two words do not read together (e.g. a fraction of GPUs): nothing is suggested
+    assert " " not in suggested.group(1)
+    meant = parse(f'p=21% k=10 {key}="{value} {unit}"')
+    fixed = parse(f"p=21% k=10 {key}={suggested.group(1)}")
+    assert isinstance(meant, Command), meant
+    assert isinstance(fixed, Command), fixed
+    assert _field(fixed.proposal, field) == _field(meant.proposal, field)
+
+
+def _field(proposal: object, dotted: str) -> object:
+    for part in dotted.split("."):
+        proposal = getattr(proposal, part)
+    return proposal

@@ -92,3 +92,47 @@ def test_the_table_reads_as_the_api_numbers() -> None:
     proposal = slack.proposal
     assert (proposal.p, proposal.k, proposal.cost_weeks, proposal.baseline_ms) == (0.00014, 10.0, 2.0, 1500.0)
     assert proposal.flags.fleet_gpus == 20000
+
+
+SLACK_NAMES = "target=attention_softmax p=21% k=10x cost=3w baseline=100ms fleet=20k asm fallback"
+YAML_WITH_SLACK_NAMES = (
+    "target: attention_softmax\np: 21%\nk: 10x\ncost: 3w\nbaseline: 100ms\nfleet: 20k\nportability: asm\n"
+    "fallback: true\n"
+)
+JSON_WITH_SLACK_NAMES = (
+    '{"target": "attention_softmax", "p": "21%", "k": "10x", "cost": "3w", "baseline": "100ms", "fleet": "20k", '
+    '"portability": "asm", "fallback": true}'
+)
+DOCUMENT_NAMES = (
+    "target=attention_softmax p=21% k=10x cost_weeks=3w baseline_ms=100ms flags.fleet_gpus=20k portability=hand_asm "
+    "fallback"
+)
+
+
+def test_slack_names_read_in_yaml_json_and_the_pr_block_and_document_names_in_slack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every shorthand one surface accepts, every surface accepts: Slack's `baseline=100ms` and `asm` as a YAML or
+    JSON proposal's `baseline: 100ms` and `portability: asm`, and a document's `cost_weeks` and `hand_asm` in Slack;
+    all four read to one proposal and one evaluation."""
+    slack = parse(SLACK_NAMES)
+    assert isinstance(slack, Command), slack
+    proposal = slack.proposal
+    assert (proposal.p, proposal.k, proposal.cost_weeks, proposal.baseline_ms) == (0.21, 10.0, 3.0, 100.0)
+    assert (proposal.flags.fleet_gpus, proposal.flags.portability, proposal.flags.portable_fallback) == (
+        20000,
+        "hand_asm",
+        True,
+    )
+    from_names = parse(DOCUMENT_NAMES)
+    assert isinstance(from_names, Command), from_names
+    assert from_names.proposal == proposal
+    block = parse_block(find_blocks(f"```worthit\n{YAML_WITH_SLACK_NAMES}```\n")[0])
+    assert block.proposal == proposal
+    policy = default_policy()
+    expected = _figures(evaluate(proposal, policy))
+    for name, text in (("yaml", YAML_WITH_SLACK_NAMES), ("json", JSON_WITH_SLACK_NAMES)):
+        (tmp_path / f"proposal.{name}").write_text(text, encoding="utf-8")
+        capsys.readouterr()
+        assert main(["review", "--json", str(tmp_path / f"proposal.{name}")]) in (0, 1), capsys.readouterr().err
+        assert _figures(msgspec.json.decode(capsys.readouterr().out, type=Evaluation)) == expected, name

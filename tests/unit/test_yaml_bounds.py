@@ -66,7 +66,7 @@ def test_deep_nesting_under_a_field_names_the_field(depth: int) -> None:
 
 def test_nesting_within_the_limit_still_reads_to_the_fields_error() -> None:
     nested = "[" * (MAX_DEPTH - 2) + "1" + "]" * (MAX_DEPTH - 2)
-    with pytest.raises(InvalidInput, match=r"Expected `title` to be `str \| null`, got \[\[\["):
+    with pytest.raises(BlockError, match=r"^line 1, field `title`: Expected `title` to be text, got \[\[\["):
         read_proposal(f'{{"p": 0.21, "k": 10, "title": {nested}}}')
 
 

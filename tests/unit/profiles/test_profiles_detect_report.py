@@ -6,11 +6,13 @@ import csv
 import gzip
 import io
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from worthit.rules.profiles import FORMATS, ProfileError, combine, detect, read_any, render_table
 from worthit.rules.profiles.model import Breakdown, Phase
+from worthit.rules.profiles.report import headline
 
 EXPECTED = {
     "nsys_cuda_gpu_kern_sum_trimmed.csv": "nsys_cuda_gpu_kern_sum",
@@ -90,7 +92,8 @@ def test_render_marks_a_kernel_summary_for_its_denominator_not_as_inclusive() ->
     ]
     b = Breakdown(format="nsys_cuda_gpu_kern_sum", wall_ns=None, device_busy_ns=300, phases=phases, inclusive=True)
     text = render_table(b)
-    assert "summed kernel time 0.000 ms" in text.splitlines()[1]
+    assert text.splitlines()[0] == "the largest kernel, gemm: 0.000 ms (66.67% of device time): look here first"
+    assert "summed kernel time 0.000 ms" in text.splitlines()[2]
     assert "summed kernel time, not the step: shares leave out idle time, copies and host gaps" in text
     assert "inclusive" not in text
     assert "device busy" not in text
@@ -119,3 +122,65 @@ def test_render_marks_inclusive() -> None:
     assert "inclusive — do not sum" in text
     row = next(line for line in text.splitlines() if line.startswith("hipMemcpy"))
     assert row.split()[-2:] == ["-", "-"]
+
+
+SEED = Path(__file__).resolve().parents[2] / "data" / "profiles" / "seed_part2"
+KERNEL_TRACE_HEADER = (
+    '"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id",'
+    '"Start_Timestamp","End_Timestamp","LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count",'
+    '"Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"'
+)
+
+
+def _kernel_trace(rows: list[tuple[str, int, int, int]]) -> bytes:
+    """A rocprofv3 kernel trace: (name, queue, start ns, end ns) per dispatch."""
+    lines = [KERNEL_TRACE_HEADER]
+    for i, (name, queue, start, end) in enumerate(rows, 1):
+        lines.append(
+            f'"KERNEL_DISPATCH",1,{queue},{queue},7,{i},{i},"{name}",{i},{start},{end},0,0,8,0,16,64,1,1,64,1,1'
+        )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_trace_whose_kernels_run_at_once_says_its_rows_overlap() -> None:
+    """Three kernels of 1 µs on three queues, two at once and one half over them: the device is busy 1.5 µs, each
+    row is 1 µs of it (66.67%), and the rows add to 200%: the table says they overlap, by that much."""
+    base = 1_732_000_000_000_000
+    data = _kernel_trace(
+        [("gemm", 1, base, base + 1000), ("softmax", 2, base, base + 1000), ("norm", 3, base + 500, base + 1500)]
+    )
+    b = read_any(data)
+    assert b.device_busy_ns == 1500
+    assert [p.share_of_device for p in b.phases] == [pytest.approx(1000 / 1500)] * 3
+    text = render_table(b)
+    assert "rows overlap: their % device adds to 200% " in text
+    serial = read_any(_kernel_trace([("gemm", 1, base, base + 1000), ("softmax", 1, base + 1000, base + 1500)]))
+    assert "rows overlap" not in render_table(serial)
+
+
+def test_the_advice_to_record_a_trace_is_given_only_without_one() -> None:
+    """A stats table alone: record a trace, with rocprofv3's own options (not worthit's); beside the traces it
+    summarises, the advice is moot and left out."""
+    stats = (SEED / "hip_api_stats.csv").read_bytes()
+    alone = render_table(read_any(stats))
+    assert "note: For the union of traced time, record with rocprofv3's own --kernel-trace and --memory-copy-trace" in (
+        alone
+    )
+    with_traces = combine(
+        [(SEED / name).read_bytes() for name in ("kernel_trace.csv", "memory_copy_trace.csv")] + [stats]
+    )
+    assert "--kernel-trace" not in render_table(with_traces)
+    assert "rocprofv3's own" not in " ".join(with_traces.notes)
+
+
+def test_the_headline_names_the_largest_finding() -> None:
+    """Without a timeline, the largest phase and its share open the table; with no phase, nothing does."""
+    phases = [
+        Phase(
+            name=n, kind="kernel", total_ns=t, calls=1, share_of_device=t / 300_000, share_of_wall=None, inclusive=True
+        )
+        for n, t in (("gemm", 200_000), ("softmax", 100_000))
+    ]
+    b = Breakdown(format="nsys_cuda_gpu_kern_sum", wall_ns=None, device_busy_ns=300_000, phases=phases, inclusive=True)
+    assert headline(b) == "the largest kernel, gemm: 0.2 ms (66.67% of device time): look here first"
+    assert headline(Breakdown(format="x", wall_ns=None, device_busy_ns=None, phases=[], inclusive=False)) is None
