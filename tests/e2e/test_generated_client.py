@@ -150,7 +150,7 @@ def _round_trip(generated: ModuleType, client: Any, anonymous: Any) -> None:
     assert isinstance(page, models.DecisionPage)
     assert [item.id for item in page.items] == [decision.id]
     assert page.next_cursor is None
-    other = create.sync(client=client, body=models.DecisionRequest.from_dict(ATTENTION | {"team": "serving"}))
+    other = create.sync(client=client, body=models.Proposal.from_dict(ATTENTION | {"team": "serving"}))
     assert isinstance(other, models.Decision)
     by_team = lister.sync(client=client, team="serving")
     assert isinstance(by_team, models.DecisionPage)
