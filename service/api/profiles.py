@@ -15,12 +15,12 @@ from worthit.rules.profiles import FORMATS
 from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.rules.profiles.kineto.summary import RankSummary
 from worthit.service.http.caching import IfNoneMatch, tagged_json
+from worthit.service.http.codec import RawJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.profiles.schemas import ProfileDoc
 from worthit.service.profiles.service import ProfileService
-from worthit.service.validation import decode_strict
 
-__all__ = ["ProfileController"]
+__all__ = ["ProfileController", "SummariesController"]
 
 
 class ProfileController(Controller):
@@ -74,15 +74,33 @@ class ProfileController(Controller):
         doc = await profiles.create(files, format=format, name=name, steps=steps, names=names or None)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
+    @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
+    async def read(
+        self, profile_id: FromPath[str], profiles: NamedDependency[ProfileService], if_none_match: IfNoneMatch = None
+    ) -> Response[ProfileDoc]:
+        """One stored profile's breakdown, with its `ETag` (`If-None-Match` with it answers 304).
+
+        Worst case: the stored document (names cut to 16,384 characters, 1,024 phases at most; the parse worker's
+        answer is 64 MiB at most) is held as the database's text and the body's bytes; it is never decoded."""
+        # The documented type is the stored document's: it is served as stored, without decoding it.
+        return cast("Response[ProfileDoc]", tagged_json(await profiles.document(profile_id), if_none_match))
+
+
+class SummariesController(Controller):
+    """Apart from `ProfileController`: its body limit is its own (`WORTHIT_MAX_SUMMARIES_BYTES`), not an upload's."""
+
+    path = "/v1/profiles/summaries"
+    tags = ("profiles",)
+
     @post(
-        "/summaries",
+        "/",
         opt={"scope": "write"},
         status_code=201,
-        responses=problem_responses(*BODY_PROBLEMS),
+        responses=problem_responses(*BODY_PROBLEMS, 503),
+        dto=RawJSON[RankSummary],
     )
     async def upload_summaries(
         self,
-        request: Request[Any, Any, Any],
         data: JSONBody[list[RankSummary]],
         profiles: NamedDependency[ProfileService],
         name: Annotated[
@@ -94,20 +112,16 @@ class ProfileController(Controller):
         trace lives by `worthit profile --summary TRACE -o SUMMARY`), as a JSON array of them. The figures are those
         of reading the raw traces together: per rank and per step, the straggler and the wait inside collectives. A
         summary of another version is refused (422) naming the versions read. `POST /v1/profiles` takes the same
-        summaries as files (one as the body, several as multipart)."""
-        # `data` documents the body; it is decoded again strictly, like every JSON body of the API (Litestar's own
-        # conversion would take `"straggler": 0` for a boolean).
-        summaries = decode_strict(await request.body(), list[RankSummary])
-        doc = await profiles.create_from_summaries(summaries, name=name)
+        summaries as files (one as the body, several as multipart).
+
+        Limits: the body at most `WORTHIT_MAX_SUMMARIES_BYTES` (8 MiB: 413 beyond); at most 4,096 summaries, 4,096
+        step figures per summary and 16,384 phases per summary's breakdown and per step (422 naming the field and
+        its cap); the stored breakdown at most 8 MiB of JSON (413).
+
+        Worst case: the body is held as bytes by the server; it is decoded, checked and combined (linear in the
+        summaries) in the parse worker, a process of at most `WORTHIT_MAX_PARSE_MEMORY_BYTES`, one at a time in the
+        pod, killed when the request ends (its deadline, the client gone, the server stopping): 503 when it is
+        stopped from outside."""
+        # The DTO hands over the body's bytes: the summaries are decoded once, strictly, in the parse worker.
+        doc = await profiles.create_from_summaries(cast("bytes", data), name=name)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
-
-    @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))
-    async def read(
-        self, profile_id: FromPath[str], profiles: NamedDependency[ProfileService], if_none_match: IfNoneMatch = None
-    ) -> Response[ProfileDoc]:
-        """One stored profile's breakdown, with its `ETag` (`If-None-Match` with it answers 304).
-
-        Worst case: the stored document (names cut to 16,384 characters, 1,024 phases at most; the parse worker's
-        answer is 64 MiB at most) is held as the database's text and the body's bytes; it is never decoded."""
-        # The documented type is the stored document's: it is served as stored, without decoding it.
-        return cast("Response[ProfileDoc]", tagged_json(await profiles.document(profile_id), if_none_match))

@@ -4,12 +4,17 @@ that names the versions read."""
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Callable
+from typing import Any, cast
 
+import httpx
 import msgspec
 import pytest
 
 from tests.conftest import Server
+from tests.e2e.test_memory import profiles_stored
 from tests.unit.profiles.test_profiles_summary import run_traces, summary_bytes
 
 pytestmark = pytest.mark.e2e
@@ -49,3 +54,122 @@ def test_summaries_are_stored_as_the_run_their_traces_make(
         ):
             assert response.status_code == 422, response.text
             assert "version 2; this worthit reads version 1 only" in response.json()["detail"]
+
+
+@functools.cache
+def _rank_zero() -> bytes:
+    return summary_bytes(run_traces(2, 1)[0], "rank-0.json")
+
+
+def small_summary(rank: int, ranks: int) -> dict[str, Any]:
+    """A real rank's summary (of `run_traces`), its breakdown's phases, notes and steps and its steps' phase times
+    left out: about 1 KB, the smallest a client can send as rank `rank` of `ranks`."""
+    summary = msgspec.json.decode(_rank_zero())
+    summary |= {"file": f"rank-{rank}.json", "rank": rank, "world_size": ranks, "note": None}
+    summary["breakdown"] |= {"phases": [], "notes": [], "step_figures": []}
+    for step in summary["step_figures"]:
+        step["phases"] = {}
+    return cast("dict[str, Any]", summary)
+
+
+def post_summaries(client: httpx.Client, body: bytes) -> httpx.Response:
+    return client.post("/v1/profiles/summaries", content=body, headers={"content-type": "application/json"})
+
+
+def test_summaries_get_the_summaries_limit_not_the_upload_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """9 MiB of JSON is 413 naming WORTHIT_MAX_SUMMARIES_BYTES (it was read whole under the 32 MiB upload limit and
+    decoded on the event loop); the setting moves the limit."""
+    body = b"[" + b" " * (9 * 1024**2) + b"]"
+    server = server_factory(sqlite_url)
+    with server.client(timeout=60) as client:
+        refused = post_summaries(client, body)
+    assert refused.status_code == 413, refused.text
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert f"at most {8 * 1024**2} bytes (WORTHIT_MAX_SUMMARIES_BYTES)" in refused.json()["detail"]
+    server.stop()
+    small = server_factory(sqlite_url, env={"WORTHIT_MAX_SUMMARIES_BYTES": "4096"})
+    with small.client() as client:
+        body = msgspec.json.encode([small_summary(r, 4) for r in range(4)])
+        assert len(body) > 4096
+        assert post_summaries(client, body).status_code == 413
+    assert profiles_stored(sqlite_url) == 0
+
+
+@pytest.mark.parametrize(
+    ("where", "cap"),
+    [("ranks", "4,096 rank summaries"), ("step_phases", "16,384 phases per step"), ("steps", "4,096 steps")],
+)
+def test_what_a_summary_may_hold_is_capped_naming_the_field(
+    sqlite_url: str, server_factory: Callable[..., Server], where: str, cap: str
+) -> None:
+    """4,097 summaries, a step of 16,385 phase times, a summary of 4,097 steps: each a 422 naming the field and its
+    cap, nothing stored (the first was combined for seconds on the event loop's thread, the others stored)."""
+    summaries = [small_summary(0, 2), small_summary(1, 2)]
+    pointer = ""
+    if where == "ranks":
+        summaries = [small_summary(r, 4097) for r in range(4097)]
+    elif where == "step_phases":
+        summaries[1]["step_figures"][0]["phases"] = {f"k{i}": 1 for i in range(16_385)}
+        pointer = "/1/step_figures/0/phases"
+    else:
+        step = summaries[0]["step_figures"][0]
+        summaries[0]["step_figures"] = [step | {"number": n} for n in range(4097)]
+        pointer = "/0/step_figures"
+    server = server_factory(sqlite_url)
+    with server.client(timeout=60) as client:
+        response = post_summaries(client, msgspec.json.encode(summaries))
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    problem = response.json()
+    assert f"at most {cap}" in problem["detail"]
+    assert problem["errors"][0]["pointer"] == pointer
+    assert profiles_stored(sqlite_url) == 0
+
+
+def test_summaries_are_combined_in_the_parse_worker_under_its_memory_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """One summary of 400 steps of 1,000 phase times each (6 MB, within every cap) decodes to more than a 64 MiB
+    worker may hold: 413 naming WORTHIT_MAX_PARSE_MEMORY_BYTES, nothing stored (it was decoded and combined in the
+    server, outside the limit)."""
+    summary = small_summary(0, 1)
+    step = summary["step_figures"][0]
+    summary["step_figures"] = [
+        step | {"number": n, "phases": {f"k{n}_{i}": 1000 + i for i in range(1000)}} for n in range(400)
+    ]
+    body = msgspec.json.encode([summary])
+    assert 5 * 1024**2 < len(body) < 8 * 1024**2
+    server = server_factory(sqlite_url, env={"WORTHIT_MAX_PARSE_MEMORY_BYTES": str(64 * 1024**2)})
+    with server.client(timeout=60) as client:
+        response = post_summaries(client, body)
+    assert response.status_code == 413, response.text
+    assert "WORTHIT_MAX_PARSE_MEMORY_BYTES" in response.json()["detail"]
+    assert profiles_stored(sqlite_url) == 0
+
+
+def test_the_deadline_stops_the_summaries_worker(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """At a 0.05 s deadline, 4,000 summaries get 503 and their worker is killed (logged; the combination ran on in a
+    server thread for nobody). With the deadline lifted they are stored, ranks 0 to 3,999 in order."""
+    summaries = [small_summary(r, 4000) for r in range(4000)]
+    body = msgspec.json.encode(summaries)
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.05"})
+    with server.client(timeout=60) as client:
+        # A deadline that passes while the body is still arriving ends the request before any worker: tries.
+        for _ in range(5):
+            assert post_summaries(client, body).status_code == 503
+            time.sleep(1)
+            if "stopped parsing a profile: its request was abandoned" in server.log.read_text():
+                break
+        else:
+            raise AssertionError(server.log.read_text())
+    server.stop()
+    assert profiles_stored(sqlite_url) == 0
+    patient = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "120"})
+    with patient.client(timeout=120) as client:
+        stored = post_summaries(client, body)
+    assert stored.status_code == 201, stored.text
+    breakdown = stored.json()["breakdown"]
+    assert [r["rank"] for r in breakdown["ranks"]] == list(range(4000))
+    assert breakdown["barrier"]["ranks"] == 4000
