@@ -99,22 +99,24 @@ def check_summary_limits(summaries: list[RankSummary]) -> None:
             f"Expected at most {MAX_SUMMARY_RANKS:,} rank summaries (ranks of one run), got {len(summaries):,}", ""
         )
     for i, s in enumerate(summaries):
-        if len(s.step_figures) > MAX_SUMMARY_STEPS:
-            raise InvalidInput(
-                f"Expected `step_figures` of at most {MAX_SUMMARY_STEPS:,} steps per summary, got "
-                f"{len(s.step_figures):,} - at `$[{i}].step_figures`",
-                f"/{i}/step_figures",
-            )
         if len(s.breakdown.phases) > MAX_SUMMARY_PHASES:
             raise InvalidInput(
                 f"Expected `phases` of at most {MAX_SUMMARY_PHASES:,} phases per summary, got "
                 f"{len(s.breakdown.phases):,} - at `$[{i}].breakdown.phases`",
                 f"/{i}/breakdown/phases",
             )
-        for j, step in enumerate(s.step_figures):
-            if len(step.phases) > MAX_SUMMARY_PHASES:
+        for path, steps in (("step_figures", s.step_figures), ("breakdown.step_figures", s.breakdown.step_figures)):
+            pointer = f"/{i}/" + path.replace(".", "/")
+            if len(steps) > MAX_SUMMARY_STEPS:
                 raise InvalidInput(
-                    f"Expected `phases` of at most {MAX_SUMMARY_PHASES:,} phases per step, got {len(step.phases):,}"
-                    f" - at `$[{i}].step_figures[{j}].phases`",
-                    f"/{i}/step_figures/{j}/phases",
+                    f"Expected `step_figures` of at most {MAX_SUMMARY_STEPS:,} steps per summary, got "
+                    f"{len(steps):,} - at `$[{i}].{path}`",
+                    pointer,
                 )
+            for j, step in enumerate(steps):
+                if len(step.phases) > MAX_SUMMARY_PHASES:
+                    raise InvalidInput(
+                        f"Expected `phases` of at most {MAX_SUMMARY_PHASES:,} phases per step, got "
+                        f"{len(step.phases):,} - at `$[{i}].{path}[{j}].phases`",
+                        f"{pointer}/{j}/phases",
+                    )

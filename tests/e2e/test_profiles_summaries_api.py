@@ -173,3 +173,41 @@ def test_the_deadline_stops_the_summaries_worker(sqlite_url: str, server_factory
     breakdown = stored.json()["breakdown"]
     assert [r["rank"] for r in breakdown["ranks"]] == list(range(4000))
     assert breakdown["barrier"]["ranks"] == 4000
+
+
+def test_a_stored_profile_is_bounded(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+    """A summary of 600 steps, one of them of 1,100 phase times, is stored with 512 steps and that step with 1,024
+    times, the 77 smallest summed into one "the rest" time (all 600 and 1,100 were stored as sent); a profile whose
+    JSON would pass WORTHIT_MAX_STORED_PROFILE_BYTES is 413 naming it, nothing stored."""
+    summary = small_summary(0, 1)
+    step = summary["step_figures"][0]
+    times = {f"k{i:04d}": 10_000 - i for i in range(1100)}
+    # One summary is stored as its breakdown, step figures and all.
+    summary["breakdown"]["step_figures"] = [step | {"number": 0, "phases": times}] + [
+        step | {"number": n, "phases": {"k0000": 5}} for n in range(1, 600)
+    ]
+    server = server_factory(sqlite_url)
+    with server.client(timeout=60) as client:
+        response = post_summaries(client, msgspec.json.encode([summary]))
+        assert response.status_code == 201, response.text
+        stored = client.get(response.headers["location"]).json()["breakdown"]["step_figures"]
+    assert [s["number"] for s in stored] == list(range(512))
+    first = stored[0]["phases"]
+    assert len(first) == 1024
+    assert first["k0000"] == 10_000
+    assert "k1022" in first
+    assert "k1023" not in first
+    assert first["(the rest: 77 device phases)"] == sum(10_000 - i for i in range(1023, 1100))
+    assert sum(first.values()) == sum(times.values())
+    server.stop()
+
+    long_names = small_summary(0, 1)
+    long_names["breakdown"]["step_figures"] = [
+        step | {"phases": {f"kernel_{i:04d}_" + "x" * 100: 1 for i in range(1000)}}
+    ]
+    small = server_factory(sqlite_url, env={"WORTHIT_MAX_STORED_PROFILE_BYTES": "65536"})
+    with small.client(timeout=60) as client:
+        refused = post_summaries(client, msgspec.json.encode([long_names]))
+    assert refused.status_code == 413, refused.text
+    assert "(65536 bytes, WORTHIT_MAX_STORED_PROFILE_BYTES)" in refused.json()["detail"]
+    assert profiles_stored(sqlite_url) == 1
