@@ -52,6 +52,8 @@ class ProfileService:
         # document (at most `PROFILE_MAX_BYTES` as stored) a few times over while it is loaded, so a read token's
         # concurrent requests wait their turn instead of adding up (eight GETs of a 26 MB profile held 640 MB).
         self._loading = asyncio.Semaphore(LOADS_AT_ONCE)
+        # Decoded into objects (a proposal naming it), a stored profile takes several times its size: one at a time.
+        self._decoding = asyncio.Semaphore(1)
 
     async def create(
         self,
@@ -133,37 +135,34 @@ class ProfileService:
         return doc
 
     async def get(self, profile_id: str) -> ProfileDoc:
-        async with self._loading:
-            return await asyncio.to_thread(_decode_doc, await self._document(profile_id))
+        async with self._decoding:
+            return await asyncio.to_thread(_decode_doc, await self.document(profile_id))
 
     async def document(self, profile_id: str) -> bytes:
         """The stored profile as JSON, as it is stored: the response form (`_store_doc` encodes the `ProfileDoc`
         with the encoder a response uses), so a read serves it without decoding it into objects and encoding it
         again (a 48 MB profile was held four times over per read: text, objects, the tag's encoding, the body's).
         Loaded `LOADS_AT_ONCE` at a time per process."""
-        async with self._loading:
-            return await self._document(profile_id)
-
-    async def _document(self, profile_id: str) -> bytes:
         if "\x00" in profile_id:  # PostgreSQL cannot even compare it; no id holds one
             raise NotFound(f"No profile with id {profile_id!r}")
-        document = await self._store.document(profile_id)
-        if document is None:
-            raise NotFound(f"No profile with id `{profile_id}`")
-        return document.encode()
+        async with self._loading:
+            document = await self._store.document(profile_id)
+            if document is None:
+                raise NotFound(f"No profile with id `{profile_id}`")
+            return document.encode()
 
     async def resolve(self, proposal: Proposal) -> Proposal:
         """The proposal with `p` measured from its profile, when it names one; unchanged otherwise.
 
-        The profile is loaded and measured `LOADS_AT_ONCE` at a time per process, off the event loop; what is kept
-        of it (the proposal's folded breakdown) is small."""
+        The profile is loaded (`LOADS_AT_ONCE` at a time per process) and decoded and measured one at a time, off the
+        event loop; what is kept of it (the proposal's folded breakdown) is small."""
         if proposal.profile_id is None:
             return proposal
         if proposal.p is not None:
             raise InvalidInput("Expected either `p` or `profile_id`, got both: the profile measures `p`", "/p")
-        async with self._loading:
+        async with self._decoding:
             try:
-                document = await self._document(proposal.profile_id)
+                document = await self.document(proposal.profile_id)
             except NotFound as exc:
                 raise InvalidInput(f"Expected `profile_id` to name a stored profile: {exc}", "/profile_id") from exc
             return await asyncio.to_thread(_measured, proposal, document)

@@ -751,3 +751,55 @@ def test_pipelined_requests_are_not_counted_as_one_requests_headers(
                 connection.sendall(b"a" * 65536)
         answer = answer_of(connection)
     assert b"HTTP/1.1 431 Request Header Fields Too Large\r\n" in answer
+
+
+def large_stored_profile(server: Server, token: str) -> httpx.Response:
+    """A summary stored as a ~5.6 MB profile (200 steps of 1,000 phase times) with a kernel `big_kernel` to target."""
+    from tests.e2e.test_profiles_summaries_api import small_summary
+
+    summary = small_summary(0, 1)
+    step = summary["step_figures"][0]
+    big = {"name": "big_kernel", "kind": "kernel", "total_ns": 10**8, "calls": 1, "share_of_device": 0.5}
+    summary["breakdown"]["phases"] = [
+        big | {"share_of_wall": 0.5, "inclusive": False, "share_of_sum": None, "share_of_compute": 0.5}
+    ]
+    summary["breakdown"]["step_figures"] = [
+        step | {"number": n, "phases": {f"kernel_{n}_{i}_xxxxxxxx": i for i in range(1000)}} for n in range(200)
+    ]
+    with server.client(timeout=120, headers={"authorization": f"Bearer {token}"}) as client:
+        response = client.post("/v1/profiles/summaries", json=[summary])
+    assert response.status_code == 201, response.text
+    return response
+
+
+def test_evaluations_of_a_large_stored_profile_take_turns(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Thirty-two evaluations with a read token at once on a 5.6 MB stored profile: its loads take turns (two at a
+    time, decoded one at a time, off the event loop), so the server's peak grows by a few loads (measured: 45-49 MiB,
+    under 9 times the profile) and not by every request's load at once (126 MiB before; four evaluations of a 26 MB
+    profile held 703 MB)."""
+    reader = create_token(sqlite_url, "read", "reader")
+    writer = create_token(sqlite_url, "write", "writer")
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "120"})
+    stored = large_stored_profile(server, writer)
+    with server.client(timeout=120, headers={"authorization": f"Bearer {reader}"}) as client:
+        size = len(client.get(stored.headers["location"]).content)
+    assert size > 5 * 1024**2
+    before = peak_rss(server.process.pid)
+    proposal = {"target": "big_kernel", "profile_id": stored.json()["id"], "k": 2}
+
+    def evaluate(_: int) -> httpx.Response:
+        with server.client(timeout=120, headers={"authorization": f"Bearer {reader}"}) as client:
+            return client.post("/v1/evaluate", json=proposal)
+
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(evaluate, range(32)))
+    grown = peak_rss(server.process.pid) - before
+    print(
+        f"stored profile {size / 1024**2:.1f} MiB: server peak {before / 1024**2:.0f} MiB, +{grown / 1024**2:.0f} MiB"
+    )
+    assert [answer.status_code for answer in answers] == [200] * 32, answers[0].text
+    assert len({answer.content for answer in answers}) == 1, "every evaluation measured the same profile"
+    # Two loads (the text and its bytes each) and one decoded document at a time: about 9 times the profile.
+    assert grown < 12 * size
