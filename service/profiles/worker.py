@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO
@@ -249,7 +250,19 @@ def _stopped_peak(child: subprocess.Popen[bytes]) -> int:
     it (VmHWM): the peak of a worker about to be killed, which the looks every `POLL_SECONDS` can miss."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(child.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 0.1  # the stop is delivered asynchronously: look once it has taken effect
+    while _state(child.pid) not in ("T", "t", "Z", "X", "") and time.monotonic() < deadline:
+        time.sleep(0.001)
     return high_water_bytes(child.pid)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (`T` stopped, `Z` exited), "" once it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
 
 
 def high_water_bytes(pid: int) -> int:
