@@ -4,7 +4,9 @@ that names the versions read."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
+import signal
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -211,3 +213,25 @@ def test_a_stored_profile_is_bounded(sqlite_url: str, server_factory: Callable[.
     assert refused.status_code == 413, refused.text
     assert "(65536 bytes, WORTHIT_MAX_STORED_PROFILE_BYTES)" in refused.json()["detail"]
     assert profiles_stored(sqlite_url) == 1
+
+
+def test_sigterm_after_24000_summaries_ends_within_the_drain(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """24,000 small summaries (26 MB) are refused at once (413: beyond the summaries' limit), and a SIGTERM a second
+    later ends the server within its 10 s drain, exit 0. They were combined for minutes in a server thread, which a
+    SIGTERM could not stop: the client got a 500 and the process took 80 s to exit."""
+    body = msgspec.json.encode([small_summary(r, 24_000) for r in range(24_000)])
+    assert len(body) > 24 * 1024**2
+    server = server_factory(sqlite_url)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool, server.client(timeout=120) as client:
+        pending = pool.submit(post_summaries, client, body)
+        time.sleep(1)
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            exit_code = server.process.wait(timeout=15)
+        finally:
+            server.kill()
+        answer = pending.result()
+    assert exit_code == 0
+    assert answer.status_code == 413, answer.text
