@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 from sqlalchemy import text
 
@@ -824,3 +825,32 @@ def test_evaluations_of_a_large_stored_profile_take_turns(
     assert len({answer.content for answer in answers}) == 1, "every evaluation measured the same profile"
     # Two loads (the text and its bytes each) and one decoded document at a time: about 9 times the profile.
     assert grown < 12 * size
+
+
+def test_two_8_mib_summary_bodies_at_once_stay_within_the_pod_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Two 8 MB arrays of rank summaries at once, each a step of 480,000 phase times (the issue's was 26 MB with a
+    1.1M-entry map, 201 and the server 96 → 727 MB; two at once 767 MB): decoded and checked in the parse worker,
+    one at a time, each refused with 422 naming the cap; the server and its worker under the pod's limit and every
+    /healthz answered within 1 s."""
+    from tests.e2e.test_profiles_summaries_api import small_summary
+
+    first = small_summary(0, 2)
+    first["step_figures"][0]["phases"] = {f"k{i}": i for i in range(480_000)}
+    body = msgspec.json.encode([first, small_summary(1, 2)])
+    assert 7 * 1024**2 < len(body) < 8 * 1024**2
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "120", **LOG_PEAKS})
+
+    def post(_: int) -> httpx.Response:
+        with server.client(timeout=120) as client:
+            return client.post("/v1/profiles/summaries", content=body, headers={"content-type": "application/json"})
+
+    with TreeMemory(server) as memory, concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(post, range(2)))
+    for answer in answers:
+        assert answer.status_code == 422, answer.text
+        assert "at most 16,384 phases per step" in answer.json()["detail"]
+    assert memory.most_workers <= 1
+    memory.assert_bounded()
+    assert profiles_stored(sqlite_url) == 0
