@@ -28,8 +28,8 @@ MAX_PHASES = 64
 PROFILE_MAX_PHASES = 1024
 #: At most this many step figures in a stored profile (of all ranks together), as a trace's reader keeps.
 PROFILE_MAX_STEPS = 512
-#: At most this many bytes of JSON in a stored profile's breakdown: every read of it (a GET, a proposal naming it)
-#: loads this much, so a write token's upload must not make each read token's request hundreds of MB.
+#: At most this many bytes of JSON in a stored profile's breakdown by default (`WORTHIT_MAX_STORED_PROFILE_BYTES`):
+#: every read of it (a GET, a proposal naming it) loads this much, so one write must not make reads hundreds of MB.
 PROFILE_MAX_BYTES = 8 * 1024**2
 
 

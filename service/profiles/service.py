@@ -49,7 +49,7 @@ class ProfileService:
         # its worker process has exited, never while it still runs for an abandoned request.
         self._parsing = asyncio.Semaphore(1)
         # Reads of stored profiles (a GET, a proposal naming one), a few at a time per process: each holds the
-        # document (at most `PROFILE_MAX_BYTES` as stored) a few times over while it is loaded, so a read token's
+        # document (at most `max_stored_profile_bytes` as stored) a few times over while it is loaded, so a read token's
         # concurrent requests wait their turn instead of adding up (eight GETs of a 26 MB profile held 640 MB).
         self._loading = asyncio.Semaphore(LOADS_AT_ONCE)
         # Decoded into objects (a proposal naming it), a stored profile takes several times its size: one at a time.

@@ -177,7 +177,7 @@ def test_the_deadline_stops_the_summaries_worker(sqlite_url: str, server_factory
     assert breakdown["barrier"]["ranks"] == 4000
 
 
-def test_a_stored_profile_is_bounded(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
+def test_a_stored_profile_is_bounded(database_url: str, server_factory: Callable[..., Server]) -> None:
     """A summary of 600 steps, one of them of 1,100 phase times, is stored with 512 steps and that step with 1,024
     times, the 77 smallest summed into one "the rest" time (all 600 and 1,100 were stored as sent); a profile whose
     JSON would pass WORTHIT_MAX_STORED_PROFILE_BYTES is 413 naming it, nothing stored."""
@@ -188,7 +188,7 @@ def test_a_stored_profile_is_bounded(sqlite_url: str, server_factory: Callable[.
     summary["breakdown"]["step_figures"] = [step | {"number": 0, "phases": times}] + [
         step | {"number": n, "phases": {"k0000": 5}} for n in range(1, 600)
     ]
-    server = server_factory(sqlite_url)
+    server = server_factory(database_url)
     with server.client(timeout=60) as client:
         response = post_summaries(client, msgspec.json.encode([summary]))
         assert response.status_code == 201, response.text
@@ -207,12 +207,12 @@ def test_a_stored_profile_is_bounded(sqlite_url: str, server_factory: Callable[.
     long_names["breakdown"]["step_figures"] = [
         step | {"phases": {f"kernel_{i:04d}_" + "x" * 100: 1 for i in range(1000)}}
     ]
-    small = server_factory(sqlite_url, env={"WORTHIT_MAX_STORED_PROFILE_BYTES": "65536"})
+    small = server_factory(database_url, env={"WORTHIT_MAX_STORED_PROFILE_BYTES": "65536"})
     with small.client(timeout=60) as client:
         refused = post_summaries(client, msgspec.json.encode([long_names]))
     assert refused.status_code == 413, refused.text
     assert "(65536 bytes, WORTHIT_MAX_STORED_PROFILE_BYTES)" in refused.json()["detail"]
-    assert profiles_stored(sqlite_url) == 1
+    assert profiles_stored(database_url) == 1
 
 
 def test_sigterm_after_24000_summaries_ends_within_the_drain(
@@ -235,3 +235,28 @@ def test_sigterm_after_24000_summaries_ends_within_the_drain(
         answer = pending.result()
     assert exit_code == 0
     assert answer.status_code == 413, answer.text
+
+
+def test_a_malformed_or_mistyped_array_is_answered_from_the_worker_naming_the_field(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Decoded in the parse worker, a body keeps the answers it had on the event loop: malformed JSON 400, a string
+    for a rank 422 pointing at it with the value got, an unknown field 422 naming it, another content type 415."""
+    good = small_summary(1, 2)
+    mistyped = small_summary(0, 2) | {"rank": "0"}
+    unknown = small_summary(0, 2) | {"ranks": 2}
+    server = server_factory(sqlite_url)
+    with server.client(timeout=60) as client:
+        malformed = post_summaries(client, msgspec.json.encode([good])[:-5])
+        typed = post_summaries(client, msgspec.json.encode([good, mistyped]))
+        extra = post_summaries(client, msgspec.json.encode([unknown, good]))
+        text = client.post("/v1/profiles/summaries", content=b"[]", headers={"content-type": "text/plain"})
+    assert malformed.status_code == 400, malformed.text
+    assert malformed.json()["detail"].startswith("Expected a JSON document, got malformed input")
+    assert typed.status_code == 422, typed.text
+    assert typed.json()["errors"][0]["pointer"] == "/1/rank"
+    assert '"0"' in typed.json()["detail"]
+    assert extra.status_code == 422, extra.text
+    assert extra.json()["errors"][0]["pointer"] == "/0/ranks"
+    assert text.status_code == 415, text.text
+    assert profiles_stored(sqlite_url) == 0
