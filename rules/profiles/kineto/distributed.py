@@ -177,22 +177,25 @@ def check_same_run(ranges: Sequence[tuple[str, int, int]]) -> None:
         return
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][1])
     starts = [ranges[i][1] for i in order]
-    # For each prefix of `order`: the largest end and its range's index, and the largest end of the others.
-    top: list[tuple[int, int, int]] = []
-    best, best_index, second = -(2**63), -1, -(2**63)
+    # For each prefix of `order`: the largest end and its range's index, and the largest end of the others (None: no
+    # other; no sentinel, since a clock may read any integer).
+    top: list[tuple[int, int, int | None]] = []
+    best: tuple[int, int] | None = None
+    second: int | None = None
     for i in order:
         end = ranges[i][2]
-        if end > best:
-            best, best_index, second = end, i, best
-        elif end > second:
+        if best is None or end > best[0]:
+            second = None if best is None else best[0]
+            best = (end, i)
+        elif second is None or end > second:
             second = end
-        top.append((best, best_index, second))
+        top.append((best[0], best[1], second))
 
     def largest_other_end(prefix: int, me: int) -> int | None:
         if prefix == 0:
             return None
-        best, index, second = top[prefix - 1]
-        return second if index == me else best
+        end, index, runner_up = top[prefix - 1]
+        return runner_up if index == me else end
 
     for me, (_, lo, hi) in enumerate(ranges):
         before_end = largest_other_end(bisect_left(starts, hi), me)  # others with a < hi
