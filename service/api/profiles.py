@@ -116,7 +116,7 @@ class SummariesController(Controller):
 
         Limits: the body at most `WORTHIT_MAX_SUMMARIES_BYTES` (8 MiB: 413 beyond); at most 4,096 summaries, 4,096
         step figures per summary and 16,384 phases per summary's breakdown and per step (422 naming the field and
-        its cap); the stored breakdown at most 8 MiB of JSON (413).
+        its cap); the stored breakdown at most `WORTHIT_MAX_STORED_PROFILE_BYTES` (8 MiB) of JSON (413).
 
         Worst case: the body is held as bytes by the server; it is decoded, checked and combined (linear in the
         summaries) in the parse worker, a process of at most `WORTHIT_MAX_PARSE_MEMORY_BYTES`, one at a time in the

@@ -18,7 +18,6 @@ bytes back to back; the answer is one msgpack `Outcome`, then the child's peak r
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import fcntl
 import logging
@@ -45,8 +44,9 @@ log = logging.getLogger(__name__)
 
 #: How often the server looks at the child's resident set: at the ~1 GB/s a parse can allocate, a few MB past it.
 POLL_SECONDS = 0.005
-#: The largest answer a child may write (a folded breakdown is a few hundred KB; a stored one at most 8 MiB of JSON).
-MAX_ANSWER_BYTES = 16 * 1024**2
+#: The largest answer a child may write (a folded breakdown is a few hundred KB; the child refuses one larger than a
+#: stored profile may be, so this only guards against a child gone wrong).
+MAX_ANSWER_BYTES = 64 * 1024**2
 #: The answer ends with the child's own peak resident set, in this many bytes (big-endian).
 _PEAK_BYTES = 8
 _PR_SET_PDEATHSIG = 1
@@ -172,7 +172,7 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
                     reason = "answer"
                 if reason is not None:
                     peak = max(peak, _stopped_peak(child))
-                    _kill(child)
+                    child.kill()
                     break
                 if selector.select(POLL_SECONDS):
                     chunk = os.read(fd, 1 << 20)
@@ -196,7 +196,8 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
         and child.returncode < 0
         and (
             # An allocator aborting (polars does on a failed allocation), or the kernel's OOM killer (the pod's limit
-            # reached, the largest process chosen): the pod's memory counter says which kill was its own.
+            # reached, the largest process chosen): the pod's memory counter says which kill was its own. Where it
+            # cannot be read (cgroup v1, no /sys), a kill is taken as from outside: the answer says to send it again.
             child.returncode == -signal.SIGABRT or _oom_kills() != oom_kills_before
         )
     )
@@ -239,17 +240,10 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
     return outcome.breakdown
 
 
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    """SIGKILL `child`, not reaped yet (`Popen.kill` may reap it, and its rusage with it)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(child.pid, signal.SIGKILL)
-
-
 def _stopped_peak(child: subprocess.Popen[bytes]) -> int:
     """`child` stopped (SIGSTOP: it allocates nothing more), then its high-water resident set as the kernel counted
     it (VmHWM): the peak of a worker about to be killed, which the looks every `POLL_SECONDS` can miss."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(child.pid, signal.SIGSTOP)
+    child.send_signal(signal.SIGSTOP)
     deadline = time.monotonic() + 0.1  # the stop is delivered asynchronously: look once it has taken effect
     while _state(child.pid) not in ("T", "t", "Z", "X", "") and time.monotonic() < deadline:
         time.sleep(0.001)
@@ -282,7 +276,7 @@ def _reap(child: subprocess.Popen[bytes], grace: float) -> None:
     try:
         child.wait(timeout=grace)
     except subprocess.TimeoutExpired:
-        _kill(child)
+        child.kill()
         child.wait()
 
 
