@@ -32,6 +32,7 @@ pytestmark = pytest.mark.e2e
 
 POD_LIMIT = 512 * 1024**2
 DEFAULT_MAX_INFLATED = 64 * 1024**2
+DEFAULT_MAX_PARSE_MEMORY = 200 * 1024**2
 
 
 def gzip_of_spaces(inflated: int, head: bytes = b'{"traceEvents": [') -> bytes:
@@ -535,8 +536,8 @@ def test_deadline_ends_the_parse_and_its_turn(
 ) -> None:
     """A 200 MB trace, sent gzipped (16 MB), whose parse (about 2.5 s here) outlives a 0.6 s deadline, sent three
     times: each gets 503, its worker is killed (logged: before, the thread parsed on unseen), never two parses at
-    once, none left running afterwards. A plain 31 MB trace no longer did: its parse came down to 0.4 s, and a CI
-    machine stored it within the deadline."""
+    once, none left running afterwards; the server within its share of the pod, /healthz answered. A plain 31 MB
+    trace no longer did: its parse came down to 0.4 s, and a CI machine stored it within the deadline."""
     from benchmarks.bench_profiles import make_torch_trace
 
     trace_path = tmp_path / "trace.json"
@@ -555,7 +556,16 @@ def test_deadline_ends_the_parse_and_its_turn(
             assert time.monotonic() < deadline, server.log.read_text()
             time.sleep(0.1)
     assert memory.most_workers <= 1
-    memory.assert_bounded()
+    # What bounds each process here: the server holds the upload, within its share of the pod beside a worker at the
+    # default limit; the worker, let parse (its whole parse peaks at 660 MiB) so that only the deadline ends it,
+    # reaches whatever it parsed by then, within the limit it was given. Their sum is not a bound of anything (311
+    # MiB at the kill here; on a faster machine it gets further in 0.6 s), so it is not asserted.
+    servers = sum(memory.server_peaks.values())
+    print(f"peak: server {servers / 1024**2:.0f} MiB, parse worker {memory.worker_peak / 1024**2:.0f} MiB")
+    assert servers < POD_LIMIT - DEFAULT_MAX_PARSE_MEMORY
+    assert 0 < memory.worker_peak < 1024**3
+    assert memory.probes
+    assert memory.probes == [200] * len(memory.probes)
     assert profiles_stored(sqlite_url) == 0
 
 
