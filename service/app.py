@@ -23,7 +23,7 @@ from worthit.service.api.outcomes import OutcomeController
 from worthit.service.api.pages import PAGE_HEADERS, PageController, SignInController, explanation_page, template_config
 from worthit.service.api.plans import PlanController
 from worthit.service.api.policies import PolicyController
-from worthit.service.api.profiles import ProfileController
+from worthit.service.api.profiles import ProfileController, SummariesController
 from worthit.service.api.rules import list_rules
 from worthit.service.api.slack import slack_command
 from worthit.service.db import migrate
@@ -139,6 +139,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             max_parse_memory_bytes=settings.max_parse_memory_bytes,
             max_profile_events=settings.max_profile_events,
             max_profile_names=settings.max_profile_names,
+            max_stored_profile_bytes=settings.max_stored_profile_bytes,
         )
         app.state.profiles = profiles = ProfileService(ProfileStore(engine, writer), limits=limits)
         app.state.decisions = DecisionService(
@@ -182,6 +183,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             PolicyController,
             # Profiles are far larger than JSON proposals: their own upload limit, a setting like the API's.
             Router("/", route_handlers=[ProfileController], request_max_body_size=settings.max_profile_bytes),
+            # Rank summaries are JSON, but one real rank's is 120-250 KB: the API's limit would not hold two ranks.
+            Router("/", route_handlers=[SummariesController], request_max_body_size=settings.max_summaries_bytes),
             PlanController,
             # Read before its signature is checked, by anyone: a body limit of its own, far below the API's.
             Router("/", route_handlers=[slack_command], request_max_body_size=settings.max_slack_body_bytes),

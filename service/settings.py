@@ -11,6 +11,7 @@ import msgspec
 from msgspec import Meta
 
 from worthit.rules.names import NAME_RULE, is_name
+from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
 
 __all__ = ["DEFAULT_DATABASE", "MIN_LINK_SECRET_CHARS", "Settings", "async_url", "is_loopback"]
 
@@ -32,6 +33,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Request line and headers together; beyond it 431 and the connection closed (service/http/protocol.py)."""
     max_profile_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024**2
     """The upload limit of `POST /v1/profiles` (the JSON API's is `max_body_bytes`)."""
+    max_summaries_bytes: Annotated[int, Meta(ge=1024)] = 8 * 1024**2
+    """The body limit of `POST /v1/profiles/summaries`: a real rank's summary is 120-250 KB, so some 32 to 64 ranks;
+    a larger run's summaries go to `POST /v1/profiles` as multipart files (`max_profile_bytes`)."""
     max_slack_body_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024
     """The body limit of `/slack/commands`, read before its signature is checked: a slash command is a few KB."""
     body_timeout_seconds: Annotated[float, Meta(gt=0)] = 15.0
@@ -51,6 +55,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Events one upload's readers may hold (rows of a CSV, JSON objects of a trace), all files together; 413 above."""
     max_profile_names: Annotated[int, Meta(ge=1)] = 100_000
     """Distinct phase names (kernels, operators, API calls) one upload's readers may hold; 413 above."""
+    max_stored_profile_bytes: Annotated[int, Meta(ge=64 * 1024)] = PROFILE_MAX_BYTES
+    """The JSON of one stored profile's breakdown; a larger one is refused (413 naming this) before it is stored, since
+    every read of the profile (a GET, a proposal naming it) loads it."""
     rate_limit: str = "1200/minute"
     """Per token (or per address without one), per process; "off" disables it."""
     auth_failure_limit: str = "30/minute"

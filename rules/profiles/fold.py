@@ -23,6 +23,11 @@ MAX_PHASES = 64
 #: At most this many phases in a stored profile: enough that a target can name any kernel anyone would speed up
 #: (one at the 1,024th place of a trace is a tiny share), bounded so a 50,000-kernel trace stays a small row.
 PROFILE_MAX_PHASES = 1024
+#: At most this many step figures in a stored profile (of all ranks together), as a trace's reader keeps.
+PROFILE_MAX_STEPS = 512
+#: At most this many bytes of JSON in a stored profile's breakdown by default (`WORTHIT_MAX_STORED_PROFILE_BYTES`):
+#: every read of it (a GET, a proposal naming it) loads this much, so one write must not make reads hundreds of MB.
+PROFILE_MAX_BYTES = 8 * 1024**2
 
 
 def rest_name(kind: str, count: int, inclusive: bool = False) -> str:
@@ -66,9 +71,35 @@ def fold_phases(phases: list[Phase], limit: int = MAX_PHASES, keep: frozenset[st
 
 
 def fold_breakdown(breakdown: Breakdown, limit: int = PROFILE_MAX_PHASES) -> Breakdown:
-    """`breakdown` with its phases (and each rank's, and each step's phase times) bounded by `fold_phases`, and
-    every phase name cut to `STORED_NAME_MAX` characters (with a digest of the whole, so names stay distinct)."""
-    return _cut_names(_fold(breakdown, limit))
+    """`breakdown` with its phases (and each rank's, and each step's phase times) bounded by `fold_phases`, at most
+    `PROFILE_MAX_STEPS` step figures of at most `limit` phase times each, and every phase name cut to
+    `STORED_NAME_MAX` characters (with a digest of the whole, so names stay distinct)."""
+    return _cut_names(_bound_steps(_fold(breakdown, limit), limit))
+
+
+def _bound_steps(breakdown: Breakdown, limit: int) -> Breakdown:
+    """At most `PROFILE_MAX_STEPS` steps (the first: the readers keep those) of at most `limit` phase times each.
+
+    A step of a trace holds only phases its rank holds, which `_fold` has bounded; a summary's step may name others
+    (a summary of one rank is stored as it came: a 1.1M-entry step made a 26 MB profile). The largest are kept by
+    name, the rest summed into one "(the rest: …)" time, which no target names (`is_aggregate`)."""
+    steps = breakdown.step_figures
+    if len(steps) <= PROFILE_MAX_STEPS and all(len(s.phases) <= limit for s in steps):
+        return breakdown
+    bounded = []
+    for step in steps[:PROFILE_MAX_STEPS]:
+        if len(step.phases) > limit:
+            ranked = sorted(step.phases.items(), key=lambda item: (-item[1], item[0]))
+            times = dict(ranked[: limit - 1])
+            rest = ranked[limit - 1 :]
+            times[rest_name("device", len(rest))] = sum(ns for _, ns in rest)
+            step = msgspec.structs.replace(step, phases=times)
+        bounded.append(step)
+    note = (
+        f"Per-step figures are kept for at most {PROFILE_MAX_STEPS} steps of at most {limit} phases each (the rest "
+        'of a step summed into one "the rest" time).'
+    )
+    return msgspec.structs.replace(breakdown, step_figures=bounded, notes=[*breakdown.notes, note])
 
 
 def _cut_names(breakdown: Breakdown) -> Breakdown:
@@ -141,4 +172,13 @@ def _sum(values: Iterable[float | None]) -> float | None:
     return None if any(v is None for v in figures) else sum(v for v in figures if v is not None)
 
 
-__all__ = ["MAX_PHASES", "PROFILE_MAX_PHASES", "REST_PREFIX", "fold_breakdown", "fold_phases", "rest_name"]
+__all__ = [
+    "MAX_PHASES",
+    "PROFILE_MAX_BYTES",
+    "PROFILE_MAX_PHASES",
+    "PROFILE_MAX_STEPS",
+    "REST_PREFIX",
+    "fold_breakdown",
+    "fold_phases",
+    "rest_name",
+]

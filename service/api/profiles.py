@@ -16,12 +16,12 @@ from worthit.rules.profiles.kineto import RankSummary
 from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.service.api.decisions import CURSOR_PATTERN
 from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged_json
+from worthit.service.http.codec import RawJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.profiles.schemas import ProfileDoc, ProfilePage
 from worthit.service.profiles.service import ProfileService
-from worthit.service.validation import decode_strict
 
-__all__ = ["ProfileController"]
+__all__ = ["ProfileController", "SummariesController"]
 
 
 class ProfileController(Controller):
@@ -75,33 +75,6 @@ class ProfileController(Controller):
         doc = await profiles.create(files, format=format, name=name, steps=steps, names=names or None)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
-    @post(
-        "/summaries",
-        opt={"scope": "write"},
-        status_code=201,
-        responses=problem_responses(*BODY_PROBLEMS),
-    )
-    async def upload_summaries(
-        self,
-        request: Request[Any, Any, Any],
-        data: JSONBody[list[RankSummary]],
-        profiles: NamedDependency[ProfileService],
-        name: Annotated[
-            str | None,
-            QueryParameter(max_length=200, pattern=TEXT_PATTERN, description="A label, e.g. the run's name."),
-        ] = None,
-    ) -> Response[ProfileDoc]:
-        """Store a distributed run from its ranks' summaries (format `worthit-rank-summary`, version 1: made where each
-        trace lives by `worthit profile --summary TRACE -o SUMMARY`), as a JSON array of them. The figures are those
-        of reading the raw traces together: per rank and per step, the straggler and the wait inside collectives. A
-        summary of another version is refused (422) naming the versions read. `POST /v1/profiles` takes the same
-        summaries as files (one as the body, several as multipart)."""
-        # `data` documents the body; it is decoded again strictly, like every JSON body of the API (Litestar's own
-        # conversion would take `"straggler": 0` for a boolean).
-        summaries = decode_strict(await request.body(), list[RankSummary])
-        doc = await profiles.create_from_summaries(summaries, name=name)
-        return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
-
     @get("/", opt={"scope": "read"}, responses=problem_responses(), cache_control=REVALIDATE)
     async def list_profiles(
         self,
@@ -128,3 +101,44 @@ class ProfileController(Controller):
         answer is 64 MiB at most) is held as the database's text and the body's bytes; it is never decoded."""
         # The documented type is the stored document's: it is served as stored, without decoding it.
         return cast("Response[ProfileDoc]", tagged_json(await profiles.document(profile_id), if_none_match))
+
+
+class SummariesController(Controller):
+    """Apart from `ProfileController`: its body limit is its own (`WORTHIT_MAX_SUMMARIES_BYTES`), not an upload's."""
+
+    path = "/v1/profiles/summaries"
+    tags = ("profiles",)
+
+    @post(
+        "/",
+        opt={"scope": "write"},
+        status_code=201,
+        responses=problem_responses(*BODY_PROBLEMS, 503),
+        dto=RawJSON[RankSummary],
+    )
+    async def upload_summaries(
+        self,
+        data: JSONBody[list[RankSummary]],
+        profiles: NamedDependency[ProfileService],
+        name: Annotated[
+            str | None,
+            QueryParameter(max_length=200, pattern=TEXT_PATTERN, description="A label, e.g. the run's name."),
+        ] = None,
+    ) -> Response[ProfileDoc]:
+        """Store a distributed run from its ranks' summaries (format `worthit-rank-summary`, version 1: made where each
+        trace lives by `worthit profile --summary TRACE -o SUMMARY`), as a JSON array of them. The figures are those
+        of reading the raw traces together: per rank and per step, the straggler and the wait inside collectives. A
+        summary of another version is refused (422) naming the versions read. `POST /v1/profiles` takes the same
+        summaries as files (one as the body, several as multipart).
+
+        Limits: the body at most `WORTHIT_MAX_SUMMARIES_BYTES` (8 MiB: 413 beyond); at most 4,096 summaries, 4,096
+        step figures per summary and 16,384 phases per summary's breakdown and per step (422 naming the field and
+        its cap); the stored breakdown at most `WORTHIT_MAX_STORED_PROFILE_BYTES` (8 MiB) of JSON (413).
+
+        Worst case: the body is held as bytes by the server; it is decoded, checked and combined (linear in the
+        summaries) in the parse worker, a process of at most `WORTHIT_MAX_PARSE_MEMORY_BYTES`, one at a time in the
+        pod, killed when the request ends (its deadline, the client gone, the server stopping): 503 when it is
+        stopped from outside."""
+        # The DTO hands over the body's bytes: the summaries are decoded once, strictly, in the parse worker.
+        doc = await profiles.create_from_summaries(cast("bytes", data), name=name)
+        return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})

@@ -15,7 +15,7 @@ from litestar.typing import FieldDefinition
 
 from worthit.service.validation import decode_strict
 
-__all__ = ["StrictJSON", "is_json"]
+__all__ = ["RawJSON", "StrictJSON", "is_json"]
 
 
 def is_json(content_type: str) -> bool:
@@ -50,3 +50,28 @@ class StrictJSON(MsgspecDTO[T], Generic[T]):
                 detail=f"Expected `Content-Type: application/json`, got {content_type or 'none'!r}",
             )
         return decode_strict(value, self.model_type)
+
+
+class RawJSON(MsgspecDTO[T], Generic[T]):
+    """A request-body DTO that documents the handler's body type (a Struct or a list of them) and hands the handler
+    the body's bytes, undecoded: for a body decoded elsewhere, off the event loop (the rank summaries are decoded in
+    the parse worker, under its memory limit)."""
+
+    @classmethod
+    def create_for_field_definition(
+        cls, field_definition: FieldDefinition, handler_id: str, backend_cls: Any = None
+    ) -> None:
+        return  # no transfer backend: the body is never converted here (see StrictJSON)
+
+    @classmethod
+    def create_openapi_schema(cls, field_definition: FieldDefinition, handler_id: str, schema_creator: Any) -> Any:
+        return schema_creator.for_field_definition(FieldDefinition.from_annotation(field_definition.annotation))
+
+    def decode_bytes(self, value: bytes) -> Any:
+        content_type = self.asgi_connection.headers.get("content-type", "")
+        if not is_json(content_type):
+            raise ClientException(
+                status_code=415,
+                detail=f"Expected `Content-Type: application/json`, got {content_type or 'none'!r}",
+            )
+        return value

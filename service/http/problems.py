@@ -203,6 +203,8 @@ def body_limit(request: Request[Any, Any, Any]) -> str:
         # The routes with a limit of their own: profile uploads, and Slack's, read before their signature.
         if request.url.path.startswith("/slack/") and limit == settings.max_slack_body_bytes:
             setting = "WORTHIT_MAX_SLACK_BODY_BYTES"
+        elif request.url.path.rstrip("/") == "/v1/profiles/summaries" and limit == settings.max_summaries_bytes:
+            setting = "WORTHIT_MAX_SUMMARIES_BYTES"
         elif limit == settings.max_profile_bytes:
             setting = "WORTHIT_MAX_PROFILE_BYTES"
     return f"Expected a request body of at most {limit} bytes ({setting}), got more"

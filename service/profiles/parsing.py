@@ -8,11 +8,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import msgspec
+
+from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, inflate
 from worthit.rules.profiles.kineto import parse_steps
+from worthit.rules.profiles.kineto.summary import (
+    MAX_SUMMARY_PHASES,
+    MAX_SUMMARY_RANKS,
+    MAX_SUMMARY_STEPS,
+    RankSummary,
+    combine_summaries,
+)
+from worthit.service.validation import decode_json, validation_problem
 
-__all__ = ["parse"]
+__all__ = ["check_summary_limits", "combine_summary_array", "parse"]
+
+_summaries = msgspec.json.Decoder(list[RankSummary])
+
+
+def combine_summary_array(body: bytes) -> Breakdown:
+    """The run of `POST /v1/profiles/summaries`: `body`, a JSON array of rank summaries, decoded once and strictly
+    (as every JSON body of the API), held to the summaries' caps (`check_summary_limits`), then combined.
+
+    InvalidInput naming the field when the array does not decode as summaries (the body is decoded again, untyped,
+    only then, to show the value got); msgspec.DecodeError when it is not JSON."""
+    try:
+        summaries = _summaries.decode(body)
+    except msgspec.ValidationError as exc:
+        detail, pointer = validation_problem(str(exc), decode_json(body))
+        raise InvalidInput(detail, pointer) from None
+    check_summary_limits(summaries)
+    return combine_summaries(summaries)
 
 
 def parse(
@@ -60,3 +88,35 @@ def _inflated(files: Sequence[bytes], format: str | None, limit: int, stop: Call
             left -= len(plain)
         out.append(plain)
     return out
+
+
+def check_summary_limits(summaries: list[RankSummary]) -> None:
+    """InvalidInput naming the field and its cap when `summaries` (a JSON array of them) holds more ranks than
+    `MAX_SUMMARY_RANKS`, a summary more steps than `MAX_SUMMARY_STEPS`, or a breakdown or a step more phases than
+    `MAX_SUMMARY_PHASES`: what a summary made by `worthit profile --summary` holds, with room to spare."""
+    if len(summaries) > MAX_SUMMARY_RANKS:
+        raise InvalidInput(
+            f"Expected at most {MAX_SUMMARY_RANKS:,} rank summaries (ranks of one run), got {len(summaries):,}", ""
+        )
+    for i, s in enumerate(summaries):
+        if len(s.breakdown.phases) > MAX_SUMMARY_PHASES:
+            raise InvalidInput(
+                f"Expected `phases` of at most {MAX_SUMMARY_PHASES:,} phases per summary, got "
+                f"{len(s.breakdown.phases):,} - at `$[{i}].breakdown.phases`",
+                f"/{i}/breakdown/phases",
+            )
+        for path, steps in (("step_figures", s.step_figures), ("breakdown.step_figures", s.breakdown.step_figures)):
+            pointer = f"/{i}/" + path.replace(".", "/")
+            if len(steps) > MAX_SUMMARY_STEPS:
+                raise InvalidInput(
+                    f"Expected `step_figures` of at most {MAX_SUMMARY_STEPS:,} steps per summary, got "
+                    f"{len(steps):,} - at `$[{i}].{path}`",
+                    pointer,
+                )
+            for j, step in enumerate(steps):
+                if len(step.phases) > MAX_SUMMARY_PHASES:
+                    raise InvalidInput(
+                        f"Expected `phases` of at most {MAX_SUMMARY_PHASES:,} phases per step, got "
+                        f"{len(step.phases):,} - at `$[{i}].{path}[{j}].phases`",
+                        f"{pointer}/{j}/phases",
+                    )

@@ -16,8 +16,8 @@ from worthit.rules.model import Proposal
 from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
-from worthit.rules.profiles.fold import fold_breakdown
-from worthit.rules.profiles.kineto import RankSummary, combine_summaries
+from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
+from worthit.rules.profiles.kineto import SUMMARY_FORMAT
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.db.profiles import ProfileStore
 from worthit.service.errors import NotFound
@@ -37,6 +37,7 @@ class ParseLimits:
     max_parse_memory_bytes: int = 200 * 1024**2
     max_profile_events: int = MAX_EVENTS
     max_profile_names: int = MAX_NAMES
+    max_stored_profile_bytes: int = PROFILE_MAX_BYTES
 
 
 class ProfileService:
@@ -47,6 +48,12 @@ class ProfileService:
         # peak the pod limit has to hold; the others wait their turn (within their deadline). A turn ends only when
         # its worker process has exited, never while it still runs for an abandoned request.
         self._parsing = asyncio.Semaphore(1)
+        # Reads of stored profiles (a GET, a proposal naming one), a few at a time per process: each holds the
+        # document (at most `max_stored_profile_bytes` as stored) a few times over while it is loaded, so a read token's
+        # concurrent requests wait their turn instead of adding up (eight GETs of a 26 MB profile held 640 MB).
+        self._loading = asyncio.Semaphore(LOADS_AT_ONCE)
+        # Decoded into objects (a proposal naming it), a stored profile takes several times its size: one at a time.
+        self._decoding = asyncio.Semaphore(1)
 
     async def create(
         self,
@@ -70,28 +77,48 @@ class ProfileService:
             max_inflated_bytes=limits.max_inflated_bytes,
             max_events=limits.max_profile_events,
             max_names=limits.max_profile_names,
+            max_stored_bytes=limits.max_stored_profile_bytes,
         )
+        breakdown = await self._in_worker(files, job)
+        return await self._store_doc(breakdown, name, sum(len(data) for data in files))
+
+    async def create_from_summaries(self, body: bytes, *, name: str | None) -> ProfileDoc:
+        """Decode a JSON array of ranks' summaries, hold it to the summaries' caps, combine it and store the run.
+
+        All of it in the parse worker, like an upload's parse: under its memory limit, one at a time in the pod,
+        stopped with its request (`create`)."""
+        limits = self._limits
+        job = Job(
+            format=SUMMARY_FORMAT,
+            steps=None,
+            names=None,
+            sizes=[len(body)],
+            max_inflated_bytes=limits.max_inflated_bytes,
+            max_events=limits.max_profile_events,
+            max_names=limits.max_profile_names,
+            max_stored_bytes=limits.max_stored_profile_bytes,
+            summaries=True,
+        )
+        breakdown = await self._in_worker([body], job)
+        return await self._store_doc(breakdown, name, len(body))
+
+    async def _in_worker(self, files: Sequence[bytes], job: Job) -> Breakdown:
+        """`job` done in a parse worker, its turn of the parse semaphore held until the worker has exited."""
         abandoned = threading.Event()
         async with self._parsing:
             work = asyncio.ensure_future(
                 asyncio.to_thread(
-                    parse_in_child, files, job, memory_limit=limits.max_parse_memory_bytes, abandoned=abandoned
+                    parse_in_child, files, job, memory_limit=self._limits.max_parse_memory_bytes, abandoned=abandoned
                 )
             )
             try:
-                breakdown = await asyncio.shield(work)
+                return await asyncio.shield(work)
             except asyncio.CancelledError:
                 abandoned.set()
                 await asyncio.wait({work})  # the child is killed within a poll; the turn ends once it has exited
                 if not work.cancelled() and isinstance(work.exception(), Abandoned):
                     log.warning("stopped parsing a profile: its request was abandoned")
                 raise
-        return await self._store_doc(breakdown, name, sum(len(data) for data in files))
-
-    async def create_from_summaries(self, summaries: list[RankSummary], *, name: str | None) -> ProfileDoc:
-        """Combine ranks' summaries (small: no worker thread needed beyond the combination itself) and store."""
-        breakdown = fold_breakdown(await asyncio.to_thread(combine_summaries, summaries))
-        return await self._store_doc(breakdown, name, sum(len(s.step_figures) for s in summaries))
 
     async def _store_doc(self, breakdown: Breakdown, name: str | None, size_bytes: int) -> ProfileDoc:
         doc = ProfileDoc(
@@ -117,30 +144,49 @@ class ProfileService:
         return ProfilePage(items=items, next_cursor=next_cursor)
 
     async def get(self, profile_id: str) -> ProfileDoc:
-        return msgspec.json.decode(await self.document(profile_id), type=ProfileDoc)
+        async with self._decoding:
+            return await asyncio.to_thread(_decode_doc, await self.document(profile_id))
 
     async def document(self, profile_id: str) -> bytes:
         """The stored profile as JSON, as it is stored: the response form (`_store_doc` encodes the `ProfileDoc`
         with the encoder a response uses), so a read serves it without decoding it into objects and encoding it
-        again (a 48 MB profile was held four times over per read: text, objects, the tag's encoding, the body's)."""
+        again (a 48 MB profile was held four times over per read: text, objects, the tag's encoding, the body's).
+        Loaded `LOADS_AT_ONCE` at a time per process."""
         if "\x00" in profile_id:  # PostgreSQL cannot even compare it; no id holds one
             raise NotFound(f"No profile with id {profile_id!r}")
-        document = await self._store.document(profile_id)
-        if document is None:
-            raise NotFound(f"No profile with id `{profile_id}`")
-        return document.encode()
+        async with self._loading:
+            document = await self._store.document(profile_id)
+            if document is None:
+                raise NotFound(f"No profile with id `{profile_id}`")
+            return document.encode()
 
     async def resolve(self, proposal: Proposal) -> Proposal:
-        """The proposal with `p` measured from its profile, when it names one; unchanged otherwise."""
+        """The proposal with `p` measured from its profile, when it names one; unchanged otherwise.
+
+        The profile is loaded (`LOADS_AT_ONCE` at a time per process) and decoded and measured one at a time, off the
+        event loop; what is kept of it (the proposal's folded breakdown) is small."""
         if proposal.profile_id is None:
             return proposal
         if proposal.p is not None:
             raise InvalidInput("Expected either `p` or `profile_id`, got both: the profile measures `p`", "/p")
-        try:
-            doc = await self.get(proposal.profile_id)
-        except NotFound as exc:
-            raise InvalidInput(f"Expected `profile_id` to name a stored profile: {exc}", "/profile_id") from exc
-        return proposal_from_profile(proposal, doc.breakdown)
+        async with self._decoding:
+            try:
+                document = await self.document(proposal.profile_id)
+            except NotFound as exc:
+                raise InvalidInput(f"Expected `profile_id` to name a stored profile: {exc}", "/profile_id") from exc
+            return await asyncio.to_thread(_measured, proposal, document)
+
+
+#: Stored profiles loaded at once per process (`ProfileService._loading`).
+LOADS_AT_ONCE = 2
+
+
+def _decode_doc(document: bytes) -> ProfileDoc:
+    return msgspec.json.decode(document, type=ProfileDoc)
+
+
+def _measured(proposal: Proposal, document: bytes) -> Proposal:
+    return proposal_from_profile(proposal, _decode_doc(document).breakdown)
 
 
 __all__ = ["ParseLimits", "ProfileError", "ProfileService", "parse"]

@@ -13,7 +13,7 @@ Why a process and not RLIMIT_AS in it: polars reserves hundreds of MB of address
 legitimate kernel traces or bounds nothing. The resident set is what the pod's cgroup counts.
 
 Protocol (stdin → stdout, one job per process): an 8-byte big-endian length, a msgpack `Job`, then the files'
-bytes back to back; the answer is one msgpack `Outcome`.
+bytes back to back; the answer is one msgpack `Outcome`, then the child's peak resident set (VmHWM) in 8 bytes.
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO
 
 import msgspec
 
+from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
 from worthit.rules.profiles.model import Breakdown
 from worthit.service.errors import Unavailable
@@ -42,8 +44,11 @@ log = logging.getLogger(__name__)
 
 #: How often the server looks at the child's resident set: at the ~1 GB/s a parse can allocate, a few MB past it.
 POLL_SECONDS = 0.005
-#: The largest answer a child may write (a folded breakdown is a few hundred KB).
+#: The largest answer a child may write (a folded breakdown is a few hundred KB; the child refuses one larger than a
+#: stored profile may be, so this only guards against a child gone wrong).
 MAX_ANSWER_BYTES = 64 * 1024**2
+#: The answer ends with the child's own peak resident set, in this many bytes (big-endian).
+_PEAK_BYTES = 8
 _PR_SET_PDEATHSIG = 1
 #: The child's exit status when Python itself ran out of memory.
 _OUT_OF_MEMORY = 75
@@ -60,17 +65,28 @@ class Job(msgspec.Struct, kw_only=True, frozen=True):
     max_inflated_bytes: int
     max_events: int
     max_names: int
+    max_stored_bytes: int
+    summaries: bool = False
+    """The one file is a JSON array of rank summaries (`POST /v1/profiles/summaries`): decoded, checked against
+    the summaries' caps and combined here, under this process's memory watch and its request's deadline."""
 
 
 class Failure(msgspec.Struct, kw_only=True, frozen=True):
-    """A ProfileError (or ProfileTooLarge when `limit` is set), carried back field by field."""
+    """A ProfileError (ProfileTooLarge when `limit` is set, InvalidInput when `pointer` is), carried back field by
+    field."""
 
     detail: str
     format_expected: str | None = None
     line: int | None = None
     limit: int | None = None
+    pointer: str | None = None
+    malformed: bool = False
 
-    def error(self) -> ProfileError:
+    def error(self) -> ProfileError | InvalidInput | msgspec.DecodeError:
+        if self.malformed:
+            return msgspec.DecodeError(self.detail)
+        if self.pointer is not None:
+            return InvalidInput(self.detail, self.pointer)
         if self.limit is not None:
             return ProfileTooLarge(self.detail, limit=self.limit, format_expected=self.format_expected)
         return ProfileError(self.detail, format_expected=self.format_expected, line=self.line)
@@ -135,6 +151,7 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
         raise Unavailable(f"The profile parse worker could not start ({exc.strerror}); retry shortly.") from exc
     if child.stdin is None or child.stdout is None:
         raise RuntimeError("the profile worker has no pipes")
+    oom_kills_before = _oom_kills()
     writer = threading.Thread(target=_feed, args=(child.stdin, [len(header).to_bytes(8, "big"), header, *files]))
     writer.start()
     answer = bytearray()
@@ -154,6 +171,7 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
                 elif len(answer) > MAX_ANSWER_BYTES:
                     reason = "answer"
                 if reason is not None:
+                    peak = max(peak, _stopped_peak(child))
                     child.kill()
                     break
                 if selector.select(POLL_SECONDS):
@@ -162,21 +180,34 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
                         break
                     answer += chunk
     finally:
-        if reason is None:
-            # EOF: the child has written its answer and is exiting; give it a moment, then make sure.
-            try:
-                child.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                child.kill()
-        child.wait()
+        # At EOF the child has written its answer and is exiting: it gets a moment, then is made sure of.
+        _reap(child, 5 if reason is None else 0)
         writer.join()
         child.stdout.close()
+    if reason is None and child.returncode == 0 and len(answer) >= _PEAK_BYTES:
+        # The child's own high-water mark, read by itself once its answer was made: exact, unlike `peak`'s looks.
+        peak = max(peak, int.from_bytes(answer[-_PEAK_BYTES:], "big"))
+        del answer[-_PEAK_BYTES:]
     log.info("profile worker %s exited %s, peak resident %d bytes", child.pid, child.returncode, peak)
     if reason == "abandoned":
         raise Abandoned
-    if reason == "memory" or (reason is None and child.returncode < 0):
-        # Killed by us past the limit, or by a signal of its own making: the kernel's OOM killer (the pod's limit
-        # reached, the largest process chosen) or an allocator aborting (polars does on a failed allocation).
+    out_of_memory = (
+        reason is None
+        and child.returncode < 0
+        and (
+            # An allocator aborting (polars does on a failed allocation), or the kernel's OOM killer (the pod's limit
+            # reached, the largest process chosen): the pod's memory counter says which kill was its own. Where it
+            # cannot be read (cgroup v1, no /sys), a kill is taken as from outside: the answer says to send it again.
+            child.returncode == -signal.SIGABRT or _oom_kills() != oom_kills_before
+        )
+    )
+    if reason is None and child.returncode < 0 and not out_of_memory:
+        # Killed by someone else (an operator, a supervisor): nothing to say about the file. Sending it again works.
+        raise Unavailable(
+            f"The parse stopped: its worker was killed by signal {-child.returncode} from outside the server, "
+            "not for the file's size; send it again."
+        )
+    if reason == "memory" or out_of_memory:
         how = "" if reason == "memory" else f" (the worker was killed by signal {-child.returncode})"
         raise ProfileTooLarge(
             f"parsing it needs more memory than the limit of {memory_limit} bytes ({memory_limit // 1024**2} MiB) "
@@ -207,6 +238,61 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
     if outcome.breakdown is None:
         raise RuntimeError("the profile worker answered neither a breakdown nor a failure")
     return outcome.breakdown
+
+
+def _stopped_peak(child: subprocess.Popen[bytes]) -> int:
+    """`child` stopped (SIGSTOP: it allocates nothing more), then its high-water resident set as the kernel counted
+    it (VmHWM): the peak of a worker about to be killed, which the looks every `POLL_SECONDS` can miss."""
+    child.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + 0.1  # the stop is delivered asynchronously: look once it has taken effect
+    while _state(child.pid) not in ("T", "t", "Z", "X", "") and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return high_water_bytes(child.pid)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (`T` stopped, `Z` exited), "" once it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def high_water_bytes(pid: int) -> int:
+    """The high-water resident set (VmHWM) of `pid` from /proc (0 where there is none, or once it has exited)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        return 0
+    return 0
+
+
+def _reap(child: subprocess.Popen[bytes], grace: float) -> None:
+    """Wait up to `grace` seconds for `child` to exit, then kill it; wait for it and set its returncode."""
+    try:
+        child.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def _oom_kills() -> int | None:
+    """How many processes the kernel's OOM killer has killed in this process's cgroup (v2), None where unknown."""
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as own:
+            path = next(line.split(":", 2)[2].strip() for line in own if line.startswith("0::"))
+        with open(f"/sys/fs/cgroup{path}/memory.events", encoding="ascii") as events:
+            for line in events:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return None
 
 
 def resident_bytes(pid: int) -> int:
@@ -246,10 +332,10 @@ def _die_with_parent(parent: int) -> None:
 
 
 def main() -> None:
-    """The child: read one job from stdin, parse it, write its outcome to stdout, exit."""
+    """The child: read one job from stdin, parse it (or combine its summaries), write its outcome to stdout, exit."""
     from worthit.rules.profiles.budget import Budget, counting
     from worthit.rules.profiles.fold import fold_breakdown
-    from worthit.service.profiles.parsing import parse
+    from worthit.service.profiles.parsing import combine_summary_array, parse
 
     _die_with_parent(int(sys.argv[1]))
     stdin = sys.stdin.buffer
@@ -261,17 +347,35 @@ def main() -> None:
     files = [_read_exactly(stdin, n) for n in job.sizes]
     try:
         with counting(Budget(max_events=job.max_events, max_names=job.max_names)):
+            if job.summaries:
+                breakdown = combine_summary_array(files[0])
+            else:
+                breakdown = parse(files, job.format, job.steps, job.names, max_inflated_bytes=job.max_inflated_bytes)
             # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
-            breakdown = parse(files, job.format, job.steps, job.names, max_inflated_bytes=job.max_inflated_bytes)
-            outcome = Outcome(breakdown=fold_breakdown(breakdown))
+            folded = fold_breakdown(breakdown)
+            stored = len(msgspec.json.encode(folded))
+            if stored > job.max_stored_bytes:  # every read of it loads this much: refused here, before it is stored
+                raise ProfileTooLarge(
+                    f"its breakdown is {stored} bytes of JSON, more than a stored profile may hold "
+                    f"({job.max_stored_bytes} bytes, WORTHIT_MAX_STORED_PROFILE_BYTES); expected fewer steps "
+                    "(`steps`), ranks or phases",
+                    limit=job.max_stored_bytes,
+                    format_expected=job.format,
+                )
+            outcome = Outcome(breakdown=folded)
     except ProfileTooLarge as exc:
         outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, limit=exc.limit))
     except ProfileError as exc:
         outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, line=exc.line))
+    except InvalidInput as exc:
+        outcome = Outcome(failure=Failure(detail=exc.detail, pointer=exc.pointer))
+    except msgspec.DecodeError as exc:
+        outcome = Outcome(failure=Failure(detail=str(exc), malformed=True))
     except MemoryError:
         os._exit(_OUT_OF_MEMORY)  # nothing can be built to say so; the server names its limit
     del files
-    stdout.write(msgspec.msgpack.encode(outcome))
+    answer = msgspec.msgpack.encode(outcome)
+    stdout.write(answer + high_water_bytes(os.getpid()).to_bytes(_PEAK_BYTES, "big"))
     stdout.flush()
 
 

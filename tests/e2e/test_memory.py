@@ -7,6 +7,7 @@ import concurrent.futures
 import contextlib
 import gzip
 import os
+import re
 import signal
 import socket
 import struct
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 from sqlalchemy import text
 
@@ -30,6 +32,7 @@ pytestmark = pytest.mark.e2e
 
 POD_LIMIT = 512 * 1024**2
 DEFAULT_MAX_INFLATED = 64 * 1024**2
+DEFAULT_MAX_PARSE_MEMORY = 200 * 1024**2
 
 
 def gzip_of_spaces(inflated: int, head: bytes = b'{"traceEvents": [') -> bytes:
@@ -77,7 +80,7 @@ def test_gzip_bomb_is_refused_with_413_naming_the_limit(
     """A 600 MiB-inflating upload of ~600 KB: 413 naming the inflate limit and its setting, nothing stored."""
     bomb = gzip_of_spaces(600 * 1024**2)
     assert len(bomb) < 1024**2
-    server = server_factory(database_url)
+    server = server_factory(database_url, env=LOG_PEAKS)
     with TreeMemory(server) as memory, server.client(timeout=60) as client:
         response = client.post("/v1/profiles", content=bomb, headers={"content-type": "application/gzip"})
     assert response.status_code == 413
@@ -285,7 +288,7 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
     make_torch_trace(trace_path, 30)
     bomb = gzip_of_spaces(600 * 1024**2)
     kernels, _ = many_kernels(50_000)
-    server = server_factory(sqlite_url)
+    server = server_factory(sqlite_url, env=LOG_PEAKS)
     probes: list[tuple[int, float]] = []
     done = threading.Event()
 
@@ -330,6 +333,11 @@ def test_every_attack_stays_within_the_pod_limit_while_healthz_answers(
 # the work. The pod's limit counts the parse worker too, so these measure the process tree.
 
 
+_LOGGED_PEAK = re.compile(r"profile worker \d+ exited -?\d+, peak resident (\d+) bytes")
+#: Servers of the memory tests log each parse worker's peak (`TreeMemory.logged_worker_peak`).
+LOG_PEAKS = {"WORTHIT_LOG_LEVEL": "info"}
+
+
 class TreeMemory:
     """Samples a server's process tree every 10 ms while an attack runs, and probes `/healthz` beside it.
 
@@ -340,14 +348,20 @@ class TreeMemory:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.server_peaks: dict[int, int] = {}
-        self.worker_peak = 0
+        self.sampled_worker_peak = 0
         self.most_workers = 0
         self._kinds: dict[int, bool] = {}
+        self._servers: set[int] = set()
         self.probes: list[int] = []
         self._done = threading.Event()
         self._threads = [threading.Thread(target=self._sample), threading.Thread(target=self._probe)]
 
     def __enter__(self) -> TreeMemory:
+        # The server's processes are those there before any upload: a parse worker is any other. Deciding by command
+        # line alone misread a worker looked at between its fork (vfork: the server's memory and command line) and
+        # its exec as a server process, and added its high-water mark, the server's, a second time (618 MiB on a
+        # busy machine, where that gap is long).
+        self._servers = set(self.tree())
         for thread in self._threads:
             thread.start()
         return self
@@ -361,6 +375,19 @@ class TreeMemory:
     @property
     def peak(self) -> int:
         return sum(self.server_peaks.values()) + self.worker_peak
+
+    @property
+    def worker_peak(self) -> int:
+        """The largest peak a parse worker reached: as sampled, or as the server logged it (`logged_worker_peak`)."""
+        return max(self.sampled_worker_peak, self.logged_worker_peak())
+
+    def logged_worker_peak(self) -> int:
+        """The largest peak a parse worker reached as the server logged it at INFO (`WORTHIT_LOG_LEVEL=info`): the
+        kernel's high-water mark, read by the worker itself once its answer was made or by the server once it had
+        stopped the worker to kill it, so a burst between two looks of the sampler is not missed. 0 without the log.
+        """
+        found = _LOGGED_PEAK.findall(self.server.log.read_text(errors="replace"))
+        return max((int(peak) for peak in found), default=0)
 
     def tree(self) -> list[int]:
         """The server's process and all its descendants now."""
@@ -384,12 +411,15 @@ class TreeMemory:
         return running
 
     def _is_worker(self, pid: int) -> bool:
-        """Whether `pid` is a parse worker, decided once while its command line is readable (empty once exiting)."""
+        """Whether `pid` is a parse worker, once it runs as one: OSError while it is still the server's fork (not
+        yet exec'd: its memory and high-water mark are the server's) or exiting (its command line empty)."""
+        if pid in self._servers:
+            return False
         if pid not in self._kinds:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if not command:
-                raise OSError(f"{pid} is exiting")
-            self._kinds[pid] = b"worthit.service.profiles.worker" in command
+            if b"worthit.service.profiles.worker" not in command:
+                raise OSError(f"{pid} is not a parse worker yet, or is exiting")
+            self._kinds[pid] = True
         return self._kinds[pid]
 
     def _sample_once(self) -> None:
@@ -398,7 +428,7 @@ class TreeMemory:
             with contextlib.suppress(OSError, AssertionError):  # it exited between the listing and the read
                 if self._is_worker(pid):
                     workers += 1
-                    self.worker_peak = max(self.worker_peak, peak_rss(pid))
+                    self.sampled_worker_peak = max(self.sampled_worker_peak, peak_rss(pid))
                 else:
                     self.server_peaks[pid] = peak_rss(pid)
         self.most_workers = max(self.most_workers, workers)
@@ -419,6 +449,8 @@ class TreeMemory:
 
     def assert_bounded(self) -> None:
         """Under the pod's limit, with every `/healthz` probe answered 200 within 1 s."""
+        servers = sum(self.server_peaks.values())
+        print(f"peak: server {servers / 1024**2:.0f} MiB + parse worker {self.worker_peak / 1024**2:.0f} MiB")
         assert self.peak < POD_LIMIT, f"{self.peak / 1024**2:.0f} MiB"
         assert self.probes
         assert self.probes == [200] * len(self.probes)
@@ -441,7 +473,7 @@ def assert_refused(response: httpx.Response, *named: str) -> None:
 def test_tiny_trace_events_are_counted_not_their_bytes(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
     """125 KB of gzip inflating to 63 MB of ten-byte `{"ph":"i"}` events (under the inflate limit, ~6 M structs once
     decoded, 1.14 GB before): 413 naming the event limit, nothing stored, the pod's memory bounded."""
-    server = server_factory(sqlite_url)
+    server = server_factory(sqlite_url, env=LOG_PEAKS)
     bomb = attacks.tiny_events_gzip(63 * 1024**2)
     assert len(bomb) < 200_000
     with TreeMemory(server) as memory:
@@ -455,7 +487,7 @@ def test_plain_trace_of_tiny_events_is_bounded(sqlite_url: str, server_factory: 
     """A 31 MB plain trace of three million tiny events (620 MB before): refused, the pod's memory bounded. With the
     event limit raised past it, the worker's memory limit stops it instead, naming that limit."""
     trace = attacks.tiny_events(31 * 1024**2)
-    server = server_factory(sqlite_url)
+    server = server_factory(sqlite_url, env=LOG_PEAKS)
     with TreeMemory(server) as memory:
         assert_refused(upload(server, trace), "WORTHIT_MAX_PROFILE_EVENTS")
     memory.assert_bounded()
@@ -473,7 +505,7 @@ def test_plain_trace_of_tiny_events_is_bounded(sqlite_url: str, server_factory: 
 def test_a_csv_of_distinct_kernel_names_is_bounded(sqlite_url: str, server_factory: Callable[..., Server]) -> None:
     """28 MB of rocprofv3 kernel trace naming 1.5 M kernels (1.1 GB before) is refused by the worker's memory limit;
     200,000 names are refused by the name limit. Both 413 naming their limit, the pod's memory bounded."""
-    server = server_factory(sqlite_url)
+    server = server_factory(sqlite_url, env=LOG_PEAKS)
     with TreeMemory(server) as memory:
         assert_refused(upload(server, attacks.distinct_kernels_csv(1_500_000)), "WORTHIT_MAX_PARSE_MEMORY_BYTES")
         assert_refused(upload(server, attacks.distinct_kernels_csv(200_000)), "limit of 100,000 distinct phases")
@@ -485,7 +517,7 @@ def test_gzip_inside_gzip_inflates_from_one_allowance(sqlite_url: str, server_fa
     """A 611-byte gzip of a gzip of 250 MiB (616 MB before: the reader inflated the inner layer with its own 256 MiB)
     and an 873-byte one of tiny events (4.2 GB before) are refused naming the inflate limit; so are two files of a
     multipart upload, each within the limit, together beyond it."""
-    server = server_factory(sqlite_url)
+    server = server_factory(sqlite_url, env=LOG_PEAKS)
     spaces = attacks.nested(attacks.spaces_gzip(250 * 1024**2))
     events = attacks.nested(attacks.tiny_events_gzip(250 * 1024**2))
     half = attacks.nested(attacks.spaces_gzip(40 * 1024**2))
@@ -504,8 +536,8 @@ def test_deadline_ends_the_parse_and_its_turn(
 ) -> None:
     """A 200 MB trace, sent gzipped (16 MB), whose parse (about 2.5 s here) outlives a 0.6 s deadline, sent three
     times: each gets 503, its worker is killed (logged: before, the thread parsed on unseen), never two parses at
-    once, none left running afterwards. A plain 31 MB trace no longer did: its parse came down to 0.4 s, and a CI
-    machine stored it within the deadline."""
+    once, none left running afterwards; the server within its share of the pod, /healthz answered. A plain 31 MB
+    trace no longer did: its parse came down to 0.4 s, and a CI machine stored it within the deadline."""
     from benchmarks.bench_profiles import make_torch_trace
 
     trace_path = tmp_path / "trace.json"
@@ -514,7 +546,7 @@ def test_deadline_ends_the_parse_and_its_turn(
     trace_path.unlink()
     # Limits that let it parse, so that only the deadline can end it.
     limits = {"WORTHIT_MAX_INFLATED_BYTES": str(256 * 1024**2), "WORTHIT_MAX_PARSE_MEMORY_BYTES": str(1024**3)}
-    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.6", **limits})
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "0.6", **limits, **LOG_PEAKS})
     with TreeMemory(server) as memory:
         for _ in range(3):
             assert upload(server, trace).status_code == 503
@@ -524,7 +556,16 @@ def test_deadline_ends_the_parse_and_its_turn(
             assert time.monotonic() < deadline, server.log.read_text()
             time.sleep(0.1)
     assert memory.most_workers <= 1
-    memory.assert_bounded()
+    # What bounds each process here: the server holds the upload, within its share of the pod beside a worker at the
+    # default limit; the worker, let parse (its whole parse peaks at 660 MiB) so that only the deadline ends it,
+    # reaches whatever it parsed by then, within the limit it was given. Their sum is not a bound of anything (311
+    # MiB at the kill here; on a faster machine it gets further in 0.6 s), so it is not asserted.
+    servers = sum(memory.server_peaks.values())
+    print(f"peak: server {servers / 1024**2:.0f} MiB, parse worker {memory.worker_peak / 1024**2:.0f} MiB")
+    assert servers < POD_LIMIT - DEFAULT_MAX_PARSE_MEMORY
+    assert 0 < memory.worker_peak < 1024**3
+    assert memory.probes
+    assert memory.probes == [200] * len(memory.probes)
     assert profiles_stored(sqlite_url) == 0
 
 
@@ -538,7 +579,7 @@ def test_one_parse_at_a_time_over_all_server_processes(
     trace_path = tmp_path / "trace.json"
     make_torch_trace(trace_path, 31)
     trace = trace_path.read_bytes()
-    server = server_factory(sqlite_url, workers=2)
+    server = server_factory(sqlite_url, workers=2, env=LOG_PEAKS)
     with TreeMemory(server) as memory, concurrent.futures.ThreadPoolExecutor(4) as pool:
         statuses = list(pool.map(lambda _: upload(server, trace).status_code, range(4)))
     assert statuses == [201] * 4
@@ -549,16 +590,17 @@ def test_one_parse_at_a_time_over_all_server_processes(
     assert memory.probes == [200] * len(memory.probes)
 
 
-def test_a_worker_the_kernel_kills_is_a_413_and_the_server_lives_on(
+def test_a_worker_killed_from_outside_is_a_503_and_the_server_lives_on(
     sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
 ) -> None:
-    """The pod's OOM killer picks the largest process, which is now the parse worker, not the server: its upload gets
-    413 naming the memory limit (not a 500), and the server answers the next upload."""
+    """A parse worker killed from outside (SIGKILL, not the OOM killer: the cgroup counts no OOM kill) says nothing of
+    the file: its upload gets 503 "the parse stopped" with Retry-After (it was a 413 blaming the file's size), and
+    the server answers the next upload."""
     from benchmarks.bench_profiles import make_torch_trace
 
     trace_path = tmp_path / "trace.json"
     make_torch_trace(trace_path, 31)
-    server = server_factory(sqlite_url)
+    server = server_factory(sqlite_url, env=LOG_PEAKS)
     with TreeMemory(server) as memory, concurrent.futures.ThreadPoolExecutor(1) as pool:
         # The parse takes about a second: an upload whose worker came and went between two looks is sent again.
         for _ in range(10):
@@ -570,7 +612,11 @@ def test_a_worker_the_kernel_kills_is_a_413_and_the_server_lives_on(
             assert pending.result().status_code == 201
         assert workers, "no parse worker was seen in ten uploads"
         os.kill(workers[0], signal.SIGKILL)
-        assert_refused(pending.result(), "killed by signal 9", "WORTHIT_MAX_PARSE_MEMORY_BYTES")
+        stopped = pending.result()
+        assert stopped.status_code == 503, stopped.text
+        assert stopped.headers["content-type"] == "application/problem+json"
+        assert stopped.headers["retry-after"] == "1"
+        assert "The parse stopped: its worker was killed by signal 9 from outside" in stopped.json()["detail"]
         assert upload(server, many_kernels(10)[0]).status_code == 201
     memory.assert_bounded()
 
@@ -737,3 +783,84 @@ def test_pipelined_requests_are_not_counted_as_one_requests_headers(
                 connection.sendall(b"a" * 65536)
         answer = answer_of(connection)
     assert b"HTTP/1.1 431 Request Header Fields Too Large\r\n" in answer
+
+
+def large_stored_profile(server: Server, token: str) -> httpx.Response:
+    """A summary stored as a ~5.6 MB profile (200 steps of 1,000 phase times) with a kernel `big_kernel` to target."""
+    from tests.e2e.test_profiles_summaries_api import small_summary
+
+    summary = small_summary(0, 1)
+    step = summary["step_figures"][0]
+    big = {"name": "big_kernel", "kind": "kernel", "total_ns": 10**8, "calls": 1, "share_of_device": 0.5}
+    summary["breakdown"]["phases"] = [
+        big | {"share_of_wall": 0.5, "inclusive": False, "share_of_sum": None, "share_of_compute": 0.5}
+    ]
+    summary["breakdown"]["step_figures"] = [
+        step | {"number": n, "phases": {f"kernel_{n}_{i}_xxxxxxxx": i for i in range(1000)}} for n in range(200)
+    ]
+    with server.client(timeout=120, headers={"authorization": f"Bearer {token}"}) as client:
+        response = client.post("/v1/profiles/summaries", json=[summary])
+    assert response.status_code == 201, response.text
+    return response
+
+
+def test_evaluations_of_a_large_stored_profile_take_turns(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Thirty-two evaluations with a read token at once on a 5.6 MB stored profile: its loads take turns (two at a
+    time, decoded one at a time, off the event loop), so the server's peak grows by a few loads (measured: 45-49 MiB,
+    under 9 times the profile) and not by every request's load at once (126 MiB before; four evaluations of a 26 MB
+    profile held 703 MB)."""
+    reader = create_token(sqlite_url, "read", "reader")
+    writer = create_token(sqlite_url, "write", "writer")
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "120"})
+    stored = large_stored_profile(server, writer)
+    with server.client(timeout=120, headers={"authorization": f"Bearer {reader}"}) as client:
+        size = len(client.get(stored.headers["location"]).content)
+    assert size > 5 * 1024**2
+    before = peak_rss(server.process.pid)
+    proposal = {"target": "big_kernel", "profile_id": stored.json()["id"], "k": 2}
+
+    def evaluate(_: int) -> httpx.Response:
+        with server.client(timeout=120, headers={"authorization": f"Bearer {reader}"}) as client:
+            return client.post("/v1/evaluate", json=proposal)
+
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(evaluate, range(32)))
+    grown = peak_rss(server.process.pid) - before
+    print(
+        f"stored profile {size / 1024**2:.1f} MiB: server peak {before / 1024**2:.0f} MiB, +{grown / 1024**2:.0f} MiB"
+    )
+    assert [answer.status_code for answer in answers] == [200] * 32, answers[0].text
+    assert len({answer.content for answer in answers}) == 1, "every evaluation measured the same profile"
+    # Two loads (the text and its bytes each) and one decoded document at a time: about 9 times the profile.
+    assert grown < 12 * size
+
+
+def test_two_8_mib_summary_bodies_at_once_stay_within_the_pod_limit(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """Two 8 MB arrays of rank summaries at once, each a step of 480,000 phase times (the issue's was 26 MB with a
+    1.1M-entry map, 201 and the server 96 → 727 MB; two at once 767 MB): decoded and checked in the parse worker,
+    one at a time, each refused with 422 naming the cap; the server and its worker under the pod's limit and every
+    /healthz answered within 1 s."""
+    from tests.e2e.test_profiles_summaries_api import small_summary
+
+    first = small_summary(0, 2)
+    first["step_figures"][0]["phases"] = {f"k{i}": i for i in range(480_000)}
+    body = msgspec.json.encode([first, small_summary(1, 2)])
+    assert 7 * 1024**2 < len(body) < 8 * 1024**2
+    server = server_factory(sqlite_url, env={"WORTHIT_REQUEST_TIMEOUT_SECONDS": "120", **LOG_PEAKS})
+
+    def post(_: int) -> httpx.Response:
+        with server.client(timeout=120) as client:
+            return client.post("/v1/profiles/summaries", content=body, headers={"content-type": "application/json"})
+
+    with TreeMemory(server) as memory, concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(post, range(2)))
+    for answer in answers:
+        assert answer.status_code == 422, answer.text
+        assert "at most 16,384 phases per step" in answer.json()["detail"]
+    assert memory.most_workers <= 1
+    memory.assert_bounded()
+    assert profiles_stored(sqlite_url) == 0

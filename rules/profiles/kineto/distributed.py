@@ -8,6 +8,7 @@ most compute in a step (the straggler) sets it, and the others wait for it insid
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,14 +85,16 @@ def run_of(parts: Sequence[RankPart]) -> Breakdown:
     if len(parts) < 2:
         raise ProfileError("a distributed run needs two or more ranks", format_expected=FORMAT)
     ranks: list[int] = []
+    seen: dict[int, int] = {}  # rank → its part's index: linear in the number of ranks (24,000 summaries)
     for index, part in enumerate(parts):
         rank = part.rank if part.rank is not None else index
-        if rank in ranks:
-            other = parts[ranks.index(rank)].file
+        if rank in seen:
+            other = parts[seen[rank]].file
             raise ProfileError(
                 f"{part.file} and {other} are both rank {rank}: expected one trace per rank of one run",
                 format_expected=FORMAT,
             )
+        seen[rank] = index
         ranks.append(rank)
     check_same_run([(part.file, part.start_ns, part.end_ns) for part in parts])
     per_rank = [part.breakdown for part in parts]
@@ -165,15 +168,43 @@ def kept_figures(rank_steps: dict[int, list[StepFigures]]) -> tuple[list[StepFig
 
 
 def check_same_run(ranges: Sequence[tuple[str, int, int]]) -> None:
-    """Refuse files given as one run whose time ranges do not overlap: their clocks are not one run's."""
+    """Refuse files given as one run whose time ranges do not overlap: their clocks are not one run's.
+
+    A range [lo, hi] belongs when another (a, b) overlaps it (a < hi and lo < b) or holds its start (a <= lo <= b).
+    Sorted by start, the others with a < hi (or a <= lo) are a prefix, so it is enough to know the two largest ends
+    of each prefix (the largest of the others is one of them): n log n, not n² (24,000 summaries took minutes)."""
     if len(ranges) < 2:
         return
-    for name, lo, hi in ranges:
-        others = [(n, a, b) for n, a, b in ranges if n != name]
-        if not any((a < hi and lo < b) or (a <= lo <= b) for _, a, b in others):
-            listed = "; ".join(f"{n}: {a} to {b} ns ({(b - a) / 1e6:,.3f} ms)" for n, a, b in ranges)
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i][1])
+    starts = [ranges[i][1] for i in order]
+    # For each prefix of `order`: the largest end and its range's index, and the largest end of the others (None: no
+    # other; no sentinel, since a clock may read any integer).
+    top: list[tuple[int, int, int | None]] = []
+    best: tuple[int, int] | None = None
+    second: int | None = None
+    for i in order:
+        end = ranges[i][2]
+        if best is None or end > best[0]:
+            second = None if best is None else best[0]
+            best = (end, i)
+        elif second is None or end > second:
+            second = end
+        top.append((best[0], best[1], second))
+
+    def largest_other_end(prefix: int, me: int) -> int | None:
+        if prefix == 0:
+            return None
+        end, index, runner_up = top[prefix - 1]
+        return runner_up if index == me else end
+
+    for me, (_, lo, hi) in enumerate(ranges):
+        before_end = largest_other_end(bisect_left(starts, hi), me)  # others with a < hi
+        holding = largest_other_end(bisect_right(starts, lo), me)  # others with a <= lo
+        if (before_end is None or before_end <= lo) and (holding is None or holding < lo):
+            listed = "; ".join(f"{n}: {a} to {b} ns ({(b - a) / 1e6:,.3f} ms)" for n, a, b in ranges[:20])
+            more = f"; and {len(ranges) - 20:,} more" if len(ranges) > 20 else ""
             raise ProfileError(
-                f"the files do not overlap in time, so they are not one run: {listed}. Expected files recorded "
+                f"the files do not overlap in time, so they are not one run: {listed}{more}. Expected files recorded "
                 "together (the traces of one run, or a kernel trace and the copy trace of the same run)."
             )
 

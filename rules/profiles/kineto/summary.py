@@ -31,6 +31,12 @@ SUMMARY_FORMAT: Final = "worthit-rank-summary"
 VERSION = 1
 #: Versions this reader reads.
 READS = (1,)
+#: At most this many summaries combined at once: ranks of one run.
+MAX_SUMMARY_RANKS = 4096
+#: At most this many step figures in one summary (a trace's selected steps).
+MAX_SUMMARY_STEPS = 4096
+#: At most this many phases in one summary's breakdown, and in each of its steps (a real rank has a few hundred).
+MAX_SUMMARY_PHASES = 16_384
 _SNIFF = re.compile(rb'"format"\s*:\s*"worthit-rank-summary"')
 
 
@@ -164,6 +170,9 @@ def _part(s: RankSummary) -> RankPart:
 
 
 __all__ = [
+    "MAX_SUMMARY_PHASES",
+    "MAX_SUMMARY_RANKS",
+    "MAX_SUMMARY_STEPS",
     "READS",
     "SUMMARY_FORMAT",
     "VERSION",
