@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 
 from worthit.rules.model import Proposal
@@ -310,8 +310,10 @@ def test_the_one_word_suggested_reads_to_what_was_typed_apart(key: str, number: 
     error = parse(f"p=21% k=10 {key}={value} {unit}")
     assert isinstance(error, Invalid)
     suggested = re.search(rf"write `{key}=([^`]+)`", error.reason)
-    if suggested is None:
-        return  # the two words do not read together (e.g. a fraction of GPUs): nothing is suggested
+    # The two words may not read together (e.g. a fraction of GPUs): then nothing is suggested.
+    event("a word suggested" if suggested is not None else "nothing suggested")
+    assume(suggested is not None)
+    assert suggested is not None
     assert " " not in suggested.group(1)
     meant = parse(f'p=21% k=10 {key}="{value} {unit}"')
     fixed = parse(f"p=21% k=10 {key}={suggested.group(1)}")
