@@ -1,0 +1,330 @@
+"""What if the targets ran k times faster: the step the replay predicts, beside Amdahl's, and where the rest went.
+
+Targets are named as users name them: a glob over the device ops' phase names (``*cudnn*``, ``H2D copy``) or a
+kind (``kind:comm``, ``kind:copy``, ``kind:kernel``), each with its own k; an op matched by several targets takes
+the first one's k. The window is the chosen steps (by default every complete step: the last one is left out when
+the profiler cut its device work short, as `kineto.steps` does).
+
+Amdahl's step is the measured step less the targets' own time saved in it (their ops launched in the step). The
+replay predicts the step from the trace's schedule (`replay.py`). The saving Amdahl promises and the replay does
+not deliver is split by adding the model's layers in this fixed order, each layer's loss being the saving of the
+layer before it less its own, so that the four parts add up exactly to Amdahl's saving less the replayed one:
+
+1. **overlap**: the device ops with their streams and event edges, the host left out (the work of a step ends
+   when its last op ends): what runs concurrently on another stream hides the target;
+2. **launch**: plus the host launches, the host never waiting (a step still ends when its device work ends): the
+   GPU waiting for the host eats the saving;
+3. **sync**: plus the blocking calls (the step is the host's ``ProfilerStep`` span again): what the host does not
+   wait for saves it nothing;
+4. **ranks**: plus the collectives across ranks: a rank that waits for a slower one saves nothing.
+
+A part may be negative: a later layer gave back what an earlier one took (the host waiting on the device turns
+device time it had hidden back into step time). On several ranks, layers 0-3 are read on the rank where the targets
+save the most and layer 4 on the run (its slowest rank). Figures are per step, the mean over the window, to the ns.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+
+import msgspec
+
+from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.kineto.parse import FORMAT
+from worthit.rules.profiles.kineto.replay import DEVICE, LAUNCH, RANKS, SYNC, RankWindow, Replayer, Run, scaled
+from worthit.rules.profiles.kineto.schedule import Schedule, StepSpan
+from worthit.rules.profiles.kineto.steps import StepRange
+from worthit.rules.profiles.model import KINDS
+
+MAX_TARGETS = 16
+MAX_K = 1e6
+_TARGET_RE = re.compile(r"^(?P<pattern>.+)=\s*(?P<k>[0-9.eE+]+)\s*[x×]?\s*$")
+
+
+class Target(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What to make faster: a glob over phase names or ``kind:KIND``, and how many times faster."""
+
+    pattern: str
+    k: float
+
+
+class TargetFigures(msgspec.Struct, kw_only=True):
+    """A target as replayed: its pattern and k, the phases it matched and their device time in the window."""
+
+    pattern: str
+    k: float
+    phases: list[str]
+    device_ns: int
+
+
+class Losses(msgspec.Struct, kw_only=True):
+    """Where Amdahl's saving went, per step (ns): the four parts add up to Amdahl's saving less the replayed one."""
+
+    overlap: int
+    launch: int
+    sync: int
+    ranks: int
+
+
+class StepWhatIf(msgspec.Struct, kw_only=True):
+    """One step of one rank: measured, replayed as recorded, predicted with the targets faster, Amdahl's, and the
+    replay without its residual delays (how much of the step the model explains)."""
+
+    name: str
+    rank: int | None
+    measured_ns: int
+    replayed_ns: int
+    predicted_ns: int
+    amdahl_ns: int
+    explained_ns: int
+
+
+class WhatIf(msgspec.Struct, kw_only=True):
+    """The what-if of a trace (one rank or a run): per-step means over the window, the losses, every step, notes."""
+
+    targets: list[TargetFigures]
+    measured_ns: int
+    replayed_ns: int
+    predicted_ns: int
+    amdahl_ns: int
+    lost_ns: Losses
+    explained_share: float
+    steps: list[StepWhatIf]
+    notes: list[str]
+
+
+def parse_target(text: str) -> Target:
+    """``'PATTERN=K'`` (``*cudnn*=2``, ``kind:comm=1.5x``) → Target; ProfileError saying what was expected."""
+    found = _TARGET_RE.match(text.strip())
+    if found is None:
+        raise ProfileError(f"expected a what-if as PATTERN=K (e.g. '*cudnn*=2' or 'kind:comm=2'), got {text!r}")
+    try:
+        k = float(found.group("k"))
+    except ValueError:
+        k = math.nan
+    return check_target(Target(pattern=found.group("pattern").strip(), k=k))
+
+
+def check_target(target: Target) -> Target:
+    """The target, or ProfileError naming what is wrong with it."""
+    if not target.pattern:
+        raise ProfileError("expected a pattern before '=' in the what-if")
+    if not (math.isfinite(target.k) and 1 <= target.k <= MAX_K):
+        raise ProfileError(f"expected k between 1 and {MAX_K:g} for {target.pattern!r}, got {target.k}")
+    if target.pattern.lower().startswith("kind:") and target.pattern[5:].strip().lower() not in KINDS:
+        raise ProfileError(
+            f"expected a kind among {', '.join(KINDS)} in {target.pattern!r}, got {target.pattern[5:].strip()!r}"
+        )
+    return target
+
+
+def _matcher(pattern: str) -> tuple[bool, str]:
+    if pattern.lower().startswith("kind:"):
+        return True, pattern[5:].strip().lower()
+    return False, pattern.lower()
+
+
+def select_window(s: Schedule, steps: StepRange | None) -> tuple[RankWindow, str | None]:
+    """The steps of `s` the what-if speaks of, and a note when the last step was left out; ProfileError when none."""
+    spans = s.steps
+    if not spans:
+        raise ProfileError(
+            f"{s.file or 'the trace'} marks no ProfilerStep#N: the replay speaks of steps "
+            "(profile with torch.profiler's schedule and call prof.step())",
+            format_expected=FORMAT,
+        )
+    note = None
+    if steps is None:
+        chosen = list(spans)
+        if len(spans) >= 2 and _cut_short(s, spans[-1]):
+            chosen = spans[:-1]
+            note = f"{spans[-1].name}, the last step, is left out: the profiler stopped inside it."
+    else:
+        chosen = [st for st in spans if steps.includes(st.number)]
+        if not chosen:
+            have = ", ".join(str(st.number) for st in spans)
+            raise ProfileError(
+                f"no steps {steps} in {s.file or 'the trace'}; it has steps {have}", format_expected=FORMAT
+            )
+    after = [st.start for st in spans if st.start > chosen[-1].start]
+    return RankWindow(chosen, chosen[0].start, after[0] if after else 1 << 62), note
+
+
+def _cut_short(s: Schedule, step: StepSpan) -> bool:
+    """Whether the profiler stopped inside `step`: its device work runs past the end of everything else recorded
+    on the host, or a launch in it has no device op."""
+    last_host = max(s.call_end) if s.call_end else step.end
+    for i in range(len(s.op_start)):
+        c = s.op_call[i]
+        if c >= 0 and step.start <= s.call_start[c] and s.op_end[i] > max(last_host, step.end):
+            return True
+    return False
+
+
+def what_if(schedules: Sequence[Schedule], targets: Sequence[Target], steps: StepRange | None = None) -> WhatIf:
+    """Replay the schedules (one per rank of one run) with each target's ops k times faster; ProfileError when a
+    target matches nothing or the trace cannot be replayed."""
+    if not targets:
+        raise ProfileError("expected at least one what-if target (PATTERN=K)")
+    if len(targets) > MAX_TARGETS:
+        raise ProfileError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
+    windows: list[RankWindow] = []
+    notes: list[str] = []
+    for s in schedules:
+        w, note = select_window(s, steps)
+        windows.append(w)
+        if note is not None:
+            notes.append(note if len(schedules) == 1 else f"{_who(s)}: {note}")
+    replayer = Replayer(schedules, windows)
+    k, figures = _targets(replayer, targets)
+    return decompose(replayer, k, figures, notes)
+
+
+def _who(s: Schedule) -> str:
+    return f"rank {s.rank}" if s.rank is not None else s.file
+
+
+def _targets(replayer: Replayer, targets: Sequence[Target]) -> tuple[dict[int, float], list[TargetFigures]]:
+    k: dict[int, float] = {}
+    figures: list[TargetFigures] = []
+    for target in targets:
+        by_kind, pattern = _matcher(target.pattern)
+        phases: set[str] = set()
+        device = 0
+        for r, s in enumerate(replayer.schedules):
+            base = replayer.op_base[r]
+            for i, name in enumerate(s.op_name):
+                g = base + i
+                if replayer.step[g] < 0:
+                    continue
+                hit = s.op_kind[i] == pattern if by_kind else fnmatchcase(name.lower(), pattern)
+                if not hit:
+                    continue
+                phases.add(name)
+                device += s.op_end[i] - s.op_start[i]
+                k.setdefault(g, target.k)
+        if not phases:
+            names = _largest_names(replayer)
+            raise ProfileError(
+                f"expected {target.pattern!r} to match device work in the chosen steps, none matches; the largest "
+                f"phases: {'; '.join(names)}",
+                format_expected=FORMAT,
+            )
+        figures.append(TargetFigures(pattern=target.pattern, k=target.k, phases=sorted(phases), device_ns=device))
+    return k, figures
+
+
+def _largest_names(replayer: Replayer) -> list[str]:
+    totals: dict[str, int] = {}
+    for s in replayer.schedules:
+        for i, name in enumerate(s.op_name):
+            totals[name] = totals.get(name, 0) + s.op_end[i] - s.op_start[i]
+    return [name[:80] for name, _ in sorted(totals.items(), key=lambda kv: -kv[1])[:5]]
+
+
+def decompose(replayer: Replayer, k: dict[int, float], figures: list[TargetFigures], notes: list[str]) -> WhatIf:
+    """The what-if's figures: the layers replayed at k = 1 and at k, Amdahl's, the losses and every step."""
+    ranks = range(len(replayer.schedules))
+    n_steps = len(replayer.windows[0].steps)
+    identity = replayer.run({}, RANKS)
+    predicted = replayer.run(k, RANKS)
+    bare = replayer.run({}, RANKS, residuals=False)
+    # Amdahl: the targets' own time saved, per rank and step.
+    saved = [[0] * len(replayer.windows[r].steps) for r in ranks]
+    for g, factor in k.items():
+        d = replayer.rec_end[g] - replayer.rec_start[g]
+        saved[replayer.rank[g]][replayer.step[g]] += d - scaled(d, factor)
+    star = max(ranks, key=lambda r: (sum(saved[r]), -r))
+    # Layers 1 and 2 end a step with its device work; 3 and 4 with the host's span.
+    savings = [sum(saved[star])]
+    for layer in (DEVICE, LAUNCH):
+        base, faster = replayer.run({}, layer), replayer.run(k, layer)
+        savings.append(_layer_total(replayer, base, star) - _layer_total(replayer, faster, star))
+    sync_faster = replayer.run(k, SYNC) if replayer.groups else predicted
+    savings.append(_span_total(replayer, identity, star) - _span_total(replayer, sync_faster, star))
+    measured_total = max(sum(st.end - st.start for st in replayer.windows[r].steps) for r in ranks)
+    replayed_total = max(_span_total(replayer, identity, r) for r in ranks)
+    predicted_total = max(_span_total(replayer, predicted, r) for r in ranks)
+    steps: list[StepWhatIf] = []
+    explained = measured = 0
+    for r in ranks:
+        s = replayer.schedules[r]
+        rank = s.rank if s.rank is not None else (r if len(replayer.schedules) > 1 else None)
+        rows = zip(
+            replayer.windows[r].steps,
+            replayer.spans(identity, r),
+            replayer.spans(predicted, r),
+            replayer.spans(bare, r),
+            saved[r],
+            strict=True,
+        )
+        for st, same, fast, plain, own in rows:
+            length = st.end - st.start
+            measured += length
+            explained += plain[1] - plain[0]
+            steps.append(
+                StepWhatIf(
+                    name=st.name,
+                    rank=rank,
+                    measured_ns=length,
+                    replayed_ns=same[1] - same[0],
+                    predicted_ns=fast[1] - fast[0],
+                    amdahl_ns=length - own,
+                    explained_ns=plain[1] - plain[0],
+                )
+            )
+    measured_ns = round(measured_total / n_steps)
+    replayed_ns = round(replayed_total / n_steps)
+    predicted_ns = round(predicted_total / n_steps)
+    # Means to the ns; each part is the difference of two rounded savings, so the parts add up exactly.
+    s0 = round(savings[0] / n_steps)
+    s1, s2, s3 = (round(x / n_steps) for x in savings[1:])
+    s4 = replayed_ns - predicted_ns
+    notes = [*notes, *_schedule_notes(replayer), *replayer.notes]
+    return WhatIf(
+        targets=figures,
+        measured_ns=measured_ns,
+        replayed_ns=replayed_ns,
+        predicted_ns=predicted_ns,
+        amdahl_ns=measured_ns - s0,
+        lost_ns=Losses(overlap=s0 - s1, launch=s1 - s2, sync=s2 - s3, ranks=s3 - s4),
+        explained_share=explained / measured if measured else 1.0,
+        steps=steps,
+        notes=notes,
+    )
+
+
+def _schedule_notes(replayer: Replayer) -> list[str]:
+    out: list[str] = []
+    many = len(replayer.schedules) > 1
+    for s in replayer.schedules:
+        for note in s.notes:
+            out.append(f"{_who(s)}: {note}" if many else note)
+        latency = f"launch latency {s.latency_ns / 1000:,.1f} µs (5th percentile of launch → start)"
+        out.append(f"{_who(s)}: {latency}" if many else latency)
+    return out
+
+
+def _span_total(replayer: Replayer, run: Run, rank: int) -> int:
+    return sum(end - start for start, end in replayer.spans(run, rank))
+
+
+def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
+    """The window of `rank` in `run` at layers 1 and 2: from its fixed start to the end of its device work."""
+    return replayer.device_ends(run, rank)[-1] - replayer.windows[rank].lo
+
+
+__all__ = [
+    "Losses",
+    "StepWhatIf",
+    "Target",
+    "TargetFigures",
+    "WhatIf",
+    "check_target",
+    "parse_target",
+    "select_window",
+    "what_if",
+]
