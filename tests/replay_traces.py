@@ -85,7 +85,7 @@ Instruction = tuple[Any, ...]
 
 def random_program(rng: random.Random, streams: int = 2, length: int = 12) -> list[Instruction]:
     """A random host program over `streams` streams: launches, host work, event edges and synchronisations."""
-    out: list[Instruction] = []
+    out: list[Instruction] = [("launch", 7, rng.choice(("gemm", "conv")), rng.choice((1, 50)))]
     events = 0
     recorded: list[int] = []
     for _ in range(length):
