@@ -12,10 +12,11 @@ layer before it less its own, so that the four parts add up exactly to Amdahl's 
 
 1. **overlap**: the device ops with their streams and event edges, the host left out (the work of a step ends
    when its last op ends): what runs concurrently on another stream hides the target;
-2. **launch**: plus the host launches, the host never waiting (a step still ends when its device work ends): the
-   GPU waiting for the host eats the saving;
-3. **sync**: plus the blocking calls (the step is the host's ``ProfilerStep`` span again): what the host does not
-   wait for saves it nothing;
+2. **launch**: plus the host: each op also waits for its launch, the host thread keeping its own work and waiting
+   in its blocking calls (the window still ends when its device work ends): the GPU waiting for the host eats the
+   saving;
+3. **sync**: the window ends where the host's ``ProfilerStep`` spans end, which the device's work reaches only
+   through the blocking calls: device time the host does not wait for saves it nothing;
 4. **ranks**: plus the collectives across ranks: a rank that waits for a slower one saves nothing.
 
 A part may be negative: a later layer gave back what an earlier one took (the host waiting on the device turns
@@ -34,7 +35,7 @@ import msgspec
 
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import FORMAT
-from worthit.rules.profiles.kineto.replay import DEVICE, LAUNCH, RANKS, SYNC, RankWindow, Replayer, Run, scaled
+from worthit.rules.profiles.kineto.replay import DEVICE, RANKS, SYNC, RankWindow, Replayer, Run, scaled
 from worthit.rules.profiles.kineto.schedule import Schedule, StepSpan
 from worthit.rules.profiles.kineto.steps import StepRange
 from worthit.rules.profiles.model import KINDS
@@ -238,13 +239,14 @@ def decompose(replayer: Replayer, k: dict[int, float], figures: list[TargetFigur
         d = replayer.rec_end[g] - replayer.rec_start[g]
         saved[replayer.rank[g]][replayer.step[g]] += d - scaled(d, factor)
     star = max(ranks, key=lambda r: (sum(saved[r]), -r))
-    # Layers 1 and 2 end a step with its device work; 3 and 4 with the host's span.
-    savings = [sum(saved[star])]
-    for layer in (DEVICE, LAUNCH):
-        base, faster = replayer.run({}, layer), replayer.run(k, layer)
-        savings.append(_layer_total(replayer, base, star) - _layer_total(replayer, faster, star))
+    # Layers 1 and 2 end the window with its device work, 3 and 4 with the host's span; 2 and 3 are one replay.
     sync_faster = replayer.run(k, SYNC) if replayer.groups else predicted
-    savings.append(_span_total(replayer, identity, star) - _span_total(replayer, sync_faster, star))
+    savings = [
+        sum(saved[star]),
+        _layer_total(replayer, replayer.run({}, DEVICE), star) - _layer_total(replayer, replayer.run(k, DEVICE), star),
+        _layer_total(replayer, identity, star) - _layer_total(replayer, sync_faster, star),
+        _span_total(replayer, identity, star) - _span_total(replayer, sync_faster, star),
+    ]
     measured_total = max(sum(st.end - st.start for st in replayer.windows[r].steps) for r in ranks)
     replayed_total = max(_span_total(replayer, identity, r) for r in ranks)
     predicted_total = max(_span_total(replayer, predicted, r) for r in ranks)
@@ -313,7 +315,8 @@ def _span_total(replayer: Replayer, run: Run, rank: int) -> int:
 
 
 def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
-    """The window of `rank` in `run` at layers 1 and 2: from its fixed start to the end of its device work."""
+    """The window of `rank` in `run` at layers 1 and 2: from its fixed start to the end of its device work (device
+    time carried from step to step, as a step's savings reach the next one's work)."""
     return replayer.device_ends(run, rank)[-1] - replayer.windows[rank].lo
 
 
@@ -325,6 +328,43 @@ __all__ = [
     "WhatIf",
     "check_target",
     "parse_target",
+    "render_what_if",
     "select_window",
     "what_if",
 ]
+
+
+def render_what_if(w: WhatIf) -> str:
+    """The what-if as a terminal table: each step's measured, replayed, predicted and Amdahl's time (ms), the mean,
+    where Amdahl's saving went, and the notes."""
+    lines = []
+    for t in w.targets:
+        phases = repr(t.phases[0][:60]) if len(t.phases) == 1 else f"{len(t.phases)} phases"
+        lines.append(f"what if {t.pattern} ran {t.k:g}x faster: {phases}, {_ms(t.device_ns)} of device time")
+    lines.append("")
+    header = f"{'step':<22}{'rank':>5}{'measured':>13}{'replayed':>13}{'predicted':>13}{'Amdahl':>13}{'explained':>11}"
+    lines.append(header)
+    for s in w.steps:
+        rank = "" if s.rank is None else str(s.rank)
+        explained = f"{100 * s.explained_ns / s.measured_ns:.1f}%" if s.measured_ns else "-"
+        lines.append(
+            f"{s.name[:22]:<22}{rank:>5}{_ms(s.measured_ns):>13}{_ms(s.replayed_ns):>13}{_ms(s.predicted_ns):>13}"
+            f"{_ms(s.amdahl_ns):>13}{explained:>11}"
+        )
+    lines.append(
+        f"{'a step (mean)':<22}{'':>5}{_ms(w.measured_ns):>13}{_ms(w.replayed_ns):>13}{_ms(w.predicted_ns):>13}"
+        f"{_ms(w.amdahl_ns):>13}{100 * w.explained_share:>10.1f}%"
+    )
+    lost = w.lost_ns
+    lines.append("")
+    lines.append(
+        f"Amdahl's saving {_ms(w.measured_ns - w.amdahl_ns)} a step; "
+        f"the replay's {_ms(w.replayed_ns - w.predicted_ns)}. Lost to overlap {_ms(lost.overlap)}, "
+        f"launch {_ms(lost.launch)}, sync {_ms(lost.sync)}, ranks {_ms(lost.ranks)}."
+    )
+    lines.extend(f"note: {note}" for note in w.notes)
+    return "\n".join(lines)
+
+
+def _ms(ns: int) -> str:
+    return f"{ns / 1e6:,.3f} ms"

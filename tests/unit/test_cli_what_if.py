@@ -1,0 +1,59 @@
+"""`worthit profile TRACE… --what-if PATTERN=K`: the replay's figures as a table and under `what_if` in JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from tests.replay_traces import TraceBuilder
+from worthit.service.cli import main
+
+
+def _trace(tmp_path: Path, name: str = "trace.json") -> Path:
+    """Steps 1 and 2, each: A 5-105 then B 105-305 after it on one stream, a device sync (ends 310), step end 315."""
+    b = TraceBuilder()
+    for n, t0 in ((1, 0), (2, 1000)):
+        b.launch(t0, "A", t0 + 5, 100)
+        b.launch(t0 + 10, "B", t0 + 105, 200)
+        b.call("cudaDeviceSynchronize", t0 + 20, 290)
+        b.step(n, t0, t0 + 315)
+    path = tmp_path / name
+    path.write_bytes(b.bytes())
+    return path
+
+
+def test_the_json_has_every_figure_under_what_if(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """B 2x: each step 100 µs shorter, as Amdahl says; both steps (the last is complete) and the target's phases."""
+    assert main(["profile", str(_trace(tmp_path)), "--what-if", "B=2", "--what-if", "kind:copy=3", "--json"]) == 2
+    assert "kind:copy" in capsys.readouterr().err  # no copy in the trace: refused, naming the target
+    assert main(["profile", str(_trace(tmp_path)), "--what-if", "B=2", "--json", "--steps", "all"]) == 0
+    doc = msgspec.json.decode(capsys.readouterr().out)["what_if"]
+    assert doc["targets"] == [{"pattern": "B", "k": 2.0, "phases": ["B"], "device_ns": 400_000}]
+    assert (doc["measured_ns"], doc["replayed_ns"], doc["predicted_ns"], doc["amdahl_ns"]) == (
+        315_000,
+        315_000,
+        215_000,
+        215_000,
+    )
+    assert doc["lost_ns"] == {"overlap": 0, "launch": 0, "sync": 0, "ranks": 0}
+    assert [(s["name"], s["rank"], s["measured_ns"], s["predicted_ns"], s["amdahl_ns"]) for s in doc["steps"]] == [
+        ("ProfilerStep#1", None, 315_000, 215_000, 215_000),
+        ("ProfilerStep#2", None, 315_000, 215_000, 215_000),
+    ]
+    assert isinstance(doc["notes"], list)
+
+
+def test_the_table_prints_each_step_and_the_losses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profile", str(_trace(tmp_path)), "--what-if", "A=2", "--steps", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "ProfilerStep#2" in out
+    assert "ProfilerStep#1 " not in out
+    assert "Amdahl's saving 0.050 ms a step; the replay's 0.050 ms." in out
+
+
+@pytest.mark.parametrize("what_if", ["B", "B=0", "kind:nothing=2"])
+def test_a_malformed_what_if_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], what_if: str) -> None:
+    assert main(["profile", str(_trace(tmp_path)), "--what-if", what_if]) == 2
+    assert "expected" in capsys.readouterr().err
