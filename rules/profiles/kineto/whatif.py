@@ -45,6 +45,15 @@ MAX_K = 1e6
 _TARGET_RE = re.compile(r"^(?P<pattern>.+)=\s*(?P<k>[0-9.eE+]+)\s*[x×]?\s*$")
 
 
+class WhatIfError(ProfileError):
+    """A what-if that cannot be answered as asked (a malformed target, one that matches no device work): a 4xx,
+    its message saying what was expected."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.args = (detail,)
+
+
 class Target(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What to make faster: a glob over phase names or ``kind:KIND``, and how many times faster."""
 
@@ -101,7 +110,7 @@ def parse_target(text: str) -> Target:
     """``'PATTERN=K'`` (``*cudnn*=2``, ``kind:comm=1.5x``) → Target; ProfileError saying what was expected."""
     found = _TARGET_RE.match(text.strip())
     if found is None:
-        raise ProfileError(f"expected a what-if as PATTERN=K (e.g. '*cudnn*=2' or 'kind:comm=2'), got {text!r}")
+        raise WhatIfError(f"expected a what-if as PATTERN=K (e.g. '*cudnn*=2' or 'kind:comm=2'), got {text!r}")
     try:
         k = float(found.group("k"))
     except ValueError:
@@ -112,11 +121,11 @@ def parse_target(text: str) -> Target:
 def check_target(target: Target) -> Target:
     """The target, or ProfileError naming what is wrong with it."""
     if not target.pattern:
-        raise ProfileError("expected a pattern before '=' in the what-if")
+        raise WhatIfError("expected a pattern before '=' in the what-if")
     if not (math.isfinite(target.k) and 1 <= target.k <= MAX_K):
-        raise ProfileError(f"expected k between 1 and {MAX_K:g} for {target.pattern!r}, got {target.k}")
+        raise WhatIfError(f"expected k between 1 and {MAX_K:g} for {target.pattern!r}, got {target.k}")
     if target.pattern.lower().startswith("kind:") and target.pattern[5:].strip().lower() not in KINDS:
-        raise ProfileError(
+        raise WhatIfError(
             f"expected a kind among {', '.join(KINDS)} in {target.pattern!r}, got {target.pattern[5:].strip()!r}"
         )
     return target
@@ -155,8 +164,8 @@ def select_window(s: Schedule, steps: StepRange | None) -> tuple[RankWindow, str
 
 
 def _cut_short(s: Schedule, step: StepSpan) -> bool:
-    """Whether the profiler stopped inside `step`: its device work runs past the end of everything else recorded
-    on the host, or a launch in it has no device op."""
+    """Whether the profiler stopped inside `step`: device work launched in it runs past the end of everything
+    recorded on the host (the profiler's flush cuts the rest of it)."""
     last_host = max(s.call_end) if s.call_end else step.end
     for i in range(len(s.op_start)):
         c = s.op_call[i]
@@ -169,9 +178,9 @@ def what_if(schedules: Sequence[Schedule], targets: Sequence[Target], steps: Ste
     """Replay the schedules (one per rank of one run) with each target's ops k times faster; ProfileError when a
     target matches nothing or the trace cannot be replayed."""
     if not targets:
-        raise ProfileError("expected at least one what-if target (PATTERN=K)")
+        raise WhatIfError("expected at least one what-if target (PATTERN=K)")
     if len(targets) > MAX_TARGETS:
-        raise ProfileError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
+        raise WhatIfError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
     windows: list[RankWindow] = []
     notes: list[str] = []
     for s in schedules:
@@ -209,10 +218,9 @@ def _targets(replayer: Replayer, targets: Sequence[Target]) -> tuple[dict[int, f
                 k.setdefault(g, target.k)
         if not phases:
             names = _largest_names(replayer)
-            raise ProfileError(
+            raise WhatIfError(
                 f"expected {target.pattern!r} to match device work in the chosen steps, none matches; the largest "
-                f"phases: {'; '.join(names)}",
-                format_expected=FORMAT,
+                f"phases: {'; '.join(names)}"
             )
         figures.append(TargetFigures(pattern=target.pattern, k=target.k, phases=sorted(phases), device_ns=device))
     return k, figures
@@ -326,6 +334,7 @@ __all__ = [
     "Target",
     "TargetFigures",
     "WhatIf",
+    "WhatIfError",
     "check_target",
     "parse_target",
     "render_what_if",
