@@ -6,6 +6,8 @@ from the events the test writes, and checked to the ns (1 µs tolerance where th
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import Callable
 
 import pytest
@@ -66,8 +68,6 @@ def test_real_traces_replay_exactly_and_the_model_explains_each_step(
 def test_resnet_cudnn_dgrad_twice_as_fast_saves_nothing(fixture_bytes: Callable[[str], bytes]) -> None:
     """The host sets every ResNet-50 step: halving the dgrad kernels leaves each step as measured, though Amdahl
     promises the kernels' halved time (computed here from the JSON itself)."""
-    import gzip
-    import json
 
     name = "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
     data = fixture_bytes(f"real/pytorch/{name}")
