@@ -17,8 +17,9 @@ their measured device time.
 For each: the slow program is profiled (``torch.profiler`` with ``cuda_sync`` events where the PyTorch build has
 them), its trace replayed with the target k times faster (`what_if`), the fast program profiled, and the predicted
 step set beside the fast program's measured step and Amdahl's. Traces are kept gzipped in --out (default
-benchmarks/.work/gpu, ignored by git; a few steps each, small enough to copy into tests/data as fixtures); the table goes to --out/what_if.md and, with --results-md, replaces the section of
-that file headed ``## GPU what-if``. Without a CUDA device it says so and exits 2.
+benchmarks/.work/gpu, ignored by git; a few steps each, small enough to copy into tests/data as fixtures); the
+table goes to --out/what_if.md and, with --results-md, replaces the section of that file headed ``## GPU what-if``.
+Without a CUDA device it says so and exits 2.
 """
 
 from __future__ import annotations
