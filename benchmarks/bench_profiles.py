@@ -190,6 +190,29 @@ def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple
     return out
 
 
+REPLAY_TARGETS = ("ampere*", "kind:comm", "kind:copy", "*elementwise*", "memset")
+REPLAY_CODE = f"""
+from worthit.rules.profiles.kineto.schedule import read_schedule_stream
+from worthit.rules.profiles.kineto.stream import chunks_of
+from worthit.rules.profiles.kineto.whatif import Target, prepare, what_if
+with open(PATH, 'rb') as handle:
+    schedule = read_schedule_stream(chunks_of(handle))
+prepared = prepare([schedule])
+for pattern in {REPLAY_TARGETS!r}:
+    what_if(prepared, [Target(pattern=pattern, k=2.0)])
+"""
+
+
+def run_replay(where: Path, megabytes: float) -> tuple[float, int, int]:
+    """A generated trace of `megabytes` MB read into a schedule (streamed), its dependency order built and five
+    what-ifs replayed (REPLAY_TARGETS at 2x): seconds, peak RSS and the file's bytes."""
+    path = make_torch_trace(where / "replay" / "rank-0.json", megabytes)
+    elapsed, _, peak = run_case(REPLAY_CODE, path, False)
+    size = path.stat().st_size
+    path.unlink()
+    return elapsed, peak, size
+
+
 def run_ranks(where: Path, ranks: int, jobs: int) -> tuple[float, float, int]:
     """A generated run of `ranks` ranks (rank 7 the straggler): seconds for `worthit profile --summary --jobs` over
     all of them, seconds to combine the summaries, and the summaries' total bytes."""

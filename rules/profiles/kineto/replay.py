@@ -87,6 +87,7 @@ class Replayer:
         if len(self.schedules) > 1:
             self._join()
         self.order = self._order()
+        self._unchanged: dict[tuple[int, bool], Run] = {}
 
     # -- what each node depends on, in global indices --------------------------------------------------------------
 
@@ -279,7 +280,16 @@ class Replayer:
 
     def run(self, k: Mapping[int, float], layer: int = RANKS, *, residuals: bool = True) -> Run:
         """Replay with op `g`'s duration divided by ``k[g]`` (global op indices), the model's layers up to `layer`;
-        without `residuals`, every device op starts as soon as its dependencies allow."""
+        without `residuals`, every device op starts as soon as its dependencies allow. A replay with no k is kept:
+        every what-if on the same schedules compares with it."""
+        if not k:
+            found = self._unchanged.get((layer, residuals))
+            if found is None:
+                found = self._unchanged[(layer, residuals)] = self._run(k, layer, residuals)
+            return found
+        return self._run(k, layer, residuals)
+
+    def _run(self, k: Mapping[int, float], layer: int, residuals: bool) -> Run:
         n, nb = self.n_ops, self.n_blocks
         rec_start, rec_end = self.rec_start, self.rec_end
         start = array("q", rec_start)

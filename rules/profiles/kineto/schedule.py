@@ -50,6 +50,7 @@ from worthit.rules.profiles.kineto.stream import parse_with
 from worthit.rules.profiles.model import Kind
 
 _STEP_CATS = frozenset({"user_annotation", "operator", "cpu_op"})
+_KEPT = _DEVICE_CATS | _RUNTIME_CATS | {"cuda_sync"}
 
 #: Runtime calls that return only when the device is idle (a context synchronise; ``cudaFree`` synchronises too).
 DEVICE_SYNC = frozenset(
@@ -195,6 +196,13 @@ class _Raw:
         for index, event in enumerate(events, first_index):
             if event.ph != "X":
                 continue
+            self.complete += 1
+            cat = cats.get(event.cat)
+            if cat is None:
+                cat = cats[event.cat] = event.cat.lower()
+            # Most events are CPU ops the replay does not read: passed over before their times are converted.
+            if cat not in _KEPT and not (cat in _STEP_CATS and event.name.startswith(STEP_PREFIX)):
+                continue
             ts, dur = event.ts, event.dur
             if ts is None or dur is None or dur < 0 or not (abs(ts) < _MAX_US and dur < _MAX_US):
                 raise ProfileError(
@@ -202,12 +210,8 @@ class _Raw:
                     f"(ts {ts}, dur {dur})",
                     format_expected=FORMAT,
                 )
-            self.complete += 1
             start = ts * 1000 if type(ts) is int else round(ts * 1000)
             end = start + (dur * 1000 if type(dur) is int else round(dur * 1000))
-            cat = cats.get(event.cat)
-            if cat is None:
-                cat = cats[event.cat] = event.cat.lower()
             args = event.args
             if cat in _DEVICE_CATS:
                 key = (cat, event.name)

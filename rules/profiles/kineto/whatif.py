@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 import msgspec
@@ -174,13 +175,17 @@ def _cut_short(s: Schedule, step: StepSpan) -> bool:
     return False
 
 
-def what_if(schedules: Sequence[Schedule], targets: Sequence[Target], steps: StepRange | None = None) -> WhatIf:
-    """Replay the schedules (one per rank of one run) with each target's ops k times faster; ProfileError when a
-    target matches nothing or the trace cannot be replayed."""
-    if not targets:
-        raise WhatIfError("expected at least one what-if target (PATTERN=K)")
-    if len(targets) > MAX_TARGETS:
-        raise WhatIfError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
+@dataclass(slots=True)
+class Prepared:
+    """The schedules of one run with their window and dependency order: what every what-if on them shares."""
+
+    replayer: Replayer
+    notes: list[str]
+
+
+def prepare(schedules: Sequence[Schedule], steps: StepRange | None = None) -> Prepared:
+    """The schedules (one per rank of one run) ready for what-ifs on `steps`; ProfileError when they cannot be
+    replayed."""
     windows: list[RankWindow] = []
     notes: list[str] = []
     for s in schedules:
@@ -188,9 +193,22 @@ def what_if(schedules: Sequence[Schedule], targets: Sequence[Target], steps: Ste
         windows.append(w)
         if note is not None:
             notes.append(note if len(schedules) == 1 else f"{_who(s)}: {note}")
-    replayer = Replayer(schedules, windows)
-    k, figures = _targets(replayer, targets)
-    return decompose(replayer, k, figures, notes)
+    return Prepared(Replayer(schedules, windows), notes)
+
+
+def what_if(
+    schedules: Sequence[Schedule] | Prepared, targets: Sequence[Target], steps: StepRange | None = None
+) -> WhatIf:
+    """Replay the schedules (one per rank of one run, or `prepare`d once for several what-ifs, `steps` then
+    unused) with each target's ops k times faster; ProfileError when a target matches nothing or the trace cannot
+    be replayed."""
+    if not targets:
+        raise WhatIfError("expected at least one what-if target (PATTERN=K)")
+    if len(targets) > MAX_TARGETS:
+        raise WhatIfError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
+    prepared = schedules if isinstance(schedules, Prepared) else prepare(schedules, steps)
+    k, figures = _targets(prepared.replayer, targets)
+    return decompose(prepared.replayer, k, figures, prepared.notes)
 
 
 def _who(s: Schedule) -> str:
@@ -330,6 +348,7 @@ def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
 
 __all__ = [
     "Losses",
+    "Prepared",
     "StepWhatIf",
     "Target",
     "TargetFigures",
@@ -337,6 +356,7 @@ __all__ = [
     "WhatIfError",
     "check_target",
     "parse_target",
+    "prepare",
     "render_what_if",
     "select_window",
     "what_if",
