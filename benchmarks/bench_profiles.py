@@ -213,6 +213,28 @@ def run_replay(where: Path, megabytes: float) -> tuple[float, int, int]:
     return elapsed, peak, size
 
 
+def replay_real() -> list[tuple[str, int, float]]:
+    """Each shared real PyTorch trace with a device timeline replayed as recorded: its name, the largest difference
+    between a replayed and a measured step (ns), and the share of the step the model explains without residuals in
+    the step farthest from 1 (empty when ../shared is absent)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.fixtures import fixtures_dir
+    from worthit.rules.profiles.errors import ProfileError
+    from worthit.rules.profiles.kineto.schedule import read_schedule
+    from worthit.rules.profiles.kineto.whatif import Target, what_if
+
+    out = []
+    for path in sorted((fixtures_dir() / "real" / "pytorch").glob("*.json.gz")):
+        try:
+            w = what_if([read_schedule(path.read_bytes(), path.name)], [Target(pattern="*", k=1.0)])
+        except ProfileError:  # no device timeline: nothing to replay
+            continue
+        error = max(abs(s.replayed_ns - s.measured_ns) for s in w.steps)
+        worst = max((s.explained_ns / s.measured_ns for s in w.steps), key=lambda x: abs(x - 1))
+        out.append((path.name, error, worst))
+    return out
+
+
 def run_ranks(where: Path, ranks: int, jobs: int) -> tuple[float, float, int]:
     """A generated run of `ranks` ranks (rank 7 the straggler): seconds for `worthit profile --summary --jobs` over
     all of them, seconds to combine the summaries, and the summaries' total bytes."""

@@ -207,8 +207,17 @@ def what_if(
     if len(targets) > MAX_TARGETS:
         raise WhatIfError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
     prepared = schedules if isinstance(schedules, Prepared) else prepare(schedules, steps)
-    k, figures = _targets(prepared.replayer, targets)
-    return decompose(prepared.replayer, k, figures, prepared.notes)
+    replayer = prepared.replayer
+    k, figures = _targets(replayer, targets)
+    notes = list(prepared.notes)
+    if not replayer.groups and any(
+        replayer.schedules[replayer.rank[g]].op_kind[g - replayer.op_base[replayer.rank[g]]] == "comm" for g in k
+    ):
+        notes.append(
+            "a collective's time on one rank includes its wait for the other ranks, which a faster collective does "
+            "not shorten: replay the run's traces together (one per rank) for the ranks' part."
+        )
+    return decompose(replayer, k, figures, notes)
 
 
 def _who(s: Schedule) -> str:

@@ -294,3 +294,24 @@ def test_a_trace_without_steps_is_refused() -> None:
     b.launch(0, "gemm", 5, 100)
     with pytest.raises(ProfileError, match="ProfilerStep"):
         run(b, targets=("gemm=2",))
+
+
+def test_the_streamed_schedule_is_the_whole_file_one(fixture_bytes: Callable[[str], bytes]) -> None:
+    """Read in one pass from small gzip chunks, the ResNet-50 trace gives the same what-if as read whole."""
+    from worthit.rules.profiles.kineto.schedule import read_schedule_stream
+
+    name = "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
+    data = fixture_bytes(f"real/pytorch/{name}")
+    chunks = (data[i : i + 65536] for i in range(0, len(data), 65536))
+    whole = what_if([read_schedule(data, name)], [parse_target("*gemm*=3")])
+    streamed = what_if([read_schedule_stream(chunks, name)], [parse_target("*gemm*=3")])
+    assert streamed == whole
+
+
+def test_a_single_rank_collective_target_says_its_time_includes_the_wait() -> None:
+    b = TraceBuilder()
+    b.launch(0, "ncclKernel_AllReduce_RING_LL_Sum_float", 5, 100)
+    b.call("cudaDeviceSynchronize", 10, 100)
+    b.step(1, 0, 120)
+    w = run(b, targets=("kind:comm=2",))
+    assert any("includes its wait" in note for note in w.notes)
