@@ -172,6 +172,7 @@ class Schedule:
     inferred_event_ns: int = 0
     inferred_wait_calls: int = 0
     synced_from_events: int = 0
+    synced_event_edges: int = 0
     negative_latency: int = 0
     graph_ns: int = 0
 
@@ -496,33 +497,42 @@ def _events(s: Schedule, raw: _Raw, by_corr: dict[Any, int]) -> None:
     """Event edges between streams: from ``cuda_sync`` stream-wait events, else inferred where the trace waits on
     events (it calls ``cudaStreamWaitEvent``) and an op's start is explained by nothing but another stream's end."""
     launched = _Launched(s)
-    waits_recorded = False
+    unresolved = 0
     for corr, sync in raw.syncs.items():
         if "wait" not in _sync_kind(sync) or "event" not in _sync_kind(sync):
             continue
-        waits_recorded = True
         call = by_corr.get(corr)
         record = by_corr.get(sync.wait_on_cuda_event_record_corr_id)
         if call is None or record is None:
+            unresolved += 1
             continue
         source = [
             w
             for st in _streams_named(s, sync.device, sync.wait_on_stream)
             if (w := launched.last_before(st, s.call_start[record])) >= 0
         ]
+        waiters = []
         for st in _streams_named(s, sync.device, sync.stream):
             # The first op launched on the waiting stream after the wait call.
             ops, at = launched.ops[st], launched.at[st]
             found = bisect_right(at, s.call_start[call])
             if found < len(ops):
-                waiter = ops[found]
-                s.op_events.setdefault(waiter, []).extend(source)
+                waiters.append(ops[found])
+        if not source or not waiters:
+            unresolved += 1  # an event recorded before any work, or a wait nothing follows: nothing to order
+            continue
+        for waiter in waiters:
+            s.op_events.setdefault(waiter, []).extend(source)
+            s.synced_event_edges += 1
+    waits_recorded = s.synced_event_edges > 0 and unresolved == 0
     if waits_recorded or not any(name in STREAM_WAIT for name in s.call_name) or len(s.streams) < 2:
         return
     by_end = sorted(range(len(s.op_end)), key=s.op_end.__getitem__)
     ends = array("q", (s.op_end[i] for i in by_end))
     latency = s.latency_ns
     for i in range(len(s.op_start)):
+        if i in s.op_events:  # its waits are recorded
+            continue
         start = s.op_start[i]
         bound = NEG
         prev = s.op_prev[i]

@@ -193,7 +193,42 @@ def prepare(schedules: Sequence[Schedule], steps: StepRange | None = None) -> Pr
         windows.append(w)
         if note is not None:
             notes.append(note if len(schedules) == 1 else f"{_who(s)}: {note}")
+    if len(schedules) > 1:
+        windows = _common_steps(schedules, windows, notes)
+    threads = [
+        s
+        for s in schedules
+        if len({s.call_thread[s.op_call[i]] for i in range(len(s.op_call)) if s.op_call[i] >= 0}) > 1
+    ]
+    if threads:
+        notes.append(
+            "work is launched from several host threads (the autograd thread, say): each thread keeps its own "
+            "timing, and a thread waiting on another's work on the host (not through the GPU) is not modelled."
+        )
     return Prepared(Replayer(schedules, windows), notes)
+
+
+def _common_steps(schedules: Sequence[Schedule], windows: list[RankWindow], notes: list[str]) -> list[RankWindow]:
+    """The ranks' windows cut to the step numbers every rank has (a step speaks of the run, every rank in it)."""
+    common = set.intersection(*({st.number for st in w.steps} for w in windows))
+    if not common:
+        raise ProfileError(
+            "the ranks' chosen steps have no step number in common: "
+            + "; ".join(
+                f"{_who(s)}: {w.steps[0].number}-{w.steps[-1].number}" for s, w in zip(schedules, windows, strict=True)
+            ),
+            format_expected=FORMAT,
+        )
+    out = []
+    for s, w in zip(schedules, windows, strict=True):
+        if len(w.steps) == len(common):
+            out.append(w)
+            continue
+        chosen = [st for st in w.steps if st.number in common]
+        after = [st.start for st in s.steps if st.start > chosen[-1].start]
+        out.append(RankWindow(chosen, chosen[0].start, after[0] if after else 1 << 62))
+        notes.append(f"{_who(s)}: only the steps every rank has are replayed ({chosen[0].name}..{chosen[-1].name}).")
+    return out
 
 
 def what_if(

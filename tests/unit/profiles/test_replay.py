@@ -315,3 +315,47 @@ def test_a_single_rank_collective_target_says_its_time_includes_the_wait() -> No
     b.step(1, 0, 120)
     w = run(b, targets=("kind:comm=2",))
     assert any("includes its wait" in note for note in w.notes)
+
+
+def _waiting_on_an_event(recorded: bool) -> TraceBuilder:
+    """A 5-105 on stream 7 (target); an event recorded after it, stream 20 waits on it; B on stream 20 starts at 135,
+    30 µs after A ends (too late to be guessed from the timeline); the sync ends 190, the step 0-200."""
+    b = TraceBuilder()
+    b.launch(0, "A", 5, 100)
+    record = b.call("cudaEventRecord", 10, 2)
+    wait = b.call("cudaStreamWaitEvent", 15, 2)
+    if recorded:
+        b.sync_event(
+            "Stream Wait Event", wait, stream=20, wait_on_stream=7, wait_on_cuda_event_record_corr_id=record, device=0
+        )
+    b.launch(20, "B", 135, 50, stream=20)
+    b.call("cudaDeviceSynchronize", 30, 160)
+    b.step(1, 0, 200)
+    return b
+
+
+def test_a_recorded_stream_wait_event_orders_the_streams() -> None:
+    """With the cuda_sync event, B waits on A: A at 2x moves B, the sync and the step up by 50. Without it nothing
+    explains B's start but its own delay, kept as measured: B stays, nothing saved, Amdahl's 50 lost to overlap."""
+    check(run(_waiting_on_an_event(True), targets=("A=2",)), measured=200, predicted=150, amdahl=150, lost=(0, 0, 0, 0))
+    check(
+        run(_waiting_on_an_event(False), targets=("A=2",)), measured=200, predicted=200, amdahl=150, lost=(50, 0, 0, 0)
+    )
+
+
+def test_ranks_are_replayed_on_the_steps_they_share() -> None:
+    """Rank 0 recorded steps 1 and 2, rank 1 step 2 alone: the run's what-if speaks of step 2 on both."""
+    ranks = []
+    for rank, steps in ((0, (1, 2)), (1, (2,))):
+        b = TraceBuilder(rank=rank, world_size=2)
+        for n in steps:
+            t0 = 1000 * n
+            b.launch(t0, "gemm", t0 + 5, 100)
+            b.launch(t0 + 10, "ncclKernel_AllReduce_RING_LL_Sum_float", t0 + 105, 50)
+            b.call("cudaDeviceSynchronize", t0 + 20, 140)
+            b.step(n, t0, t0 + 165)
+        ranks.append(b)
+    w = run(*ranks, targets=("gemm=2",))
+    assert [(s.name, s.rank) for s in w.steps] == [("ProfilerStep#2", 0), ("ProfilerStep#2", 1)]
+    assert w.predicted_ns == 115 * US
+    assert any("every rank has" in note for note in w.notes)
