@@ -35,6 +35,7 @@ from fnmatch import fnmatchcase
 import msgspec
 
 from worthit.rules.profiles.errors import ProfileError
+from worthit.rules.profiles.intervals import clip, union_length_arrays
 from worthit.rules.profiles.kineto.parse import FORMAT
 from worthit.rules.profiles.kineto.replay import DEVICE, RANKS, SYNC, RankWindow, Replayer, Run, scaled
 from worthit.rules.profiles.kineto.schedule import Schedule, StepSpan
@@ -105,6 +106,8 @@ class WhatIf(msgspec.Struct, kw_only=True):
     explained_share: float
     steps: list[StepWhatIf]
     notes: list[str]
+    statement: str = ""
+    better_target: str | None = None
 
 
 def parse_target(text: str) -> Target:
@@ -356,17 +359,80 @@ def decompose(replayer: Replayer, k: dict[int, float], figures: list[TargetFigur
     s1, s2, s3 = (round(x / n_steps) for x in savings[1:])
     s4 = replayed_ns - predicted_ns
     notes = [*notes, *_schedule_notes(replayer), *replayer.notes]
+    lost = Losses(overlap=s0 - s1, launch=s1 - s2, sync=s2 - s3, ranks=s3 - s4)
+    statement, better = _why(replayer, predicted, star, figures, (s0, s4), lost, measured_ns)
     return WhatIf(
         targets=figures,
         measured_ns=measured_ns,
         replayed_ns=replayed_ns,
         predicted_ns=predicted_ns,
         amdahl_ns=measured_ns - s0,
-        lost_ns=Losses(overlap=s0 - s1, launch=s1 - s2, sync=s2 - s3, ranks=s3 - s4),
+        lost_ns=lost,
         explained_share=explained / measured if measured else 1.0,
         steps=steps,
         notes=notes,
+        statement=statement,
+        better_target=better,
     )
+
+
+def _why(
+    replayer: Replayer,
+    predicted: Run,
+    star: int,
+    figures: list[TargetFigures],
+    savings: tuple[int, int],
+    lost: Losses,
+    step: int,
+) -> tuple[str, str | None]:
+    """One sentence on the replayed saving against Amdahl's and why they differ (the largest loss), and the target
+    the replay points to instead (None when Amdahl's share holds)."""
+    amdahl, replayed = savings
+    what = " and ".join(f"{t.pattern} {t.k:g}x faster" for t in figures)
+    head = f"replaying the trace with {what} shortens each step by {_ms(replayed)}"
+    if amdahl - replayed <= max(1000, amdahl // 100):  # within 1% (or a µs): Amdahl's share holds
+        return f"{head}, as Amdahl's share says ({_ms(amdahl)}).", None
+    parts = {"overlap": lost.overlap, "launch": lost.launch, "sync": lost.sync, "ranks": lost.ranks}
+    largest = max(parts, key=lambda name: parts[name])
+    if largest == "launch":
+        idle = _device_idle(replayer, star)
+        reason = f"the GPU waits on the host for {_ms(idle)} of each {_ms(step)} step"
+        better = "the host's launch work (CUDA graphs, fusion or fewer, larger kernels)"
+    elif largest == "overlap":
+        reason = "the targets run under other streams' work, which then sets the step"
+        better = "the exposed part of the work the targets run under (on the other streams)"
+    elif largest == "sync":
+        reason = "the host does not wait for that device work before its step ends"
+        better = "the work the host waits on before each step ends"
+    else:
+        before, after = _straggler(replayer, replayer.rec_start), _straggler(replayer, predicted.start)
+        reason = f"the collectives then wait for the slowest rank ({_who(replayer.schedules[after])})"
+        better = (
+            f"the straggler ({_who(replayer.schedules[before])})"
+            if before != star
+            else f"the next-slowest rank ({_who(replayer.schedules[after])}) with it"
+        )
+    return f"{head}, not {_ms(amdahl)}: {reason}.", better
+
+
+def _device_idle(replayer: Replayer, rank: int) -> int:
+    """Mean time per step of `rank` when none of its device ops runs (recorded)."""
+    s = replayer.schedules[rank]
+    steps = replayer.windows[rank].steps
+    idle = 0
+    for st in steps:
+        starts, ends = clip(s.op_start, s.op_end, st.start, st.end)
+        idle += (st.end - st.start) - union_length_arrays(starts, ends)
+    return round(idle / len(steps))
+
+
+def _straggler(replayer: Replayer, start: Sequence[int]) -> int:
+    """The rank that arrives last at most collectives, by the ops' `start` (on the aligned clock)."""
+    counts = [0] * len(replayer.schedules)
+    for members in replayer.groups:
+        last = max(members, key=lambda g: start[g] + replayer.offset[replayer.rank[g]])
+        counts[replayer.rank[last]] += 1
+    return max(range(len(counts)), key=counts.__getitem__)
 
 
 def _schedule_notes(replayer: Replayer) -> list[str]:
@@ -435,6 +501,9 @@ def render_what_if(w: WhatIf) -> str:
         f"the replay's {_ms(w.replayed_ns - w.predicted_ns)}. Lost to overlap {_ms(lost.overlap)}, "
         f"launch {_ms(lost.launch)}, sync {_ms(lost.sync)}, ranks {_ms(lost.ranks)}."
     )
+    lines.append(w.statement[:1].upper() + w.statement[1:])
+    if w.better_target:
+        lines.append(f"The replay points to {w.better_target} instead.")
     lines.extend(f"note: {note}" for note in w.notes)
     return "\n".join(lines)
 

@@ -85,6 +85,29 @@ def test_resnet_cudnn_dgrad_twice_as_fast_saves_nothing(fixture_bytes: Callable[
     assert w.measured_ns - w.amdahl_ns == round(saved / len(steps))
     assert w.lost_ns.overlap == 0  # one stream: nothing hides the kernels
     assert w.lost_ns.launch + w.lost_ns.sync == w.measured_ns - w.amdahl_ns
+    # The GPU's idle time in the steps, from the JSON: each step less the union of its device intervals.
+    device = sorted(
+        (round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000))
+        for e in events
+        if e.get("cat") in ("Kernel", "Memcpy", "Memset")
+    )
+    idle = 0
+    for st in steps:
+        lo, hi = round(st["ts"] * 1000), round((st["ts"] + st["dur"]) * 1000)
+        busy, reach = 0, lo
+        for s, e in device:
+            s, e = max(s, reach), min(e, hi)
+            if e > s:
+                busy += e - s
+                reach = e
+        idle += hi - lo - busy
+    assert w.statement == (
+        f"replaying the trace with *dgrad* 2x faster shortens each step by 0.000 ms, not "
+        f"{(w.measured_ns - w.amdahl_ns) / 1e6:,.3f} ms: the GPU waits on the host for "
+        f"{round(idle / len(steps)) / 1e6:,.3f} ms of each {w.measured_ns / 1e6:,.3f} ms step."
+    )
+    assert w.better_target is not None
+    assert "launch" in w.better_target
 
 
 def test_nccl_parser_config_nccl_twice_as_fast_saves_nothing(fixture_bytes: Callable[[str], bytes]) -> None:
@@ -115,7 +138,13 @@ def test_gpu_bound_serial_saves_what_amdahl_says() -> None:
     b.launch(30, "C", 315, 50)
     b.call("cudaDeviceSynchronize", 40, 330)
     b.step(1, 0, 375)
-    check(run(b, targets=("B=2",)), measured=375, predicted=275, amdahl=275, lost=(0, 0, 0, 0))
+    w = run(b, targets=("B=2",))
+    check(w, measured=375, predicted=275, amdahl=275, lost=(0, 0, 0, 0))
+    assert (
+        w.statement
+        == "replaying the trace with B 2x faster shortens each step by 0.100 ms, as Amdahl's share says (0.100 ms)."
+    )
+    assert w.better_target is None
 
 
 def test_a_kernel_hidden_under_a_collective_saves_nothing() -> None:
@@ -218,6 +247,8 @@ def test_the_straggler_saves_what_the_next_slowest_rank_allows() -> None:
     w = run(*_two_ranks(), targets=("straggler*=4",))
     check(w, measured=265, predicted=165, amdahl=115, lost=(0, 0, 0, 50))
     assert [(s.rank, s.predicted_ns) for s in w.steps] == [(0, 165 * US), (1, 165 * US)]
+    assert w.statement.endswith("not 0.150 ms: the collectives then wait for the slowest rank (rank 1).")
+    assert w.better_target == "the next-slowest rank (rank 1) with it"
 
 
 def test_a_waiting_rank_saves_nothing() -> None:
@@ -225,6 +256,8 @@ def test_a_waiting_rank_saves_nothing() -> None:
     Amdahl's 50 (on rank 1, where the target is) is lost to the ranks."""
     w = run(*_two_ranks(), targets=("other*=2",))
     check(w, measured=265, predicted=265, amdahl=215, lost=(0, 0, 0, 50))
+    assert w.statement.endswith("not 0.050 ms: the collectives then wait for the slowest rank (rank 0).")
+    assert w.better_target == "the straggler (rank 0)"
 
 
 def test_several_targets_each_with_its_own_k() -> None:
