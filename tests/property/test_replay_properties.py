@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.replay_traces import random_program, simulate
@@ -42,8 +42,8 @@ def _matches(name: str, pattern: str) -> bool:
 def test_at_k_one_the_replay_is_the_trace(trace: bytes, pattern: str) -> None:
     """k = 1 reproduces every step to the ns, predicts no change, and Amdahl agrees."""
     w = _what_if(trace, pattern, 1.0)
-    if w is None:
-        return
+    assume(w is not None)
+    assert w is not None
     assert w.replayed_ns == w.measured_ns
     assert w.predicted_ns == w.measured_ns
     assert w.amdahl_ns == w.measured_ns
@@ -57,8 +57,9 @@ def test_a_faster_target_never_lengthens_the_step(trace: bytes, pattern: str, k1
     """The predicted step never grows as k grows."""
     low, high = sorted((k1, k2))
     slow, fast = _what_if(trace, pattern, low), _what_if(trace, pattern, high)
-    if slow is None or fast is None:
-        return
+    assume(slow is not None)
+    assert slow is not None
+    assert fast is not None
     assert fast.predicted_ns <= slow.predicted_ns
 
 
@@ -68,8 +69,8 @@ def test_the_saving_is_between_nothing_and_the_targets_own(trace: bytes, pattern
     """On one rank the replayed saving is at least 0 and at most the targets' own time saved; the four losses add
     up to Amdahl's saving less the replayed one."""
     w = _what_if(trace, pattern, k)
-    if w is None:
-        return
+    assume(w is not None)
+    assert w is not None
     schedule = read_schedule(trace, "simulated")
     own = sum(
         (e - s) - scaled(e - s, k)

@@ -22,11 +22,12 @@ ns on the trace's own clock.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -42,11 +43,19 @@ from worthit.rules.profiles.kineto.parse import (
     _STEP_RE,
     FORMAT,
     STEP_PREFIX,
+    Parsed,
     _device_name,
-    _Distributed,
-    _plain,
 )
-from worthit.rules.profiles.kineto.stream import parse_with
+from worthit.rules.profiles.kineto.stream import (
+    _BOUNDARY,
+    _TAIL_BYTES,
+    BATCH_BYTES,
+    _byte_of,
+    _Reader,
+    _scan,
+    _without_bom,
+    inflated,
+)
 from worthit.rules.profiles.model import Kind
 
 _STEP_CATS = frozenset({"user_annotation", "operator", "cpu_op"})
@@ -107,6 +116,18 @@ class _Event(msgspec.Struct, gc=False):
     ts: int | float | None = None
     dur: int | float | None = None
     args: _Args | None = None
+
+
+class _Distributed(msgspec.Struct):
+    rank: int | None = None
+    world_size: int | None = None
+
+
+class _Info(Protocol):
+    """A trace's ``distributedInfo`` as either reader decodes it."""
+
+    rank: int | None
+    world_size: int | None
 
 
 class _Trace(msgspec.Struct):
@@ -245,7 +266,7 @@ class _Raw:
                     if here is None or start < here[0]:
                         self.steps[number] = (start, end, event.name, (event.pid, event.tid))
 
-    def finish(self, info: _Distributed | None) -> Schedule:
+    def finish(self, info: _Info | None) -> Schedule:
         """The schedule, once every event was added; `info` is the trace's ``distributedInfo``."""
         if self.complete == 0:
             raise ProfileError(
@@ -277,15 +298,69 @@ def read_schedule(data: bytes, file: str = "") -> Schedule:
 def read_schedule_stream(chunks: Iterable[bytes], file: str = "") -> Schedule:
     """`read_schedule` of a trace given as chunks of bytes (plain or gzip), in one pass that never holds the
     document (the batches of `stream.parse_stream`): memory bounded by the schedule's columns."""
-    raw = _Raw(file)
-    return parse_with(chunks, file, raw, BATCH_DECODER)
+    reader = _ScheduleReader(_without_bom(inflated(chunks)), file, _Raw(file))
+    reader.read()
+    if reader.schedule is None:  # read() ends in _finish or raises
+        raise ProfileError("the trace ended before its events did", format_expected=FORMAT)
+    return reader.schedule
+
+
+class _ScheduleReader(_Reader):
+    """`stream`'s one-pass reader (its cuts, batches, errors and memory bound) with the events decoded into the
+    schedule's own type and reduced by `_Raw` instead of the breakdown's builder."""
+
+    def __init__(self, chunks: Iterable[bytes], file: str, raw: _Raw) -> None:
+        super().__init__(chunks, file, BATCH_BYTES)
+        self.raw = raw
+        self.pending: list[_Event] | None = None  # the batch `_cut` decoded, handed to `_decode_batch` next
+        self.schedule: Schedule | None = None
+
+    def _cut(self) -> tuple[int | None, None]:
+        buf = self.buf
+        ends = [m.start() + 1 for m in _BOUNDARY.finditer(buf, max(0, len(buf) - _TAIL_BYTES))]
+        for end in ends[-1:-5:-1]:  # a few candidates, last first: one inside a string fails to decode
+            batch = _batch(buf[:end])
+            if batch is not None:
+                self.pending = batch
+                return end, None  # the reader then hands these bytes to `_decode_batch`
+        return _scan(buf, False), None
+
+    def _decode_batch(self, events: bytes) -> None:
+        batch, self.pending = self.pending, None
+        if batch is None:
+            try:
+                batch = BATCH_DECODER.decode(b"[" + events + b"]")
+            except msgspec.ValidationError as exc:
+                message = re.sub(
+                    r"\$\[(\d+)\]", lambda m: f"$.traceEvents[{self.events + int(m.group(1))}]", _plain(exc)
+                )
+                raise ProfileError(f"JSON, but not a Chrome trace: {message}", format_expected=FORMAT) from None
+            except msgspec.DecodeError as exc:
+                self._malformed(_plain(exc), _byte_of(exc, -1))
+        self.raw.add(batch, self.events)
+        self.events += len(batch)
+
+    def _finish(self, head: bytes) -> Parsed:
+        self.schedule = self.raw.finish(self._outer_info(head))
+        return Parsed()  # what the base reader returns; the schedule is read from `self.schedule`
+
+
+def _batch(events: bytes) -> list[_Event] | None:
+    try:
+        return BATCH_DECODER.decode(b"[" + events + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _plain(exc: Exception) -> str:
+    return str(exc).replace("`", "")
 
 
 def _key(value: Any) -> str:
     return str(value)
 
 
-def _build(raw: _Raw, info: _Distributed | None) -> Schedule:
+def _build(raw: _Raw, info: _Info | None) -> Schedule:
     s = Schedule(file=raw.file)
     if info is not None:
         s.rank, s.world_size = info.rank, info.world_size

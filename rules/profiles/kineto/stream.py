@@ -23,7 +23,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
-from typing import Any, BinaryIO, NoReturn, Protocol, TypeVar
+from typing import BinaryIO, NoReturn
 
 import msgspec
 
@@ -55,17 +55,6 @@ _TAIL_BYTES = 1 << 16  # where the last boundaries are looked for: the end of th
 _BATCH = msgspec.json.Decoder(list[_Event])
 
 Progress = Callable[[int], None]
-T = TypeVar("T", covariant=True)
-
-
-class Reduction(Protocol[T]):
-    """What reduces the batches of events: `Builder` for the breakdown's columns, the replay's schedule reader."""
-
-    def add(self, events: list[Any], first_index: int) -> None:
-        """Reduce a batch of events whose first is ``$.traceEvents[first_index]``."""
-
-    def finish(self, info: _Distributed | None) -> T:
-        """What was reduced, once every event was added; `info` is the trace's ``distributedInfo``."""
 
 
 def chunks_of(stream: BinaryIO, size: int = 1 << 20) -> Iterator[bytes]:
@@ -156,17 +145,6 @@ def parse_stream(
     return reader.read()
 
 
-def parse_with(
-    chunks: Iterable[bytes], file: str | None, reduction: Reduction[T], decoder: msgspec.json.Decoder[list[Any]]
-) -> T:
-    """`parse_stream`'s one pass with another reduction of the events, decoded by `decoder` (a list of the
-    reduction's own event type): the batches, the errors and the memory bound are the same."""
-    reader = _Reader(_without_bom(inflated(chunks)), file, BATCH_BYTES)
-    reader.reduction, reader.decoder = reduction, decoder
-    finished: T = reader.reduction.finish(reader.read_info())
-    return finished
-
-
 def reduce_batch(events: bytes) -> Builder | None:
     """The events of one batch (whole events, comma-separated) reduced on their own; None when they do not decode
     or cannot be read (the caller reads them again in order, for the error that names the event and the line)."""
@@ -188,8 +166,6 @@ class _Reader:
         self.file = file
         self.batch = batch
         self.builder = Builder(file)
-        self.reduction: Reduction[Any] = self.builder
-        self.decoder: msgspec.json.Decoder[list[Any]] = _BATCH
         self.buf = b""
         self.eof = False
         self.offset = 0  # bytes of the document before `buf`
@@ -212,12 +188,6 @@ class _Reader:
         self.buf = self.buf[n:]
 
     def read(self) -> Parsed:
-        info = self.read_info()
-        parsed: Parsed = self.builder.finish(info)
-        return parsed
-
-    def read_info(self) -> _Distributed | None:
-        """Every event handed to the reduction; the trace's ``distributedInfo``."""
         head = self._head()
         inflight: deque[tuple[bytes, int, int, Future[Builder | None]]] = deque()
         while True:
@@ -239,7 +209,7 @@ class _Reader:
             self._drop(self._next_event(cut))
         while inflight and self.submit is not None:
             self._settle(inflight)
-        return self._outer_info(head)
+        return self._finish(head)
 
     def _submit(self, inflight: deque[tuple[bytes, int, int, Future[Builder | None]]]) -> None:
         """Cut at the last boundary without decoding, hand the batch over; settle the oldest when enough wait."""
@@ -272,6 +242,9 @@ class _Reader:
         inflight.clear()
         self.submit = None  # the rest in order, here
 
+    def _finish(self, head: bytes) -> Parsed:
+        return self.builder.finish(self._outer_info(head))
+
     def _outer_info(self, head: bytes) -> _Distributed | None:
         end = self._close()
         if end is None:
@@ -303,12 +276,12 @@ class _Reader:
         self._drop(len(head))
         return head
 
-    def _cut(self) -> tuple[int | None, list[Any] | None]:
+    def _cut(self) -> tuple[int | None, list[_Event] | None]:
         """The end of the last whole event in `buf`, and the events before it when they were decoded to find it."""
         buf = self.buf
         ends = [m.start() + 1 for m in _BOUNDARY.finditer(buf, max(0, len(buf) - _TAIL_BYTES))]
         for end in ends[-1:-5:-1]:  # a few candidates, last first: one inside a string fails to decode
-            batch = _decoded(buf[:end], self.decoder)
+            batch = _decoded(buf[:end])
             if batch is not None:
                 return end, batch
         return _scan(buf, False), None
@@ -322,7 +295,7 @@ class _Reader:
         closes = [m.end() - 1 for m in _CLOSE.finditer(buf, max(0, len(buf) - _TAIL_BYTES))]
         for end in closes[-1:-5:-1]:
             # Events that decode end outside any string and bracket: the ] after them closes their array.
-            if _decoded(buf[: buf.rfind(b"}", 0, end) + 1], self.decoder) is not None:
+            if _decoded(buf[: buf.rfind(b"}", 0, end) + 1]) is not None:
                 return end
         return _scan(buf, True)
 
@@ -336,7 +309,7 @@ class _Reader:
 
     def _decode_batch(self, events: bytes) -> None:
         try:
-            batch = self.decoder.decode(b"[" + events + b"]")
+            batch = _BATCH.decode(b"[" + events + b"]")
         except msgspec.ValidationError as exc:
             message = re.sub(r"\$\[(\d+)\]", lambda m: f"$.traceEvents[{self.events + int(m.group(1))}]", _plain(exc))
             raise ProfileError(f"JSON, but not a Chrome trace: {message}", format_expected=FORMAT) from None
@@ -344,8 +317,8 @@ class _Reader:
             self._malformed(_plain(exc), _byte_of(exc, -1))
         self._add(batch)
 
-    def _add(self, batch: list[Any]) -> None:
-        self.reduction.add(batch, self.events)
+    def _add(self, batch: list[_Event]) -> None:
+        self.builder.add(batch, self.events)
         self.events += len(batch)
 
     def _outer(self, document: bytes, head: int | None, tail_at: int) -> _Trace | list[_Event]:
@@ -371,9 +344,9 @@ class _Reader:
         raise ProfileError(f"malformed JSON{where}: {message}", format_expected=FORMAT, line=line)
 
 
-def _decoded(events: bytes, decoder: msgspec.json.Decoder[list[Any]] = _BATCH) -> list[Any] | None:
+def _decoded(events: bytes) -> list[_Event] | None:
     try:
-        return decoder.decode(b"[" + events + b"]")
+        return _BATCH.decode(b"[" + events + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
 
@@ -406,4 +379,4 @@ def _byte_of(exc: Exception, shift: int) -> int | None:
     return int(found.group(1)) + shift if found is not None else None
 
 
-__all__ = ["BATCH_BYTES", "Reduction", "Submit", "chunks_of", "inflated", "parse_stream", "parse_with", "reduce_batch"]
+__all__ = ["BATCH_BYTES", "Submit", "chunks_of", "inflated", "parse_stream", "reduce_batch"]
