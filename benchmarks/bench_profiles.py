@@ -192,9 +192,7 @@ def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple
 
 REPLAY_TARGETS = ("ampere*", "kind:comm", "kind:copy", "*elementwise*", "memset")
 REPLAY_CODE = f"""
-from worthit.rules.profiles.kineto.schedule import read_schedule_stream
-from worthit.rules.profiles.kineto.stream import chunks_of
-from worthit.rules.profiles.kineto.whatif import Target, prepare, what_if
+from worthit.rules.profiles.kineto import Target, chunks_of, prepare, read_schedule_stream, what_if
 with open(PATH, 'rb') as handle:
     schedule = read_schedule_stream(chunks_of(handle))
 prepared = prepare([schedule])
@@ -220,8 +218,7 @@ def replay_real() -> list[tuple[str, int, float]]:
     sys.path.insert(0, str(ROOT))
     from tests.fixtures import fixtures_dir
     from worthit.rules.profiles.errors import ProfileError
-    from worthit.rules.profiles.kineto.schedule import read_schedule
-    from worthit.rules.profiles.kineto.whatif import Target, what_if
+    from worthit.rules.profiles.kineto import Target, read_schedule, what_if
 
     out = []
     for path in sorted((fixtures_dir() / "real" / "pytorch").glob("*.json.gz")):

@@ -127,10 +127,14 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
     """``--what-if PATTERN=K``: the PyTorch traces (one per rank) replayed with the targets faster."""
     import msgspec
 
-    from worthit.rules.profiles.kineto.schedule import read_schedule_stream
-    from worthit.rules.profiles.kineto.steps import parse_steps
-    from worthit.rules.profiles.kineto.stream import chunks_of
-    from worthit.rules.profiles.kineto.whatif import parse_target, render_what_if, what_if
+    from worthit.rules.profiles.kineto import (
+        chunks_of,
+        parse_steps,
+        parse_target,
+        read_schedule_stream,
+        render_what_if,
+        what_if,
+    )
 
     targets = [parse_target(text) for text in args.what_if]
     steps = parse_steps(args.steps) if args.steps else None

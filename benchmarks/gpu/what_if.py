@@ -39,8 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from worthit.rules.profiles.kineto.schedule import read_schedule
-from worthit.rules.profiles.kineto.whatif import Target, what_if
+from worthit.rules.profiles.kineto import Target, read_schedule, what_if
 
 SECTION = "## GPU what-if"
 SLEEP = "*spin_kernel*"

@@ -5,7 +5,8 @@ One entry point for callers, as HolisticTraceAnalysis' thin ``TraceAnalysis`` ov
 one pass over chunks of a file too large to hold (`read_stream`); `steps` holds the one
 step-range grammar (`parse_steps`) and the window of work a range selects; `breakdown` measures a window (phases,
 device activity, input wait, per-step figures); `distributed` reads the ranks of one run together (`read_run`,
-the straggler, `barrier_of`). Each analysis reads a `Parsed`, never the bytes.
+the straggler, `barrier_of`). Each analysis reads a `Parsed`, never the bytes. The replay reads the same bytes
+into its own columns (`schedule`: `read_schedule`) and answers what-ifs on them (`whatif`: `what_if`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,19 @@ import msgspec
 from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, window_breakdown
 from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
 from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, looks_like, parse_trace
+from worthit.rules.profiles.kineto.schedule import Schedule, read_schedule, read_schedule_stream
 from worthit.rules.profiles.kineto.steps import STEPS_MAX_LENGTH, STEPS_PATTERN, StepRange, Window, parse_steps, window
 from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream
+from worthit.rules.profiles.kineto.whatif import (
+    Prepared,
+    Target,
+    WhatIf,
+    WhatIfError,
+    parse_target,
+    prepare,
+    render_what_if,
+    what_if,
+)
 from worthit.rules.profiles.model import Breakdown, share
 
 
@@ -62,14 +74,25 @@ __all__ = [
     "STEPS_MAX_LENGTH",
     "STEPS_PATTERN",
     "STEP_PREFIX",
+    "Prepared",
+    "Schedule",
     "StepRange",
+    "Target",
+    "WhatIf",
+    "WhatIfError",
     "barrier_of",
     "check_same_run",
     "chunks_of",
     "looks_like",
     "parse_steps",
+    "parse_target",
+    "prepare",
     "read",
     "read_run",
+    "read_schedule",
+    "read_schedule_stream",
     "read_steps",
     "read_stream",
+    "render_what_if",
+    "what_if",
 ]
