@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
@@ -217,36 +217,11 @@ class Replayer:
 
     def _order(self) -> array[int]:
         """Ops (0..n), blocking calls (n..n+b) and collectives after them, in an order where every node follows its
-        dependencies: Kahn's algorithm, the earliest recorded node first. A cycle is a schedule that cannot be."""
+        dependencies: recorded time (an op by its start, a call by its end, a collective by its last arrival) when
+        that order holds, as it does unless clocks round against it; otherwise Kahn's algorithm, the earliest
+        recorded node first. A cycle is a schedule that cannot be."""
         n, nb = self.n_ops, self.n_blocks
         total = n + nb + len(self.groups)
-        indegree = array("q", [0]) * total
-        after: list[list[int]] = [[] for _ in range(total)]
-        group_of = self.group_of
-
-        def end_of(op: int) -> int:
-            found = group_of.get(op)
-            return op if found is None else n + nb + found
-
-        def edge(before: int, node: int) -> None:
-            after[before].append(node)
-            indegree[node] += 1
-
-        for g in range(n):
-            if self.prev[g] >= 0:
-                edge(end_of(self.prev[g]), g)
-            if self.source[g] >= 0:
-                edge(n + self.source[g], g)
-            for j in self.events.get(g, ()):
-                edge(end_of(j), g)
-        for b in range(nb):
-            if self.b_prev[b] >= 0:
-                edge(n + self.b_prev[b], n + b)
-            for j in self.b_waits[b]:
-                edge(end_of(j), n + b)
-        for x, members in enumerate(self.groups):
-            for g in members:
-                edge(g, n + nb + x)
         offset = self.offset
         key = array("q", [0]) * total
         for g in range(n):
@@ -255,6 +230,18 @@ class Replayer:
             key[n + b] = self.b_rec_end[b] + offset[self._block_rank(b)]
         for x, members in enumerate(self.groups):
             key[n + nb + x] = max(self.rec_start[g] + offset[self.rank[g]] for g in members)
+        order = array("q", sorted(range(total), key=key.__getitem__))
+        position = array("q", [0]) * total
+        for at, v in enumerate(order):
+            position[v] = at
+        if all(position[before] < position[node] for before, node in self._edges()):
+            return order
+        del order, position
+        indegree = array("q", [0]) * total
+        after: list[list[int]] = [[] for _ in range(total)]
+        for before, node in self._edges():
+            after[before].append(node)
+            indegree[node] += 1
         ready = [(key[v], v) for v in range(total) if indegree[v] == 0]
         heapq.heapify(ready)
         out = array("q")
@@ -272,6 +259,32 @@ class Replayer:
                 format_expected=FORMAT,
             )
         return out
+
+    def _edges(self) -> Iterator[tuple[int, int]]:
+        """Every dependency as (what is waited on, what waits), in node indices (a collective member's end is its
+        collective's node)."""
+        n, nb = self.n_ops, self.n_blocks
+        group_of = self.group_of
+
+        def end_of(op: int) -> int:
+            found = group_of.get(op)
+            return op if found is None else n + nb + found
+
+        for g in range(n):
+            if self.prev[g] >= 0:
+                yield end_of(self.prev[g]), g
+            if self.source[g] >= 0:
+                yield n + self.source[g], g
+            for j in self.events.get(g, ()):
+                yield end_of(j), g
+        for b in range(nb):
+            if self.b_prev[b] >= 0:
+                yield n + self.b_prev[b], n + b
+            for j in self.b_waits[b]:
+                yield end_of(j), n + b
+        for x, members in enumerate(self.groups):
+            for g in members:
+                yield g, n + nb + x
 
     def _block_rank(self, b: int) -> int:
         return bisect_right(self.block_base, b) - 1

@@ -93,6 +93,8 @@ UNEXPLAINED_NS = 1_000
 LATENCY_PERCENTILE = 0.05
 
 NEG = -(1 << 62)
+_INT64 = 1 << 63
+NO_CORR = -(1 << 63)
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -206,8 +208,26 @@ class _Raw:
         self.where = f" in {file}" if file else ""
         self.named: dict[tuple[str, str], tuple[str, Kind]] = {}
         self.cats: dict[str, str] = {}
-        self.ops: list[tuple[int, int, str, Kind, tuple[Any, Any], Any, Any, Any, bool]] = []
-        self.calls: list[tuple[int, int, str, tuple[Any, Any], Any]] = []
+        # Device ops and runtime calls as columns (8 bytes a figure, names shared): a tuple an event held five
+        # times as much, and the reduction's peak is what a large file costs.
+        self.op_start: array[int] = array("q")
+        self.op_end: array[int] = array("q")
+        self.op_name: list[str] = []
+        self.op_kind: list[Kind] = []
+        self.op_stream: array[int] = array("q")  # index into `stream_keys`
+        self.op_corr: array[int] = array("q")  # NO_CORR when absent; `odd_corr` when not an int64
+        self.op_graph = bytearray()
+        self.op_collective: dict[int, tuple[Any, Any]] = {}
+        self.op_pageable: set[int] = set()
+        self.stream_keys: dict[tuple[str, str], int] = {}
+        self.call_start: array[int] = array("q")
+        self.call_end: array[int] = array("q")
+        self.call_name: list[str] = []
+        self.call_thread: array[int] = array("q")  # index into `thread_keys`
+        self.call_corr: array[int] = array("q")
+        self.thread_keys: dict[tuple[Any, Any], int] = {}
+        self.odd_corr: dict[tuple[bool, int], Any] = {}  # (is a call, index) → a correlation not an int64
+        self.names: dict[str, str] = {}  # one string per call name
         self.syncs: dict[Any, _Args] = {}  # runtime correlation → its cuda_sync event's arguments
         self.steps: dict[int, tuple[int, int, str, tuple[Any, Any]]] = {}
         self.complete = 0
@@ -240,23 +260,38 @@ class _Raw:
                 found = named.get(key)
                 if found is None:
                     found = named[key] = _device_name(cat, event.name)
-                pageable = cat in _COPY_CATS and "dtoh" in event.name.lower() and "pageable" in event.name.lower()
-                if args is None:
-                    self.ops.append(
-                        (start, end, found[0], found[1], (event.pid, event.tid), None, None, None, pageable)
-                    )
+                i = len(self.op_start)
+                if cat in _COPY_CATS and "dtoh" in event.name.lower() and "pageable" in event.name.lower():
+                    self.op_pageable.add(i)
+                if args is None or args.stream is None:
+                    stream = (str(event.pid), str(event.tid))
                 else:
-                    stream = (args.device if args.device is not None else event.pid, args.stream)
-                    if args.stream is None:
-                        stream = (event.pid, event.tid)
-                    collective = (args.group, args.seq) if found[1] == "comm" else None
-                    self.ops.append(
-                        (start, end, found[0], found[1], stream, args.correlation, args.graph_id, collective, pageable)
-                    )
+                    stream = (str(args.device if args.device is not None else event.pid), str(args.stream))
+                si = self.stream_keys.get(stream)
+                if si is None:
+                    si = self.stream_keys[stream] = len(self.stream_keys)
+                self.op_start.append(start)
+                self.op_end.append(end)
+                self.op_name.append(found[0])
+                self.op_kind.append(found[1])
+                self.op_stream.append(si)
+                self._corr(False, i, args.correlation if args is not None else None, self.op_corr)
+                self.op_graph.append(1 if args is not None and args.graph_id is not None else 0)
+                if found[1] == "comm" and args is not None:
+                    self.op_collective[i] = (args.group, args.seq)
             elif cat in _RUNTIME_CATS:
-                self.calls.append((start, end, event.name, (event.pid, event.tid), args.correlation if args else None))
+                thread = (event.pid, event.tid)
+                ti = self.thread_keys.get(thread)
+                if ti is None:
+                    ti = self.thread_keys[thread] = len(self.thread_keys)
+                name = self.names.setdefault(event.name, event.name)
+                self.call_start.append(start)
+                self.call_end.append(end)
+                self.call_name.append(name)
+                self.call_thread.append(ti)
+                self._corr(True, len(self.call_corr), args.correlation if args is not None else None, self.call_corr)
             elif cat == "cuda_sync":
-                if args is not None and args.correlation is not None:
+                if args is not None and args.correlation is not None and _hashable(args.correlation):
                     self.syncs[args.correlation] = args
             elif cat in _STEP_CATS and event.name.startswith(STEP_PREFIX):
                 found_step = _STEP_RE.match(event.name)
@@ -265,6 +300,15 @@ class _Raw:
                     here = self.steps.get(number)
                     if here is None or start < here[0]:
                         self.steps[number] = (start, end, event.name, (event.pid, event.tid))
+
+    def _corr(self, call: bool, index: int, value: Any, column: array[int]) -> None:
+        if value is None:
+            column.append(NO_CORR)
+        elif type(value) is int and -_INT64 < value < _INT64:
+            column.append(value)
+        else:
+            column.append(NO_CORR)
+            self.odd_corr[(call, index)] = value
 
     def finish(self, info: _Info | None) -> Schedule:
         """The schedule, once every event was added; `info` is the trace's ``distributedInfo``."""
@@ -365,72 +409,111 @@ def _build(raw: _Raw, info: _Info | None) -> Schedule:
     if info is not None:
         s.rank, s.world_size = info.rank, info.world_size
     # Runtime calls by start (then end, longest first: an outer call before the calls it contains).
-    calls = sorted(raw.calls, key=lambda c: (c[0], -c[1]))
-    thread_index: dict[tuple[Any, Any], int] = {}
-    by_corr: dict[Any, int] = {}
-    for i, (start, end, name, thread, corr) in enumerate(calls):
-        t = thread_index.get(thread)
-        if t is None:
-            t = thread_index[thread] = len(s.threads)
-            s.threads.append(f"{thread[0]}/{thread[1]}")
-        s.call_name.append(name)
-        s.call_start.append(start)
-        s.call_end.append(end)
-        s.call_thread.append(t)
-        if corr is not None:
-            by_corr[corr] = i
-    del raw.calls
-    ops = sorted(raw.ops, key=lambda o: (o[0], o[1]))
-    raw.ops = []
-    stream_index: dict[tuple[str, str], int] = {}
-    last_on: list[int] = []
-    own_ops: dict[int, set[int]] = {}  # call → the ops it launched
-    graph_calls = 0
-    for i, (start, end, name, kind, stream, corr, graph_id, collective, pageable) in enumerate(ops):
-        key = (_key(stream[0]), _key(stream[1]))
-        si = stream_index.get(key)
-        if si is None:
-            si = stream_index[key] = len(s.streams)
-            device = stream[0] if isinstance(stream[0], int) else -1
-            s.streams.append((device, f"device {key[0]} stream {key[1]}"))
-            last_on.append(-1)
-        s.op_name.append(name)
-        s.op_kind.append(kind)
-        s.op_start.append(start)
-        s.op_end.append(end)
-        s.op_stream.append(si)
-        s.op_device.append(s.streams[si][0])
-        s.op_prev.append(last_on[si])
-        last_on[si] = i
-        call = by_corr.get(corr, -1) if corr is not None else -1
-        s.op_call.append(call)
-        if call >= 0:
-            own_ops.setdefault(call, set()).add(i)
-        else:
-            s.missing_launch_ns += end - start
-        graph = graph_id is not None or (call >= 0 and "GraphLaunch" in s.call_name[call])
-        s.op_graph.append(1 if graph else 0)
-        if graph:
-            s.graph_ns += end - start
-        if collective is not None:
-            s.op_collective[i] = (_key(collective[0]) if collective[0] is not None else "", collective[1])
-        if pageable:
-            s.op_pageable_d2h.add(i)
-    n_ops = len(ops)
-    del ops
+    starts, ends = raw.call_start, raw.call_end
+    order = sorted(range(len(starts)), key=lambda i: (starts[i], -ends[i]))
+    s.call_start = array("q", (starts[i] for i in order))
+    s.call_end = array("q", (ends[i] for i in order))
+    s.call_name = [raw.call_name[i] for i in order]
+    s.call_thread = array("q", (raw.call_thread[i] for i in order))
+    call_corr = array("q", (raw.call_corr[i] for i in order))
+    odd_calls = {rank: raw.odd_corr[(True, i)] for rank, i in enumerate(order) if (True, i) in raw.odd_corr}
+    raw.call_start = raw.call_end = raw.call_thread = raw.call_corr = array("q")
+    raw.call_name = []
+    del order
+    s.threads = [f"{pid}/{tid}" for (pid, tid) in raw.thread_keys]
+    calls = _Correlations(call_corr, odd_calls)
+    starts, ends = raw.op_start, raw.op_end
+    order = sorted(range(len(starts)), key=lambda i: (starts[i], ends[i]))
+    n_ops = len(order)
     if n_ops == 0:
         raise ProfileError(
             "the trace has no device timeline (no kernel, copy or memset events: a CPU-only run or a CUPTI "
             "range-profiler run), so there is no schedule to replay",
             format_expected=FORMAT,
         )
-    graph_calls = sum(1 for c, o in own_ops.items() if len(o) > 1 and "Graph" in s.call_name[c])
+    for key in raw.stream_keys:
+        device = int(key[0]) if key[0].isdigit() and len(key[0]) < 10 else -1  # a device index, else unknown
+        s.streams.append((device, f"device {key[0]} stream {key[1]}"))
+    last_on = [-1] * len(s.streams)
+    first_op = array("q", [-1]) * len(s.call_name)  # call → the first op it launched
+    more_ops: dict[int, list[int]] = {}  # call → the ops after its first (a CUDA graph launch)
+    for i, j in enumerate(order):
+        start, end, si = starts[j], ends[j], raw.op_stream[j]
+        s.op_name.append(raw.op_name[j])
+        s.op_kind.append(raw.op_kind[j])
+        s.op_start.append(start)
+        s.op_end.append(end)
+        s.op_stream.append(si)
+        s.op_device.append(s.streams[si][0])
+        s.op_prev.append(last_on[si])
+        last_on[si] = i
+        corr = raw.op_corr[j]
+        call = calls.get(raw.odd_corr.get((False, j)) if corr == NO_CORR else corr)
+        s.op_call.append(call)
+        if call >= 0:
+            if first_op[call] < 0:
+                first_op[call] = i
+            else:
+                more_ops.setdefault(call, []).append(i)
+        else:
+            s.missing_launch_ns += end - start
+        graph = raw.op_graph[j] == 1 or (call >= 0 and "GraphLaunch" in s.call_name[call])
+        s.op_graph.append(1 if graph else 0)
+        if graph:
+            s.graph_ns += end - start
+        collective = raw.op_collective.get(j)
+        if collective is not None:
+            s.op_collective[i] = (_key(collective[0]) if collective[0] is not None else "", collective[1])
+        if j in raw.op_pageable:
+            s.op_pageable_d2h.add(i)
+    raw.op_start = raw.op_end = raw.op_stream = raw.op_corr = array("q")
+    raw.op_name, raw.op_kind = [], []
+    del order
+    own_ops = _Launches(first_op, more_ops)
+    graph_calls = sum(1 for c in more_ops if "Graph" in s.call_name[c])
     _latency(s)
-    _steps(s, raw, thread_index)
-    _blocking(s, raw, own_ops, by_corr)
-    _events(s, raw, by_corr)
+    _steps(s, raw, raw.thread_keys)
+    _blocking(s, raw, own_ops, calls, call_corr, odd_calls)
+    _events(s, raw, calls)
     _notes(s, n_ops, graph_calls)
     return s
+
+
+class _Correlations:
+    """Correlation → the runtime call that has it (the last one, as a trace's own order would give): int64
+    correlations in sorted columns searched by bisection (a dict of a million would cost some 100 MB), others in a
+    dict."""
+
+    def __init__(self, corr: array[int], odd: dict[int, Any]) -> None:
+        order = sorted((i for i in range(len(corr)) if corr[i] != NO_CORR), key=corr.__getitem__)
+        self.keys = array("q", (corr[i] for i in order))
+        self.calls = array("q", order)
+        self.odd = {value: i for i, value in odd.items() if _hashable(value)}
+
+    def get(self, value: Any) -> int:
+        """The call with correlation `value`, -1 when none."""
+        if value is None:
+            return -1
+        if type(value) is int and -_INT64 < value < _INT64:
+            found = bisect_right(self.keys, value) - 1
+            return self.calls[found] if found >= 0 and self.keys[found] == value else -1
+        return self.odd.get(value, -1) if _hashable(value) else -1
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, int | str | float)
+
+
+class _Launches:
+    """Call → the ops it launched: the first in a column, the rest (a CUDA graph launch's) in a dict."""
+
+    def __init__(self, first: array[int], more: dict[int, list[int]]) -> None:
+        self.first, self.more = first, more
+
+    def of(self, call: int) -> list[int]:
+        """The ops `call` launched, in start order (empty when none)."""
+        first = self.first[call]
+        return [] if first < 0 else [first, *self.more.get(call, ())]
 
 
 def _latency(s: Schedule) -> None:
@@ -471,10 +554,11 @@ class _Launched:
         return self.ops[stream][found] if found >= 0 else -1
 
 
-def _blocking(s: Schedule, raw: _Raw, own_ops: dict[int, set[int]], by_corr: dict[Any, int]) -> None:
+def _blocking(
+    s: Schedule, raw: _Raw, own_ops: _Launches, calls: _Correlations, call_corr: array[int], odd: dict[int, Any]
+) -> None:
     """Which calls block, and what each waits on (from its ``cuda_sync`` event, else inferred)."""
     launched = _Launched(s)
-    corr_of: dict[int, Any] = {i: c for c, i in by_corr.items()}
     blocks: list[tuple[int, int, list[int]]] = []  # (call, kind, waits)
     pageable = s.op_pageable_d2h
     for c, name in enumerate(s.call_name):
@@ -485,18 +569,21 @@ def _blocking(s: Schedule, raw: _Raw, own_ops: dict[int, set[int]], by_corr: dic
             kind = WAIT_STREAM
         elif name in EVENT_SYNC:
             kind = WAIT_EVENT
-        elif c in own_ops and (name in SYNC_COPY or (name in ASYNC_COPY and not own_ops[c].isdisjoint(pageable))):
+        elif (name in SYNC_COPY or name in ASYNC_COPY) and (
+            (launched_ops := own_ops.of(c)) and (name in SYNC_COPY or not pageable.isdisjoint(launched_ops))
+        ):
             kind = WAIT_OWN
         if kind == WAIT_NONE:
             continue
         start = s.call_start[c]
-        sync = raw.syncs.get(corr_of.get(c)) if c in corr_of else None
+        corr = odd.get(c) if call_corr[c] == NO_CORR else call_corr[c]
+        sync = raw.syncs.get(corr) if corr is not None and _hashable(corr) else None
         waits: list[int] = []
         if kind == WAIT_OWN:
-            waits = sorted(own_ops[c])
+            waits = own_ops.of(c)
         elif sync is not None and _sync_kind(sync) in ("context sync", "stream sync", "event sync"):
             s.synced_from_events += 1
-            waits = _waits_from_sync(s, sync, launched, start, by_corr)
+            waits = _waits_from_sync(s, sync, launched, start, calls)
         elif kind == WAIT_DEVICE:
             waits = [w for st in range(len(s.streams)) if (w := launched.last_before(st, start)) >= 0]
         else:
@@ -516,7 +603,7 @@ def _sync_kind(sync: _Args) -> str:
     return str(sync.cuda_sync_kind or "").lower()
 
 
-def _waits_from_sync(s: Schedule, sync: _Args, launched: _Launched, start: int, by_corr: dict[Any, int]) -> list[int]:
+def _waits_from_sync(s: Schedule, sync: _Args, launched: _Launched, start: int, calls: _Correlations) -> list[int]:
     kind = _sync_kind(sync)
     streams = _streams_named(s, sync.device, sync.stream if kind == "stream sync" else sync.wait_on_stream)
     if kind == "context sync":
@@ -529,8 +616,8 @@ def _waits_from_sync(s: Schedule, sync: _Args, launched: _Launched, start: int, 
         ]
     at = start
     if kind == "event sync":
-        record = by_corr.get(sync.wait_on_cuda_event_record_corr_id)
-        if record is not None:
+        record = calls.get(sync.wait_on_cuda_event_record_corr_id)
+        if record >= 0:
             at = s.call_start[record]
     return [w for st in streams if (w := launched.last_before(st, at)) >= 0]
 
@@ -568,7 +655,7 @@ def _inferred_wait(s: Schedule, launched: _Launched, c: int) -> list[int]:
     return [chosen] if chosen >= 0 else []
 
 
-def _events(s: Schedule, raw: _Raw, by_corr: dict[Any, int]) -> None:
+def _events(s: Schedule, raw: _Raw, calls: _Correlations) -> None:
     """Event edges between streams: from ``cuda_sync`` stream-wait events, else inferred where the trace waits on
     events (it calls ``cudaStreamWaitEvent``) and an op's start is explained by nothing but another stream's end."""
     launched = _Launched(s)
@@ -576,9 +663,9 @@ def _events(s: Schedule, raw: _Raw, by_corr: dict[Any, int]) -> None:
     for corr, sync in raw.syncs.items():
         if "wait" not in _sync_kind(sync) or "event" not in _sync_kind(sync):
             continue
-        call = by_corr.get(corr)
-        record = by_corr.get(sync.wait_on_cuda_event_record_corr_id)
-        if call is None or record is None:
+        call = calls.get(corr)
+        record = calls.get(sync.wait_on_cuda_event_record_corr_id)
+        if call < 0 or record < 0:
             unresolved += 1
             continue
         source = [

@@ -392,3 +392,25 @@ def test_ranks_are_replayed_on_the_steps_they_share() -> None:
     assert [(s.name, s.rank) for s in w.steps] == [("ProfilerStep#2", 0), ("ProfilerStep#2", 1)]
     assert w.predicted_ns == 115 * US
     assert any("every rank has" in note for note in w.notes)
+
+
+def test_a_device_id_past_64_bits_reads_as_an_unknown_device() -> None:
+    """A damaged trace's device 2**63 (the mutation test's find) is a device the replay cannot name, not a crash."""
+    b = TraceBuilder()
+    b.launch(0, "gemm", 5, 100)
+    b.events[-1]["args"]["device"] = 2**63
+    b.call("cudaDeviceSynchronize", 10, 100)
+    b.step(1, 0, 120)
+    check(run(b, targets=("gemm=2",)), measured=120, predicted=70, amdahl=70, lost=(0, 0, 0, 0))
+
+
+def test_clocks_that_round_against_the_order_are_replayed_exactly() -> None:
+    """The D2H copy into pageable memory is recorded at 111-116, after its cudaMemcpyAsync (100-110) returned: the
+    host's and the device's clocks disagree, so recorded time is no order for the replay (it falls back to a
+    topological one). K 5-105 at 2x: the copy still waits for its launch, nothing saved; exact at k = 1."""
+    b = TraceBuilder()
+    b.launch(0, "K", 5, 100)
+    corr = b.call("cudaMemcpyAsync", 100, 10)
+    b.op("Memcpy DtoH (Device -> Pageable)", 111, 5, corr, cat="gpu_memcpy")
+    b.step(1, 0, 120)
+    check(run(b, targets=("K=2",)), measured=120, predicted=120, amdahl=70, lost=(0, 50, 0, 0))
