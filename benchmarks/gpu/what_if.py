@@ -9,7 +9,7 @@ Each program's target is a kernel of known duration: ``torch.cuda._sleep(cycles)
 - ``hidden``: on the main stream while a longer GEMM chain runs on a side stream that the step waits for (the
   replay should predict little or no saving);
 - ``launch``: a launch-bound loop of tiny kernels, one of them the sleep (the GPU waits for the host);
-- ``item``: before an ``.item()`` that follows host work longer than the sleep (the host sets the step);
+- ``item``: before an ``.item()`` that follows host work three times the slow sleep (the host sets the step);
 
 plus one real pair: FP32 GEMMs with TF32 off (slow) and on (fast), the target the GEMM kernels and k the ratio of
 their measured device time.
@@ -96,8 +96,9 @@ def _calibrate(torch: Any) -> float:
     return float(sorted(rates)[1])
 
 
-def _program(torch: Any, shape: str, sleep_us: float, cycles_per_us: float) -> Callable[[], None]:
-    """One step of `shape` with a sleep of `sleep_us`."""
+def _program(torch: Any, shape: str, sleep_us: float, cycles_per_us: float, host_us: float) -> Callable[[], None]:
+    """One step of `shape` with a sleep of `sleep_us` (and, for ``item``, `host_us` of host work: the same in the
+    slow and the fast program, which differ in the sleep alone)."""
     cycles = max(1, int(sleep_us * cycles_per_us))
     a = torch.randn(2048, 2048, device="cuda")
     tiny = torch.zeros(16, device="cuda")
@@ -131,7 +132,7 @@ def _program(torch: Any, shape: str, sleep_us: float, cycles_per_us: float) -> C
 
     def item_step() -> None:
         torch.cuda._sleep(cycles)
-        deadline = time.perf_counter() + 3 * sleep_us / 1e6  # host work three times the sleep
+        deadline = time.perf_counter() + host_us / 1e6
         while time.perf_counter() < deadline:
             pass
         tiny.sum().item()
@@ -154,7 +155,8 @@ def _profile(torch: Any, step: Callable[[], None], steps: int, path: Path) -> Pa
     raw = path.with_suffix("")
     with profiler.profile(
         activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
-        schedule=profiler.schedule(wait=1, warmup=1, active=steps),
+        # One cycle: a second would start recording again and export a partial trace over this one at exit.
+        schedule=profiler.schedule(wait=1, warmup=1, active=steps, repeat=1),
         on_trace_ready=lambda p: p.export_chrome_trace(str(raw)),
         **kwargs,
     ) as prof:
@@ -183,8 +185,11 @@ def _replay(path: Path, pattern: str, k: float) -> dict[str, Any]:
 
 def _sleep_case(torch: Any, shape: str, k: float, cycles_per_us: float, steps: int, out: Path) -> dict[str, Any]:
     sleep_us = {"main": 2000.0, "hidden": 1000.0, "launch": 20.0, "item": 2000.0}[shape]
-    slow = _profile(torch, _program(torch, shape, sleep_us, cycles_per_us), steps, out / f"{shape}_slow.json.gz")
-    fast = _profile(torch, _program(torch, shape, sleep_us / k, cycles_per_us), steps, out / f"{shape}_fast.json.gz")
+    host_us = 3 * sleep_us  # the item shape's host work: three times the slow sleep, in both programs
+    slow_step = _program(torch, shape, sleep_us, cycles_per_us, host_us)
+    fast_step = _program(torch, shape, sleep_us / k, cycles_per_us, host_us)
+    slow = _profile(torch, slow_step, steps, out / f"{shape}_slow.json.gz")
+    fast = _profile(torch, fast_step, steps, out / f"{shape}_fast.json.gz")
     predicted = _replay(slow, SLEEP, k)
     measured = _replay(fast, SLEEP, 1.0)
     return _row(shape, SLEEP, k, predicted, measured)
