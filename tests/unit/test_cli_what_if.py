@@ -57,3 +57,23 @@ def test_the_table_prints_each_step_and_the_losses(tmp_path: Path, capsys: pytes
 def test_a_malformed_what_if_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], what_if: str) -> None:
     assert main(["profile", str(_trace(tmp_path)), "--what-if", what_if]) == 2
     assert "expected" in capsys.readouterr().err
+
+
+def test_two_ranks_name_each_step_s_rank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rank 0 computes 5-205 then all-reduces until 255, rank 1 computes 5-105 and waits in the all-reduce; both
+    steps 0-265. Rank 0's kernel 4x faster: 100 µs a step (rank 1 then sets it), Amdahl's 150."""
+    paths = []
+    for rank, (name, dur) in enumerate((("straggler_kernel", 200), ("other_kernel", 100))):
+        b = TraceBuilder(rank=rank, world_size=2)
+        b.launch(0, name, 5, dur)
+        b.launch(10, "ncclKernel_AllReduce_RING_LL_Sum_float", 5 + dur, 250 - dur)
+        b.call("cudaDeviceSynchronize", 20, 240)
+        b.step(1, 0, 265)
+        path = tmp_path / f"rank-{rank}.json"
+        path.write_bytes(b.bytes())
+        paths.append(str(path))
+    assert main(["profile", *paths, "--what-if", "straggler*=4", "--json"]) == 0
+    doc = msgspec.json.decode(capsys.readouterr().out)["what_if"]
+    assert [(s["rank"], s["predicted_ns"]) for s in doc["steps"]] == [(0, 165_000), (1, 165_000)]
+    assert (doc["predicted_ns"], doc["amdahl_ns"]) == (165_000, 115_000)
+    assert doc["lost_ns"] == {"overlap": 0, "launch": 0, "sync": 0, "ranks": 50_000}
