@@ -15,6 +15,7 @@ import pytest
 from tests.replay_traces import TraceBuilder
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.schedule import read_schedule
+from worthit.rules.profiles.kineto.steps import parse_steps
 from worthit.rules.profiles.kineto.whatif import Losses, WhatIf, parse_target, what_if
 
 US = 1000
@@ -414,3 +415,33 @@ def test_clocks_that_round_against_the_order_are_replayed_exactly() -> None:
     b.op("Memcpy DtoH (Device -> Pageable)", 111, 5, corr, cat="gpu_memcpy")
     b.step(1, 0, 120)
     check(run(b, targets=("K=2",)), measured=120, predicted=120, amdahl=70, lost=(0, 50, 0, 0))
+
+
+def test_a_last_step_the_profiler_stopped_inside_is_left_out_and_said() -> None:
+    """Step 2's kernel runs past every host call recorded (the profiler stopped inside it): steps 1 only, and a note;
+    chosen explicitly, step 2 is replayed all the same."""
+    b = TraceBuilder()
+    b.launch(0, "gemm", 5, 100)
+    b.call("cudaDeviceSynchronize", 10, 100)
+    b.step(1, 0, 120)
+    b.launch(120, "gemm", 125, 500)
+    b.step(2, 120, 130)
+    w = run(b, targets=("gemm=2",))
+    assert [s.name for s in w.steps] == ["ProfilerStep#1"]
+    assert any("ProfilerStep#2, the last step, is left out" in note for note in w.notes)
+    schedule = read_schedule(b.bytes(), "t")
+    both = what_if([schedule], [parse_target("gemm=2")], parse_steps("all"))
+    assert [s.name for s in both.steps] == ["ProfilerStep#1", "ProfilerStep#2"]
+
+
+def test_device_work_without_a_launch_says_how_much() -> None:
+    """An op with no correlation (a sampled trace) keeps its stream order; the note gives its share of device time:
+    B's 300 of 400 µs."""
+    b = TraceBuilder()
+    b.launch(0, "A", 5, 100)
+    b.op("B", 105, 300, None)
+    b.call("cudaDeviceSynchronize", 10, 400)
+    b.step(1, 0, 420)
+    w = run(b, targets=("A=2",))
+    check(w, measured=420, predicted=370, amdahl=370, lost=(0, 0, 0, 0))
+    assert any(note.startswith("75.0% of the device time has no launching call") for note in w.notes)
