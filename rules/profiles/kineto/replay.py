@@ -19,9 +19,9 @@ every time is the recorded one; without residuals the same pass measures how muc
 The model is a max-plus system: every time is a maximum of sums of durations and constants, so shortening a
 duration never makes anything later, and makes nothing earlier by more than it was shortened.
 
-`Layer` selects how much of the model is on (the loss decomposition in `whatif.py` adds them in order): device ops
-alone with their streams and events (1), then their host launches with the host never waiting (2), then the
-blocking calls (3), then the collectives across ranks (4).
+The layer selects how much of the model is on (the loss decomposition in `whatif.py` reads them in order): the
+device ops alone with their streams and events (`DEVICE`), then the host (`HOST`: each op also waits for its launch,
+each thread keeps its work and waits in its blocking calls), then the collectives across ranks (`RANKS`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import FORMAT
 from worthit.rules.profiles.kineto.schedule import NEG, Schedule, StepSpan
 
-DEVICE, LAUNCH, SYNC, RANKS = 1, 2, 3, 4
+DEVICE, HOST, RANKS = 1, 2, 3
 
 
 def scaled(duration: int, k: float) -> int:
@@ -314,7 +314,6 @@ class Replayer:
         res = self.res_device if layer == DEVICE else self.res_full
         anchor = self.anchor1 if layer == DEVICE else self.anchor2
         join = layer >= RANKS and bool(self.groups)
-        waits_on = layer >= SYNC
         b_prev, b_rec_start, b_rec_end, b_tail, b_waits = (
             self.b_prev,
             self.b_rec_start,
@@ -340,7 +339,7 @@ class Replayer:
                         for j in deps:
                             if end[j] > t:
                                 t = end[j]
-                    if layer >= LAUNCH and launch_at[v] != NEG:
+                    if layer >= HOST and launch_at[v] != NEG:
                         src = source[v]
                         at = launch_at[v] + (shift[src] if src >= 0 else 0)
                         if at > t:
@@ -353,15 +352,14 @@ class Replayer:
                 end[v] = t + (duration if factor is None else scaled(duration, factor))
             elif v < group_base:
                 b = v - n
-                if b_fixed[b] or layer < LAUNCH:
+                if b_fixed[b] or layer < HOST:
                     continue
                 p = b_prev[b]
                 begin = b_rec_start[b] + (shift[p] if p >= 0 else 0)
                 t = begin
-                if waits_on:
-                    for j in b_waits[b]:
-                        if end[j] > t:
-                            t = end[j]
+                for j in b_waits[b]:
+                    if end[j] > t:
+                        t = end[j]
                 block_end[b] = t + b_tail[b]
                 shift[b] = block_end[b] - b_rec_end[b]
             elif join:
@@ -416,4 +414,4 @@ class Replayer:
         return out
 
 
-__all__ = ["DEVICE", "LAUNCH", "RANKS", "SYNC", "RankWindow", "Replayer", "Run", "scaled"]
+__all__ = ["DEVICE", "HOST", "RANKS", "RankWindow", "Replayer", "Run", "scaled"]

@@ -37,7 +37,7 @@ import msgspec
 from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.intervals import clip, union_length_arrays
 from worthit.rules.profiles.kineto.parse import FORMAT
-from worthit.rules.profiles.kineto.replay import DEVICE, RANKS, SYNC, RankWindow, Replayer, Run, scaled
+from worthit.rules.profiles.kineto.replay import DEVICE, HOST, RANKS, RankWindow, Replayer, Run, scaled
 from worthit.rules.profiles.kineto.schedule import Schedule, StepSpan
 from worthit.rules.profiles.kineto.steps import StepRange
 from worthit.rules.profiles.model import KINDS
@@ -313,7 +313,7 @@ def decompose(replayer: Replayer, k: dict[int, float], figures: list[TargetFigur
         saved[replayer.rank[g]][replayer.step[g]] += d - scaled(d, factor)
     star = max(ranks, key=lambda r: (sum(saved[r]), -r))
     # Layers 1 and 2 end the window with its device work, 3 and 4 with the host's span; 2 and 3 are one replay.
-    sync_faster = replayer.run(k, SYNC) if replayer.groups else predicted
+    sync_faster = replayer.run(k, HOST) if replayer.groups else predicted
     savings = [
         sum(saved[star]),
         _layer_total(replayer, replayer.run({}, DEVICE), star) - _layer_total(replayer, replayer.run(k, DEVICE), star),
