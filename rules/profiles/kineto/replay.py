@@ -102,8 +102,8 @@ class Replayer:
         self.fixed = bytearray(n)  # launched before the window: kept at its recorded times
         self.step = array("q", [-1]) * n  # index of the window's step the op was launched in, -1 outside
         self.events: dict[int, list[int]] = {}
-        self.res_device = array("q", [0]) * n  # residual against stream and events only (layer 1)
-        self.res_full = array("q", [0]) * n  # residual against stream, events and launch (layers 2-4)
+        self.res_device = array("q", [0]) * n  # residual against stream and events only (DEVICE)
+        self.res_full = array("q", [0]) * n  # residual against stream, events and launch (HOST, RANKS)
         self.anchor1 = bytearray(n)  # no dependency at layer 1: starts at its recorded time
         self.anchor2 = bytearray(n)
         nb = self.n_blocks
