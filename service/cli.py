@@ -136,6 +136,12 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
         what_if,
     )
 
+    if args.summary or args.upload:
+        print("worthit: --what-if replays the traces themselves: not with --summary or --upload", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format not in (None, "pytorch_trace"):
+        print(f"worthit: --what-if replays PyTorch traces, not --format {args.format}", file=sys.stderr)
+        return EXIT_USAGE
     targets = [parse_target(text) for text in args.what_if]
     steps = parse_steps(args.steps) if args.steps else None
     schedules = []

@@ -77,3 +77,11 @@ def test_two_ranks_name_each_step_s_rank(tmp_path: Path, capsys: pytest.CaptureF
     assert [(s["rank"], s["predicted_ns"]) for s in doc["steps"]] == [(0, 165_000), (1, 165_000)]
     assert (doc["predicted_ns"], doc["amdahl_ns"]) == (165_000, 115_000)
     assert doc["lost_ns"] == {"overlap": 0, "launch": 0, "sync": 0, "ranks": 50_000}
+
+
+@pytest.mark.parametrize("extra", [["--summary"], ["--upload", "http://127.0.0.1:9"], ["--format", "nsys_stats"]])
+def test_what_if_refuses_what_it_cannot_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    assert main(["profile", str(_trace(tmp_path)), "--what-if", "A=2", *extra]) == 2
+    assert "--what-if" in capsys.readouterr().err
