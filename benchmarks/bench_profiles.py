@@ -190,6 +190,48 @@ def run_streaming(where: Path, big_mb: float, peer_mb: float) -> dict[str, tuple
     return out
 
 
+REPLAY_TARGETS = ("ampere*", "kind:comm", "kind:copy", "*elementwise*", "memset")
+REPLAY_CODE = f"""
+from worthit.rules.profiles.kineto import Target, chunks_of, prepare, read_schedule_stream, what_if
+with open(PATH, 'rb') as handle:
+    schedule = read_schedule_stream(chunks_of(handle))
+prepared = prepare([schedule])
+for pattern in {REPLAY_TARGETS!r}:
+    what_if(prepared, [Target(pattern=pattern, k=2.0)])
+"""
+
+
+def run_replay(where: Path, megabytes: float) -> tuple[float, int, int]:
+    """A generated trace of `megabytes` MB read into a schedule (streamed), its dependency order built and five
+    what-ifs replayed (REPLAY_TARGETS at 2x): seconds, peak RSS and the file's bytes."""
+    path = make_torch_trace(where / "replay" / "rank-0.json", megabytes)
+    elapsed, _, peak = run_case(REPLAY_CODE, path, False)
+    size = path.stat().st_size
+    path.unlink()
+    return elapsed, peak, size
+
+
+def replay_real() -> list[tuple[str, int, float]]:
+    """Each shared real PyTorch trace with a device timeline replayed as recorded: its name, the largest difference
+    between a replayed and a measured step (ns), and the share of the step the model explains without residuals in
+    the step farthest from 1 (empty when ../shared is absent)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.fixtures import fixtures_dir
+    from worthit.rules.profiles.errors import ProfileError
+    from worthit.rules.profiles.kineto import Target, read_schedule, what_if
+
+    out = []
+    for path in sorted((fixtures_dir() / "real" / "pytorch").glob("*.json.gz")):
+        try:
+            w = what_if([read_schedule(path.read_bytes(), path.name)], [Target(pattern="*", k=1.0)])
+        except ProfileError:  # no device timeline: nothing to replay
+            continue
+        error = max(abs(s.replayed_ns - s.measured_ns) for s in w.steps)
+        worst = max((s.explained_ns / s.measured_ns for s in w.steps), key=lambda x: abs(x - 1))
+        out.append((path.name, error, worst))
+    return out
+
+
 def run_ranks(where: Path, ranks: int, jobs: int) -> tuple[float, float, int]:
     """A generated run of `ranks` ranks (rank 7 the straggler): seconds for `worthit profile --summary --jobs` over
     all of them, seconds to combine the summaries, and the summaries' total bytes."""

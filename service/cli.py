@@ -126,6 +126,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.profiles.report import render_table
 
     try:
+        if args.what_if:
+            return _profile_what_if(args, out)
         if args.summary:
             return _profile_summaries(args)
         if args.upload:
@@ -142,6 +144,39 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     else:
         top = args.top or None  # 0: every row
         out.write(render_table(breakdown, top=top, kinds=frozenset(args.kind) if args.kind else None) + "\n")
+    return EXIT_PASS
+
+
+def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
+    """``--what-if PATTERN=K``: the PyTorch traces (one per rank) replayed with the targets faster."""
+    import msgspec
+
+    from worthit.rules.profiles.kineto import (
+        chunks_of,
+        parse_steps,
+        parse_target,
+        read_schedule_stream,
+        render_what_if,
+        what_if,
+    )
+
+    if args.summary or args.upload:
+        print("worthit: --what-if replays the traces themselves: not with --summary or --upload", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format not in (None, "pytorch_trace"):
+        print(f"worthit: --what-if replays PyTorch traces, not --format {args.format}", file=sys.stderr)
+        return EXIT_USAGE
+    targets = [parse_target(text) for text in args.what_if]
+    steps = parse_steps(args.steps) if args.steps else None
+    schedules = []
+    for path in args.files:
+        with Path(path).open("rb") as handle:
+            schedules.append(read_schedule_stream(chunks_of(handle), Path(path).name))
+    result = what_if(schedules, targets, steps)
+    if args.json:
+        out.write(msgspec.json.encode({"what_if": result}).decode() + "\n")
+    else:
+        out.write(render_what_if(result) + "\n")
     return EXIT_PASS
 
 
@@ -796,6 +831,14 @@ def parser() -> argparse.ArgumentParser:
         "prints the stored profile's address",
     )
     profile.add_argument("--name", help="with --upload: the stored profile's label")
+    profile.add_argument(
+        "--what-if",
+        action="append",
+        metavar="PATTERN=K",
+        help="PyTorch traces: replay the steps with the device ops PATTERN names (a glob over phase names, or "
+        "kind:comm, kind:copy, kind:kernel) K times faster, and print measured, replayed, predicted and Amdahl's "
+        "step times and where Amdahl's saving went (repeatable, each with its own K)",
+    )
     profile.set_defaults(func=cmd_profile)
 
     plan = sub.add_parser("plan", help="the fewest phases that reach a target speedup or time")

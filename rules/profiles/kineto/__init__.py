@@ -17,6 +17,7 @@ import msgspec
 from worthit.rules.profiles.kineto.breakdown import MAX_STEP_FIGURES, window_breakdown
 from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run, read_run
 from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, Builder, looks_like, parse_trace
+from worthit.rules.profiles.kineto.schedule import Schedule, read_schedule, read_schedule_stream
 from worthit.rules.profiles.kineto.steps import StepRange, Window, parse_steps, window
 from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream, reduce_batch
 from worthit.rules.profiles.kineto.summary import (
@@ -26,6 +27,16 @@ from worthit.rules.profiles.kineto.summary import (
     decode_summary,
     encode_summary,
     summarize,
+)
+from worthit.rules.profiles.kineto.whatif import (
+    Prepared,
+    Target,
+    WhatIf,
+    WhatIfError,
+    parse_target,
+    prepare,
+    render_what_if,
+    what_if,
 )
 from worthit.rules.profiles.model import Breakdown, share
 
@@ -70,8 +81,13 @@ __all__ = [
     "STEP_PREFIX",
     "SUMMARY_FORMAT",
     "Builder",
+    "Prepared",
     "RankSummary",
+    "Schedule",
     "StepRange",
+    "Target",
+    "WhatIf",
+    "WhatIfError",
     "barrier_of",
     "check_same_run",
     "chunks_of",
@@ -81,12 +97,18 @@ __all__ = [
     "looks_like",
     "parse_steps",
     "parse_stream",
+    "parse_target",
+    "prepare",
     "read",
     "read_run",
+    "read_schedule",
+    "read_schedule_stream",
     "read_steps",
     "read_stream",
     "reduce_batch",
+    "render_what_if",
     "summarize",
+    "what_if",
     "window",
     "window_breakdown",
 ]
