@@ -13,13 +13,13 @@ import msgspec
 from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, inflate
-from worthit.rules.profiles.kineto import parse_steps
-from worthit.rules.profiles.kineto.summary import (
+from worthit.rules.profiles.kineto import (
     MAX_SUMMARY_PHASES,
     MAX_SUMMARY_RANKS,
     MAX_SUMMARY_STEPS,
     RankSummary,
     combine_summaries,
+    parse_steps,
 )
 from worthit.service.validation import decode_json, validation_problem
 

@@ -21,6 +21,9 @@ from worthit.rules.profiles.kineto.schedule import Schedule, read_schedule, read
 from worthit.rules.profiles.kineto.steps import StepRange, Window, parse_steps, window
 from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream, reduce_batch
 from worthit.rules.profiles.kineto.summary import (
+    MAX_SUMMARY_PHASES,
+    MAX_SUMMARY_RANKS,
+    MAX_SUMMARY_STEPS,
     SUMMARY_FORMAT,
     RankSummary,
     combine_summaries,
@@ -78,6 +81,9 @@ def read_steps(data: bytes) -> list[Breakdown]:
 __all__ = [
     "FORMAT",
     "MAX_STEP_FIGURES",
+    "MAX_SUMMARY_PHASES",
+    "MAX_SUMMARY_RANKS",
+    "MAX_SUMMARY_STEPS",
     "STEP_PREFIX",
     "SUMMARY_FORMAT",
     "Builder",
