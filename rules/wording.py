@@ -1,0 +1,169 @@
+"""Every sentence a finding prints, written once from its check's template and figures: the one place a check's
+numbers become words.
+
+A check returns a `Draft`: its effect, verdict, figures and the template it owns (a module-level constant in
+`str.format` syntax, or a tuple of them said one after another), with `words` for what is no number (a target's
+name, a scope's noun). Each replacement field names a figure or a word; a number is always a figure, printed by
+the formatter its format spec names (`{saving:pct}`, `{cost_weeks:weeks}`, `{end_to_end_saving:-pct}` for its
+negation, `{baseline_ms:before(new_ms,saving_ms)}` for one that reads other figures). The engine writes the
+sentence only for the findings it prints (`Draft.written`); the verdict function reads a draft's verdict alone.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from worthit.rules.model import Effect, Figure, Finding, Stage, Verdict
+from worthit.rules.text import (
+    STATEMENT_CHARS,
+    break_even_weeks,
+    k_text,
+    label,
+    ms,
+    ms_saved,
+    num,
+    pct,
+    sentence,
+    times,
+    usd,
+    weeks,
+)
+
+if TYPE_CHECKING:
+    from worthit.rules.context import Context
+
+__all__ = ["FORMATS", "Draft", "Template", "carried", "fields", "opposed", "write"]
+
+Template = str | tuple[str, ...]
+"""A sentence, or the parts of one said in order (a check picks which clauses hold)."""
+
+FORMATS: dict[str, Callable[..., str]] = {
+    "pct": pct,
+    "ms": ms,
+    "times": times,
+    "k": k_text,
+    "num": num,
+    "usd": usd,
+    "weeks": weeks,
+    "break_even_weeks": break_even_weeks,
+    "label": label,
+    "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
+    "after": lambda after, before, saved: ms_saved(before, after, saved)[1],
+    "saved": lambda saved, before, after: ms_saved(before, after, saved)[2],
+}
+"""The formatters a template's format spec may name; the first argument is the field's own value."""
+
+# an effect that argues one verdict only: its finding's verdict follows from it (a `remeasure` finding argues
+# `remeasure`, a condition `fund_if`), so a check states the verdict only where the effect leaves it open
+_EFFECT_VERDICT: dict[str, Verdict] = {"remeasure": "remeasure", "condition": "fund_if"}
+
+
+class _Words(string.Formatter):
+    """`str.format` over figures and words, a number printed only by the formatter its spec names."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if not format_spec:
+            if not isinstance(value, str):
+                raise TypeError(f"Expected a format spec naming how to print the figure {value!r}, got none")
+            return value
+        name, args = _spec(format_spec)
+        negate = name.startswith("-")
+        formatter = FORMATS[name.removeprefix("-")]
+        return str(formatter(-value if negate else value, *(self._values[arg] for arg in args)))
+
+    def write(self, template: str, values: Mapping[str, object]) -> str:
+        self._values = values
+        return self.vformat(template, (), values)
+
+    _values: Mapping[str, object]
+
+
+def _spec(format_spec: str) -> tuple[str, tuple[str, ...]]:
+    """`before(new_ms,saving_ms)` → ("before", ("new_ms", "saving_ms"))."""
+    name, _, rest = format_spec.partition("(")
+    return name, tuple(arg.strip() for arg in rest.rstrip(")").split(",") if arg.strip())
+
+
+def fields(template: Template) -> Iterator[tuple[str, str]]:
+    """Every (name, format spec) a template reads, its specs' arguments among them (spec empty for those)."""
+    for part in (template,) if isinstance(template, str) else template:
+        for _, name, spec, _ in string.Formatter().parse(part):
+            if name is None:
+                continue
+            yield name, spec or ""
+            for arg in _spec(spec or "")[1]:
+                yield arg, ""
+
+
+def write(template: Template, figures: Mapping[str, Figure], words: Mapping[str, str]) -> str:
+    """The sentence of `template` over `figures` and `words`, ending in a period and at most `STATEMENT_CHARS` long."""
+    values = {**figures, **words}
+    message = "".join(_Words().write(part, values) for part in ((template,) if isinstance(template, str) else template))
+    if not message.endswith("."):
+        message += "."
+    return message if len(message) <= STATEMENT_CHARS else sentence(message)
+
+
+@dataclass(slots=True)
+class Draft:
+    """A finding before its sentence is written: what the verdict function and the engine's decision read."""
+
+    rule: str
+    effect: Effect
+    template: Template
+    figures: dict[str, Figure]
+    words: dict[str, str] = field(default_factory=dict)
+    verdict: Verdict | None = None
+    stage: Stage | None = None
+    overridden_by: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            self.verdict = _EFFECT_VERDICT.get(self.effect)
+
+    def written(self) -> Finding:
+        """The finding as printed: its sentence written from the template."""
+        return Finding(
+            rule=self.rule,
+            effect=self.effect,
+            message=write(self.template, self.figures, self.words),
+            figures=self.figures,
+            verdict=self.verdict,
+            stage=self.stage,
+            overridden_by=self.overridden_by,
+        )
+
+
+ALTERNATIVE_GROUPED = "the {alternative_share:pct} that is {alternative}{alternative_fix}"
+ALTERNATIVE_PHASE = "{alternative} at {alternative_share:pct} ({alternative_ms:ms}){alternative_fix}"
+"""Where the effort belongs instead (`rules.findings.Alternative`), as a redirect names it."""
+
+
+def opposed(
+    ctx: Context,
+    rule: str,
+    head: Template,
+    figures: dict[str, Figure],
+    words: dict[str, str],
+    *,
+    then: str = "is where the effort belongs",
+) -> Draft:
+    """`rules.findings.opposition` as a draft: a redirect naming where the effort belongs when the breakdown knows
+    (`<head>; <alternative> <then>.`), else a plain decline (`<head>.`)."""
+    alternative = ctx.alternative
+    head = (head,) if isinstance(head, str) else head
+    if alternative is None:
+        return Draft(rule, "opposes", head, figures, words, verdict="decline")
+    figures |= alternative.figures()
+    words |= {"alternative_fix": f" ({alternative.fix})" if alternative.fix else "", "then": then}
+    phrase = ALTERNATIVE_GROUPED if alternative.grouped else ALTERNATIVE_PHASE
+    return Draft(rule, "opposes", (*head, "; ", phrase, " {then}."), figures, words, verdict="redirect")
+
+
+def carried(ctx: Context, rule: str, template: Template, figures: dict[str, Figure], words: dict[str, str]) -> Draft:
+    """`rules.findings.carried` as a draft: a per-run objection the value of the work answers, an `info` naming
+    the rule whose figure carries it."""
+    return Draft(rule, "info", template, figures, words, overridden_by=ctx.worth.carried_by)
