@@ -52,6 +52,11 @@ def _holds_its_template(draft: Draft) -> None:
         assert name in draft.figures, f"{draft.rule}'s template prints `{name}`, which is not among its figures"
 
 
+def test_some_checks_are_converted() -> None:
+    """The introspection below runs on something: at least one check writes through `rules.wording`."""
+    assert CONVERTED
+
+
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda module: module.ID)
 def test_a_converted_check_formats_no_number(module: ModuleType) -> None:
     """A check that writes through `rules.wording` imports no number formatter (`rules.text`) and no finding
