@@ -12,7 +12,7 @@ sentence only for the findings it prints (`Draft.written`); the verdict function
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ from worthit.rules.text import (
 if TYPE_CHECKING:
     from worthit.rules.context import Context
 
-__all__ = ["FORMATS", "Draft", "Template", "carried", "fields", "opposed", "write"]
+__all__ = ["FORMATS", "Draft", "Template", "carried", "clause", "fields", "opposed", "write"]
 
 Template = str | tuple[str, ...]
 """A sentence, or the parts of one said in order (a check picks which clauses hold)."""
@@ -98,13 +98,29 @@ def fields(template: Template) -> Iterator[tuple[str, str]]:
                 yield arg, ""
 
 
-def write(template: Template, figures: Mapping[str, Figure], words: Mapping[str, str]) -> str:
-    """The sentence of `template` over `figures` and `words`, ending in a period and at most `STATEMENT_CHARS` long."""
+def write(
+    template: Template,
+    figures: Mapping[str, Figure],
+    words: Mapping[str, str],
+    fallbacks: Sequence[Template] = (),
+) -> str:
+    """The sentence of `template` over `figures` and `words`, ending in a period and at most `STATEMENT_CHARS` long:
+    the first of `template` and its `fallbacks` (shorter forms) that fits, else the last one cut to fit."""
     values = {**figures, **words}
-    message = "".join(_Words().write(part, values) for part in ((template,) if isinstance(template, str) else template))
-    if not message.endswith("."):
-        message += "."
-    return message if len(message) <= STATEMENT_CHARS else sentence(message)
+    message = ""
+    for each in (template, *fallbacks):
+        message = clause(each, values)
+        if not message.endswith("."):
+            message += "."
+        if len(message) <= STATEMENT_CHARS:
+            return message
+    return sentence(message)
+
+
+def clause(template: Template, values: Mapping[str, object]) -> str:
+    """`template` written over `values` as it stands: a part of a sentence, or a figure that is words (a fix)."""
+    words = _Words()
+    return "".join(words.write(part, values) for part in ((template,) if isinstance(template, str) else template))
 
 
 @dataclass(slots=True)
@@ -119,6 +135,8 @@ class Draft:
     verdict: Verdict | None = None
     stage: Stage | None = None
     overridden_by: str | None = None
+    fallbacks: tuple[Template, ...] = ()
+    """Shorter forms of the sentence, in order, for when `template` written out is too long for one."""
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -129,7 +147,7 @@ class Draft:
         return Finding(
             rule=self.rule,
             effect=self.effect,
-            message=write(self.template, self.figures, self.words),
+            message=write(self.template, self.figures, self.words, self.fallbacks),
             figures=self.figures,
             verdict=self.verdict,
             stage=self.stage,

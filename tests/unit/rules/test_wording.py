@@ -43,7 +43,7 @@ def _policy(example: Example) -> Policy:
 
 def _holds_its_template(draft: Draft) -> None:
     """Every field of the draft's template is a figure it returned (a number) or one of its words (a name)."""
-    for name, spec in fields(draft.template):
+    for name, spec in (field for template in (draft.template, *draft.fallbacks) for field in fields(template)):
         kind = spec.partition("(")[0].removeprefix("-")
         assert kind in FORMATS or not kind, (draft.rule, name, spec)
         if kind in WORD_FORMATS and name in draft.words:
@@ -81,7 +81,7 @@ def test_every_field_of_a_template_is_a_figure_the_check_returned(module: Module
     _holds_its_template(draft)
     finding = check_alone(module, proposal, _policy(example), calibration=calibration)
     assert finding is not None
-    assert finding.message == write(draft.template, draft.figures, draft.words)
+    assert finding.message == write(draft.template, draft.figures, draft.words, draft.fallbacks)
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
