@@ -54,7 +54,6 @@ FORMATS: dict[str, Callable[..., str]] = {
     "label": label,
     "the_share": the_share,
     "saves": saves,
-    "saves_of_run": lambda share: saves(share, " of the run"),
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
     "after": lambda after, before, saved: ms_saved(before, after, saved)[1],
     "saved": lambda saved, before, after: ms_saved(before, after, saved)[2],

@@ -92,7 +92,7 @@ JUDGED = (
 )
 NOTHING_AT_ALL = ", so even making it infinitely fast is a rounding error"
 ROUNDING = ", so {k:k} saves {end_to_end_saving:pct} end to end, a rounding error"
-NOTHING_TO_WIN = ", and at {k:times} it {end_to_end_saving:saves_of_run}, so there is nothing to win"
+NOTHING_TO_WIN = ", and at {k:times} it {end_to_end_saving:saves(of_what)}, so there is nothing to win"
 PAYS_ANYWAY = (
     "{target} is {p_measured:pct} of device activity, with its share of the run unknown, but the work pays down to "
     "{break_even_p_end_to_end_said:pct} of the run, so that share cannot change the answer."
@@ -131,7 +131,7 @@ def check(ctx: Context) -> Draft | None:
         carried_by = None if saving >= floor else ctx.worth.carried_by
         return Draft(ID, "supports" if own else "info", (BOTH, JUDGED), figures, words, overridden_by=carried_by)
     if saving <= 0:
-        head = NOTHING_TO_WIN
+        head, words["of_what"] = NOTHING_TO_WIN, " of the run"
     elif run < floor:
         head = NOTHING_AT_ALL
     else:
