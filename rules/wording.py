@@ -20,6 +20,7 @@ from worthit.rules.model import Effect, Figure, Finding, Stage, Verdict
 from worthit.rules.text import (
     STATEMENT_CHARS,
     break_even_weeks,
+    count,
     k_text,
     label,
     ms,
@@ -54,6 +55,7 @@ FORMATS: dict[str, Callable[..., str]] = {
     "label": label,
     "the_share": the_share,
     "saves": saves,
+    "count": count,
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
     "after": lambda after, before, saved: ms_saved(before, after, saved)[1],
     "saved": lambda saved, before, after: ms_saved(before, after, saved)[2],
