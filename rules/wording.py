@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from worthit.rules.model import Effect, Figure, Finding, Stage, Verdict
 from worthit.rules.text import (
     STATEMENT_CHARS,
+    a,
     break_even_weeks,
     count,
     k_text,
@@ -56,6 +57,8 @@ FORMATS: dict[str, Callable[..., str]] = {
     "the_share": the_share,
     "saves": saves,
     "count": count,
+    "a_ms": lambda value: a(ms(value)),
+    "a_pct": lambda value: a(pct(value)),
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
     "after": lambda after, before, saved: ms_saved(before, after, saved)[1],
     "saved": lambda saved, before, after: ms_saved(before, after, saved)[2],
