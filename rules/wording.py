@@ -22,6 +22,7 @@ from worthit.rules.text import (
     a,
     break_even_weeks,
     count,
+    gpu_equivalents,
     k_text,
     label,
     ms,
@@ -58,6 +59,8 @@ FORMATS: dict[str, Callable[..., str]] = {
     "saves": saves,
     "count": count,
     "a_ms": lambda value: a(ms(value)),
+    "int": str,
+    "gpu_equivalents": gpu_equivalents,
     "a_pct": lambda value: a(pct(value)),
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
     "after": lambda after, before, saved: ms_saved(before, after, saved)[1],
@@ -177,13 +180,14 @@ def opposed(
     words: dict[str, str],
     *,
     then: str = "is where the effort belongs",
+    alone: Template | None = None,
 ) -> Draft:
     """`rules.findings.opposition` as a draft: a redirect naming where the effort belongs when the breakdown knows
-    (`<head>; <alternative> <then>.`), else a plain decline (`<head>.`)."""
+    (`<head>; <alternative> <then>.`), else a plain decline (`alone`, or `<head>.`)."""
     alternative = ctx.alternative
     head = (head,) if isinstance(head, str) else head
     if alternative is None:
-        return Draft(rule, "opposes", head, figures, words, verdict="decline")
+        return Draft(rule, "opposes", head if alone is None else alone, figures, words, verdict="decline")
     figures |= alternative.figures()
     words |= {"alternative_fix": f" ({alternative.fix})" if alternative.fix else "", "then": then}
     phrase = ALTERNATIVE_GROUPED if alternative.grouped else ALTERNATIVE_PHASE
