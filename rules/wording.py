@@ -61,6 +61,7 @@ FORMATS: dict[str, Callable[..., str]] = {
     "a_ms": lambda value: a(ms(value)),
     "int": str,
     "whole": lambda value: num(value, 0),
+    "g": lambda value: f"{value:g}",
     "gpu_equivalents": gpu_equivalents,
     "a_pct": lambda value: a(pct(value)),
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],

@@ -50,6 +50,8 @@ def _holds_its_template(draft: Draft) -> None:
             assert isinstance(draft.words[name], str), (draft.rule, name)
             continue
         assert name in draft.figures, f"{draft.rule}'s template prints `{name}`, which is not among its figures"
+        if not kind:  # printed as it is: a name the figures hold (a verdict, a model), never a number
+            assert isinstance(draft.figures[name], str), (draft.rule, name, draft.figures[name])
 
 
 def test_some_checks_are_converted() -> None:
