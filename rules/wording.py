@@ -25,6 +25,7 @@ from worthit.rules.text import (
     gpu_equivalents,
     k_text,
     label,
+    metric,
     ms,
     ms_saved,
     num,
@@ -40,7 +41,7 @@ from worthit.rules.text import (
 if TYPE_CHECKING:
     from worthit.rules.context import Context
 
-__all__ = ["FORMATS", "Draft", "Template", "carried", "clause", "fields", "opposed", "write"]
+__all__ = ["FORMATS", "Draft", "Template", "carried", "clause", "fields", "opposed", "same_printed", "write"]
 
 Template = str | tuple[str, ...]
 """A sentence, or the parts of one said in order (a check picks which clauses hold)."""
@@ -62,6 +63,9 @@ FORMATS: dict[str, Callable[..., str]] = {
     "int": str,
     "whole": lambda value: num(value, 0),
     "g": lambda value: f"{value:g}",
+    "metric": metric,
+    "points": lambda value: f"{metric(value)} point" + ("" if metric(value) == "1" else "s"),
+    "pct_span": lambda low, high: f"{pct(low).removesuffix('%')}–{pct(high)}",
     "gpu_equivalents": gpu_equivalents,
     "a_pct": lambda value: a(pct(value)),
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
@@ -99,6 +103,11 @@ def _spec(format_spec: str) -> tuple[str, tuple[str, ...]]:
     """`before(new_ms,saving_ms)` → ("before", ("new_ms", "saving_ms"))."""
     name, _, rest = format_spec.partition("(")
     return name, tuple(arg.strip() for arg in rest.rstrip(")").split(",") if arg.strip())
+
+
+def same_printed(spec: str, first: float, second: float) -> bool:
+    """Whether two figures print the same under a formatter: a range whose ends print alike is said as one."""
+    return FORMATS[spec](first) == FORMATS[spec](second)
 
 
 def fields(template: Template) -> Iterator[tuple[str, str]]:
