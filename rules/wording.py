@@ -11,6 +11,7 @@ sentence only for the findings it prints (`Draft.written`); the verdict function
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from worthit.rules.text import (
     break_even_weeks,
     count,
     gpu_equivalents,
+    join,
     k_text,
     label,
     metric,
@@ -32,6 +34,7 @@ from worthit.rules.text import (
     pct,
     saves,
     sentence,
+    span,
     the_share,
     times,
     usd,
@@ -41,7 +44,7 @@ from worthit.rules.text import (
 if TYPE_CHECKING:
     from worthit.rules.context import Context
 
-__all__ = ["FORMATS", "Draft", "Template", "carried", "clause", "fields", "opposed", "same_printed", "write"]
+__all__ = ["FORMATS", "Draft", "Template", "carried", "clause", "fields", "names", "opposed", "same_printed", "write"]
 
 Template = str | tuple[str, ...]
 """A sentence, or the parts of one said in order (a check picks which clauses hold)."""
@@ -50,7 +53,7 @@ FORMATS: dict[str, Callable[..., str]] = {
     "pct": pct,
     "ms": ms,
     "times": times,
-    "k": k_text,
+    "k": lambda k: k_text(math.inf if k is None else k),  # None: unbounded, as the figures write it
     "num": num,
     "usd": usd,
     "weeks": weeks,
@@ -65,7 +68,11 @@ FORMATS: dict[str, Callable[..., str]] = {
     "g": lambda value: f"{value:g}",
     "metric": metric,
     "points": lambda value: f"{metric(value)} point" + ("" if metric(value) == "1" else "s"),
-    "pct_span": lambda low, high: f"{pct(low).removesuffix('%')}–{pct(high)}",
+    "num2": lambda value: num(value, 2),
+    "span_ms": lambda low, high: span(ms(low), ms(high)),
+    "span_pct": lambda low, high: span(pct(low), pct(high)),
+    "span_times": lambda low, high: span(times(low), times(high)),
+    "span_k_times": lambda low, high: span(_k_times(low), _k_times(high)),
     "gpu_equivalents": gpu_equivalents,
     "a_pct": lambda value: a(pct(value)),
     "before": lambda before, after, saved: ms_saved(before, after, saved)[0],
@@ -73,6 +80,17 @@ FORMATS: dict[str, Callable[..., str]] = {
     "saved": lambda saved, before, after: ms_saved(before, after, saved)[2],
 }
 """The formatters a template's format spec may name; the first argument is the field's own value."""
+
+
+def _k_times(k: float) -> str:
+    """A k as `k_text` prints its factor (`1.73×`, `150×`), for a span of two."""
+    return times(k) if k >= 100 else f"{num(k, 2)}×"
+
+
+def names(each: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`: phases or models named in a sentence, each as a label."""
+    return join([label(name) for name in each])
+
 
 # an effect that argues one verdict only: its finding's verdict follows from it (a `remeasure` finding argues
 # `remeasure`, a condition `fund_if`), so a check states the verdict only where the effect leaves it open
