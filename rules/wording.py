@@ -44,7 +44,19 @@ from worthit.rules.text import (
 if TYPE_CHECKING:
     from worthit.rules.context import Context
 
-__all__ = ["FORMATS", "Draft", "Template", "carried", "clause", "fields", "names", "opposed", "same_printed", "write"]
+__all__ = [
+    "FORMATS",
+    "Draft",
+    "Template",
+    "carried",
+    "clause",
+    "fields",
+    "listed",
+    "names",
+    "opposed",
+    "same_printed",
+    "write",
+]
 
 Template = str | tuple[str, ...]
 """A sentence, or the parts of one said in order (a check picks which clauses hold)."""
@@ -85,6 +97,11 @@ FORMATS: dict[str, Callable[..., str]] = {
 def _k_times(k: float) -> str:
     """A k as `k_text` prints its factor (`1.73×`, `150×`), for a span of two."""
     return times(k) if k >= 100 else f"{num(k, 2)}×"
+
+
+def listed(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`: templates or words said as a list."""
+    return join(items)
 
 
 def names(each: Sequence[str]) -> str:
