@@ -81,6 +81,7 @@ FORMATS: dict[str, Callable[..., str]] = {
     "metric": metric,
     "points": lambda value: f"{metric(value)} point" + ("" if metric(value) == "1" else "s"),
     "num2": lambda value: num(value, 2),
+    "ratio": lambda value: num(value, 0 if value >= 10 else 1),
     "span_ms": lambda low, high: span(ms(low), ms(high)),
     "span_pct": lambda low, high: span(pct(low), pct(high)),
     "span_times": lambda low, high: span(times(low), times(high)),
