@@ -15,6 +15,7 @@ import math
 import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from worthit.rules.model import Effect, Figure, Finding, Stage, Verdict
@@ -115,24 +116,38 @@ def names(each: Sequence[str]) -> str:
 _EFFECT_VERDICT: dict[str, Verdict] = {"remeasure": "remeasure", "condition": "fund_if"}
 
 
-class _Words(string.Formatter):
-    """`str.format` over figures and words, a number printed only by the formatter its spec names."""
+_Piece = tuple[str, str | None, Callable[..., str] | None, bool, tuple[str, ...]]
+"""One step of a compiled template: literal text, then a field's name, its formatter, whether negated, its args."""
 
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if not format_spec:
+
+@cache
+def _compiled(template: str) -> tuple[_Piece, ...]:
+    """A template parsed once (`str.format` syntax): each literal and the field after it, its formatter looked up."""
+    pieces: list[_Piece] = []
+    for literal, name, spec, _ in string.Formatter().parse(template):
+        if not name:
+            pieces.append((literal, None, None, False, ()))
+            continue
+        kind, args = _spec(spec or "")
+        formatter = FORMATS[kind.removeprefix("-")] if kind else None
+        pieces.append((literal, name, formatter, kind.startswith("-"), args))
+    return tuple(pieces)
+
+
+def _written(template: str, values: Mapping[str, Any]) -> str:
+    out: list[str] = []
+    for literal, name, formatter, negate, args in _compiled(template):
+        out.append(literal)
+        if name is None:
+            continue
+        value = values[name]
+        if formatter is None:
             if not isinstance(value, str):
                 raise TypeError(f"Expected a format spec naming how to print the figure {value!r}, got none")
-            return value
-        name, args = _spec(format_spec)
-        negate = name.startswith("-")
-        formatter = FORMATS[name.removeprefix("-")]
-        return str(formatter(-value if negate else value, *(self._values[arg] for arg in args)))
-
-    def write(self, template: str, values: Mapping[str, object]) -> str:
-        self._values = values
-        return self.vformat(template, (), values)
-
-    _values: Mapping[str, object]
+            out.append(value)
+        else:
+            out.append(formatter(-value if negate else value, *(values[arg] for arg in args)))
+    return "".join(out)
 
 
 def _spec(format_spec: str) -> tuple[str, tuple[str, ...]]:
@@ -178,8 +193,7 @@ def write(
 
 def clause(template: Template, values: Mapping[str, object]) -> str:
     """`template` written over `values` as it stands: a part of a sentence, or a figure that is words (a fix)."""
-    words = _Words()
-    return "".join(words.write(part, values) for part in ((template,) if isinstance(template, str) else template))
+    return "".join(_written(part, values) for part in ((template,) if isinstance(template, str) else template))
 
 
 @dataclass(slots=True)
