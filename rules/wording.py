@@ -55,6 +55,7 @@ __all__ = [
     "listed",
     "names",
     "opposed",
+    "prints_as_after",
     "same_printed",
     "write",
 ]
@@ -161,15 +162,20 @@ def same_printed(spec: str, first: float, second: float) -> bool:
     return FORMATS[spec](first) == FORMATS[spec](second)
 
 
+def prints_as_after(value: float, before: float, after: float, saved: float) -> bool:
+    """Whether `value` prints as the new time of `before → after, saving saved` does (`text.ms_saved`)."""
+    return ms(value) == ms_saved(before, after, saved)[1]
+
+
 def fields(template: Template) -> Iterator[tuple[str, str]]:
-    """Every (name, format spec) a template reads, its specs' arguments among them (spec empty for those)."""
+    """Every (name, format spec) a template reads, its specs' arguments among them (spec `()` for those)."""
     for part in (template,) if isinstance(template, str) else template:
         for _, name, spec, _ in string.Formatter().parse(part):
             if name is None:
                 continue
             yield name, spec or ""
             for arg in _spec(spec or "")[1]:
-                yield arg, ""
+                yield arg, "()"
 
 
 def write(

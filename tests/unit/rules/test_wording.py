@@ -44,6 +44,9 @@ def _policy(example: Example) -> Policy:
 def _holds_its_template(draft: Draft) -> None:
     """Every field of the draft's template is a figure it returned (a number) or one of its words (a name)."""
     for name, spec in (field for template in (draft.template, *draft.fallbacks) for field in fields(template)):
+        if spec == "()":  # a formatter's argument: a figure (a number) or a word (a noun)
+            assert name in draft.figures or name in draft.words, (draft.rule, name)
+            continue
         kind = spec.partition("(")[0].removeprefix("-")
         assert kind in FORMATS or not kind, (draft.rule, name, spec)
         if kind in WORD_FORMATS and name in draft.words:
