@@ -122,10 +122,12 @@ _Piece = tuple[str, str | None, Callable[..., str] | None, bool, tuple[str, ...]
 
 
 @cache
-def _compiled(template: str) -> tuple[_Piece, ...]:
-    """A template parsed once (`str.format` syntax): each literal and the field after it, its formatter looked up."""
+def _compiled(template: Template) -> tuple[_Piece, ...]:
+    """A template parsed once (`str.format` syntax; a tuple's parts one after another): each literal and the field
+    after it, its formatter looked up."""
     pieces: list[_Piece] = []
-    for literal, name, spec, _ in string.Formatter().parse(template):
+    parsed = (piece for part in ((template,) if isinstance(template, str) else template) for piece in _PARSE(part))
+    for literal, name, spec, _ in parsed:
         if not name:
             pieces.append((literal, None, None, False, ()))
             continue
@@ -135,10 +137,14 @@ def _compiled(template: str) -> tuple[_Piece, ...]:
     return tuple(pieces)
 
 
-def _written(template: str, values: Mapping[str, Any]) -> str:
+_PARSE = string.Formatter().parse
+
+
+def _written(template: Template, values: Mapping[str, Any]) -> str:
     out: list[str] = []
     for literal, name, formatter, negate, args in _compiled(template):
-        out.append(literal)
+        if literal:
+            out.append(literal)
         if name is None:
             continue
         value = values[name]
@@ -199,7 +205,7 @@ def write(
 
 def clause(template: Template, values: Mapping[str, object]) -> str:
     """`template` written over `values` as it stands: a part of a sentence, or a figure that is words (a fix)."""
-    return "".join(_written(part, values) for part in ((template,) if isinstance(template, str) else template))
+    return _written(template, values)
 
 
 @dataclass(slots=True)
