@@ -24,6 +24,7 @@ from worthit.rules.once import once
 from worthit.rules.phase_names import kernel_kind
 from worthit.rules.policy import Policy
 from worthit.rules.text import label
+from worthit.rules.wording import Draft
 from worthit.rules.worth import Worth, worth_of
 
 __all__ = ["POINT_FREE", "SCOPE_NOUN", "Check", "Context", "Probe", "context", "once"]
@@ -389,5 +390,5 @@ def context(
     return effective
 
 
-Check = Callable[[Context], Finding | None]
+Check = Callable[[Context], Finding | Draft | None]
 Probe = Callable[[Proposal, float, float], Verdict]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TypeVar
 
 import msgspec
 
@@ -29,8 +30,12 @@ from worthit.rules.ranges import at_end, binding_end, over_range, quotes_range, 
 from worthit.rules.reasoning import reasoning
 from worthit.rules.text import STATEMENT_CHARS, sentence
 from worthit.rules.verdict import RANK, STAGE_ORDER, STAGES, argued, compiled, verdict_at
+from worthit.rules.wording import Draft
 
-__all__ = ["check_alone", "decide", "evaluate", "registry", "run_checks"]
+Said = TypeVar("Said", bound=Finding | Draft)
+"""A finding, or one whose sentence is not written yet: `decide` ranks either."""
+
+__all__ = ["check_alone", "decide", "draft_alone", "evaluate", "registry", "run_checks"]
 
 
 def _point(value: float | Range | str | None, name: str) -> float:
@@ -45,24 +50,31 @@ def _point(value: float | Range | str | None, name: str) -> float:
 
 def run_checks(proposal: Proposal, policy: Policy, p: float, k: float, checks: Sequence[ModuleType]) -> list[Finding]:
     """Every finding of `checks` for one point (p, k), each marked with the stage its rule answers."""
-    return _run(context(proposal, policy, p, k), checks)
+    return _written(_run(context(proposal, policy, p, k), checks))
 
 
-def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding]:
-    findings: list[Finding] = []
+def _run(ctx: Context, checks: Sequence[ModuleType]) -> list[Finding | Draft]:
+    """Every check's finding at `ctx`, each marked with its stage; a draft's sentence is not written yet."""
+    findings: list[Finding | Draft] = []
     for check, stage in compiled(tuple(checks)):
         finding = check(ctx)
         if finding is None:
             continue
-        message = finding.message
-        # A safety net: rules write short sentences, each ending in a period.
-        if not message.endswith("."):
-            message += "."
-        finding.message = message if len(message) <= STATEMENT_CHARS else sentence(message)
+        if isinstance(finding, Finding):
+            message = finding.message
+            # A safety net: rules write short sentences, each ending in a period.
+            if not message.endswith("."):
+                message += "."
+            finding.message = message if len(message) <= STATEMENT_CHARS else sentence(message)
         if finding.stage is None:
             finding.stage = stage
         findings.append(finding)
     return findings
+
+
+def _written(findings: Sequence[Finding | Draft]) -> list[Finding]:
+    """The findings as printed: each draft's sentence written from its template, once, for the findings kept."""
+    return [finding if isinstance(finding, Finding) else finding.written() for finding in findings]
 
 
 def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
@@ -87,10 +99,10 @@ def decide(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
     return verdict, deciding
 
 
-def _decider(findings: Sequence[Finding]) -> tuple[Verdict, Finding]:
+def _decider(findings: Sequence[Said]) -> tuple[Verdict, Said]:
     """`decide` without marking the findings it overrides: the verdict and its finding, the findings untouched."""
     order = STAGE_ORDER
-    best: tuple[int, int, int, Verdict, Finding] | None = None
+    best: tuple[int, int, int, Verdict, Said] | None = None
     for index, finding in enumerate(findings):
         verdict = argued(finding)
         if verdict is None or finding.overridden_by is not None:
@@ -125,14 +137,14 @@ def evaluate(
         checks = registry()
     ctx = _context(proposal, policy, checks, calibration)
     proposal = ctx.proposal
-    findings = _run(ctx, checks)
+    drafts = _run(ctx, checks)
     if isinstance(proposal.p, Range) or isinstance(proposal.k, Range):
         known: dict[tuple[float, float], Verdict] = {}
         probe = ctx.probe
         if ctx.calibration is None and isinstance(probe, _Probe) and not probe.asked:
             # No check asked the probe, so each answered as it does without one: these findings are the pure
             # verdict function's at the point, and the ranges need not run every check again to learn it.
-            known[(ctx.p, ctx.k)] = _decider(findings)[0]
+            known[(ctx.p, ctx.k)] = _decider(drafts)[0]
         ranges, holds, uncertainty = over_range(proposal, policy, checks, ctx, known)
     else:
         ranges, holds, uncertainty = None, None, None
@@ -141,10 +153,10 @@ def evaluate(
         straddle = straddle_of(ctx, known)
         # A range straddling the bar is decided by its break-even (PRODUCT §3, stage 5): what argues against the
         # work at the midpoint is one point of the range, not the range, and no corner asks to remeasure.
-        for finding in findings:
-            if finding.overridden_by is None and argued(finding) in ("decline", "redirect"):
-                finding.overridden_by = uncertainty.rule
-        findings.append(uncertainty)
+        for draft in drafts:
+            if draft.overridden_by is None and argued(draft) in ("decline", "redirect"):
+                draft.overridden_by = uncertainty.rule
+        findings = [*_written(drafts), uncertainty]
         # Its break-even is the condition the decision turns on: among stage 5's conditions it speaks first (the
         # midpoint's own, a noise floor's "0.88% per run … 1.75 GPU-equivalents", hold at one point of the range).
         verdict, deciding = decide([uncertainty, *findings[:-1]])
@@ -155,10 +167,11 @@ def evaluate(
             # A range that does not straddle the bar is argued at the end that binds its verdict, never at its
             # midpoint (a p nobody proposed): a verdict that passes at the end that saves least, one that fails at
             # the end that saves most. Every check speaks there, so every figure printed is one the range holds.
-            bound = binding_end(ctx, known, _decider(findings)[0])
+            bound = binding_end(ctx, known, _decider(drafts)[0])
             if bound is not None:
                 ctx = bound[0]
-                findings = _run(ctx, checks)
+                drafts = _run(ctx, checks)
+        findings = _written(drafts)
         verdict, deciding = decide(findings)
         statement = sentence(deciding.message)
         if bound is not None and not quotes_range(deciding):
@@ -222,5 +235,13 @@ def check_alone(
     The rule reads the same Context as in `evaluate` — its probe, for the checks that search for a break-even, is
     still the whole registry's verdict — but no other rule runs beside it, so what it argues is its own.
     """
+    draft = draft_alone(module, proposal, policy, calibration=calibration)
+    return None if draft is None else _written((draft,))[0]
+
+
+def draft_alone(
+    module: ModuleType, proposal: Proposal, policy: Policy, *, calibration: Calibration | None = None
+) -> Finding | Draft | None:
+    """`check_alone` before the sentence is written: a converted rule's draft, its template and figures."""
     findings = _run(_context(proposal, policy, registry(), calibration), (module,))
     return findings[0] if findings else None

@@ -14,6 +14,7 @@ from types import ModuleType
 from worthit.rules.context import Check, Context, context
 from worthit.rules.model import Finding, Proposal, Stage, Verdict
 from worthit.rules.policy import Policy
+from worthit.rules.wording import Draft
 
 __all__ = [
     "ALL_VERDICTS",
@@ -66,7 +67,7 @@ def deciders(checks: tuple[ModuleType, ...]) -> tuple[tuple[Check, Stage], ...]:
     return compiled(tuple(module for module in checks if argues(module) - {"fund"}))
 
 
-def argued(finding: Finding) -> Verdict | None:
+def argued(finding: Finding | Draft) -> Verdict | None:
     """The verdict a finding argues for: its own, else its effect's (`info` argues none)."""
     return finding.verdict or EFFECT_VERDICT.get(finding.effect)
 

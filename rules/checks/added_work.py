@@ -24,14 +24,12 @@ Example: γ = 4, α = 0.7, draft steps at 0.1 and the verify pass at 1.2 plain s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from worthit.rules import amdahl
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import join, k_text, label, ms, num, pct, span, times
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, Template, names, opposed, same_printed
 
 ID = "added_work"
 STAGE = "worth"
@@ -64,13 +62,35 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+COUNTING = "Counting the work the change adds, "
+SPECULATIVE = (
+    "at γ = {draft_tokens:int} and α = {acceptance:pct} a verify pass yields {expected_tokens:num2} tokens for "
+    "{round_cost_steps:num2} plain decode steps' time"
+)
+ADDED = "the {added_ms:ms} of {names} it adds comes out of {target}'s "
+NO_TIME = "it adds no time"
+ENDS_UP = ", so {target} ends up "
+NOT = ", not "
+IS = ", so {target} is "
+END_TO_END = " end to end, not "
+AND = ", and "
+SAVES_OR_LOSES = "the run saves up to {end_to_end_saving_high:pct} or loses up to {end_to_end_saving_low:-pct}"
+SAVES = "the run saves "
+LOSES = "the run loses "
+K_UNBOUNDED = "{effective_k_low:k} to {effective_k_high:k}"
+K_FASTER = "{effective_k_low:span_k_times(effective_k_high)} faster"
+K_SLOWER = "{effective_k_low:span_k_times(effective_k_high)} as fast (slower)"
+K_AS_FAST = "{effective_k_low:span_k_times(effective_k_high)} as fast"
+
+
+def check(ctx: Context) -> Draft | None:
     """States the k the figures use once the change's added work is counted; opposes when nothing is left."""
     added = ctx.proposal.added_work
     if added is None:
         return None
     k, stated = ctx.k, ctx.given_k
     figures: dict[str, Figure] = {"stated_k": stated, "effective_k": None if math.isinf(k) else k}
+    words = {"target": ctx.target}
     # A range is quoted across its box, each figure at its lowest and highest corner (k derived again at each), never
     # at the midpoint, which nobody proposed. Only the verdict is asked at a corner or a probe: the sentence, and the
     # corners' contexts it reads, are not needed there.
@@ -90,66 +110,58 @@ def check(ctx: Context) -> Finding | None:
             "round_cost_steps": steps,
             "speculative_k": tokens / steps,
         }
-        parts.append(
-            f"at γ = {spec.draft_tokens} and α = {pct(spec.acceptance)} a verify pass yields {num(tokens, 2)} tokens "
-            f"for {num(steps, 2)} plain decode steps' time"
-        )
+        parts.append(SPECULATIVE)
     phases = added.phases or []
     extra = sum(phase.ms for phase in phases)
     if extra > 0:
         figures["added_ms"] = extra
-        names = join([label(phase.name) for phase in phases if phase.ms > 0][:3])
+        words["names"] = names([phase.name for phase in phases if phase.ms > 0][:3])
         base = ctx.baseline_ms or 0.0
         figures["target_ms"] = base * ctx.p
-        own = _ends(figures, "target_ms", [base * end.p for end in ends], ms)
-        parts.append(f"the {ms(extra)} of {names} it adds comes out of {ctx.target}'s {own}")
-    how = "; ".join(parts) if parts else "it adds no time"
+        parts.append(ADDED + _ends(figures, "target_ms", [base * end.p for end in ends], "ms"))
+    how: Template = ("; ".join(parts),) if parts else (NO_TIME,)
     derived = [end.k for end in ends]
-    not_k = _ends(figures, "stated_k", [end.given_k for end in ends], times)
+    not_k = _ends(figures, "stated_k", [end.given_k for end in ends], "times")
     if k <= 1:
-        ends_up = _k_span(figures, derived)
-        head = f"Counting the work the change adds, {how}, so {ctx.target} ends up {ends_up}, not {not_k}"
-        return opposition(ctx, ID, head, figures, then="is where the effort belongs")
+        head = (COUNTING, *how, ENDS_UP, _k_span(figures, k, derived), NOT, not_k)
+        return opposed(ctx, ID, head, figures, words, then="is where the effort belongs")
     saving = ctx.run_saving
     figures["end_to_end_saving"] = saving
     savings = [end.run_saving for end in ends]
     if min(savings) < 0 <= max(savings):
         low, high = min(savings), max(savings)
         figures |= {"end_to_end_saving_low": low, "end_to_end_saving_high": high}
-        run = f"the run saves up to {pct(high)} or loses up to {pct(-low)}"
+        run: tuple[str, ...] = (SAVES_OR_LOSES,)
     else:
-        said = _ends(figures, "end_to_end_saving", [abs(value) for value in savings], pct)
-        run = f"the run {'saves' if saving >= 0 else 'loses'} {said}"
-    return Finding(
-        rule=ID,
-        effect="supports",
-        verdict="fund",
-        figures=figures,
-        message=f"Counting the work the change adds, {how}, so {ctx.target} is {_k_span(figures, derived)} end to "
-        f"end, not {not_k}, and {run}.",
-    )
+        said = _ends(figures, "end_to_end_saving", [abs(value) for value in savings], "pct", negate=saving < 0)
+        run = (SAVES if saving >= 0 else LOSES, said)
+    template = (COUNTING, *how, IS, _k_span(figures, k, derived), END_TO_END, not_k, AND, *run, ".")
+    return Draft(ID, "supports", template, figures, words, verdict="fund")
 
 
-def _ends(figures: dict[str, Figure], name: str, values: list[float], say: Callable[[float], str]) -> str:
-    """A figure over a range's corners as said, `30–50 ms` (its lowest and highest put in `figures` as `name_low` and
-    `name_high`), or the one value when there is one."""
+def _ends(figures: dict[str, Figure], name: str, values: list[float], say: str, *, negate: bool = False) -> str:
+    """A figure over a range's corners as a template, `30–50 ms` (its lowest and highest put in `figures` as
+    `name_low` and `name_high`), or the figure `name` itself when there is one value (`negate`: printed negated, a
+    loss said as a positive share)."""
     low, high = min(values), max(values)
     if low == high:
-        return say(low)
+        return f"{{{name}:{'-' if negate else ''}{say}}}"
     figures |= {f"{name}_low": low, f"{name}_high": high}
-    return span(say(low), say(high))
+    return f"{{{name}_low:span_{say}({name}_high)}}"
 
 
-def _k_span(figures: dict[str, Figure], ks: list[float]) -> str:
+def _k_span(figures: dict[str, Figure], k: float, ks: list[float]) -> str:
     """The k the figures use, end to end, over a range's corners: `1.73× faster`, `2.5–6.06× faster`,
     `0.8–0.95× as fast (slower)` (`effective_k_low` and `effective_k_high` in `figures`)."""
     low, high = min(ks), max(ks)
-    if low == high or k_text(low) == k_text(high):
-        return k_text(low)
+    if low == high or same_printed("k", low, high):
+        if low == k:
+            return "{effective_k:k}"
+        figures["effective_k_low"] = low  # every corner prints alike: the lowest is the one said
+        return "{effective_k_low:k}"
     figures |= {"effective_k_low": low, "effective_k_high": None if math.isinf(high) else high}
     if math.isinf(high):
-        return f"{k_text(low)} to {k_text(high)}"
-    said = span(*(times(value) if value >= 100 else f"{num(value, 2)}×" for value in (low, high)))  # as k_text says it
+        return K_UNBOUNDED
     if low > 1:
-        return f"{said} faster"
-    return f"{said} as fast (slower)" if high < 1 else f"{said} as fast"
+        return K_FASTER
+    return K_SLOWER if high < 1 else K_AS_FAST

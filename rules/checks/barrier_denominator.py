@@ -54,10 +54,9 @@ import math
 from worthit.rules.barrier import UNSEEN, BarrierStep
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import condition, opposition
-from worthit.rules.model import Barrier, Figure, Finding, Range
+from worthit.rules.model import Barrier, Figure, Range
 from worthit.rules.search import PASSING, break_even
-from worthit.rules.text import STATEMENT_CHARS, count, k_text, label, ms, num, pct, times
+from worthit.rules.wording import Draft, names, opposed
 
 ID = "barrier_denominator"
 STAGE = "trust"
@@ -148,7 +147,43 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+SPLIT = (
+    "Across {ranks:num} ranks {target}'s {p:pct} is split as measured: {target_wait:pct} of the step waiting for the "
+    "slowest rank, {transfer_share:pct} of transfer, the only part a faster collective shortens."
+)
+RANK_STRAGGLER = "rank {straggler:int}"
+THE_STRAGGLER = "the straggler"
+WRONG_DENOMINATOR = (
+    "Measured across {ranks:num} ranks, {target} on ",
+    " is {target_ms:ms} of the {step_ms:ms} step every rank waits for, {p_distributed:pct}, not the {p_stated:pct} "
+    "the arithmetic ran on; re-run it with p = {p_distributed:pct}.",
+)
+ON_RANK = "{rank_p:pct} of one rank's device activity but "
+WAIT_INSIDE = "ranks wait {wait_fraction:pct} of their step inside collectives"
+ARRIVALS = "arrivals at the collective measured on {arrival_ranks:count(rank_noun)}"
+TAKEN = (
+    "Measured across {ranks:num} ranks: {target} on ",
+    ", the straggler, is ",
+    "{p_distributed:pct} of the {step_ms:num} ms step every rank waits for (",
+    "), so p is taken against the step.",
+)
+HOLDS = (
+    "Across {ranks:num} ranks the barrier holds {wait_fraction:pct} of the step, so {target} on the critical path "
+    "sets the step for every rank, as the collective shows."
+)
+COMM_WAIT = (
+    "{target}'s {p:pct} on one rank includes its wait for the slowest of {ranks:num} ranks, which a faster transfer "
+    "does not shorten; trace the collective across all ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) to "
+    "split transfer from wait, and re-run p."
+)
+PAID_BY_ALL = (
+    "On a barrier's critical path the straggler's {p:pct} is paid by all {ranks:num} waiting ranks, so one rank's "
+    "profile has the wrong denominator; trace the collective across all ranks (rocprofv3 --rccl-trace, nsys with NCCL "
+    "tracing) and re-run p."
+)
+
+
+def check(ctx: Context) -> Draft | None:
     """Remeasure a share taken on one rank when the target sits on a barrier's critical path; oppose a faster
     compute target the step behind the barrier cannot see (its rank waits for the straggler)."""
     barrier = ctx.proposal.flags.barrier
@@ -168,20 +203,12 @@ def check(ctx: Context) -> Finding | None:
         "rank_time_paid": ctx.p * barrier.ranks,
         "wait_fraction": barrier.wait_fraction,
     }
+    words = {"target": ctx.target, "rank_noun": "rank"}
     if barrier.target_wait is not None and ctx.wait_share > 0:
         # The collective's own time is split into transfer and wait (given, or read from all ranks' traces): the
         # denominator question is answered, and the value is the transfer's alone (collective_wait says the rest).
         figures |= {"target_wait": ctx.wait_share, "transfer_share": max(ctx.p - ctx.wait_share, 0.0)}
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=(
-                f"Across {num(barrier.ranks)} ranks {ctx.target}'s {pct(ctx.p)} is split as measured: "
-                f"{pct(ctx.wait_share)} of the step waiting for the slowest rank, "
-                f"{pct(max(ctx.p - ctx.wait_share, 0.0))} of transfer, the only part a faster collective shortens."
-            ),
-        )
+        return Draft(ID, "info", SPLIT, figures, words)
     # measured across all ranks: the collective's wait, or each rank's arrival at it (which holds the wait)
     measured = barrier.wait_fraction is not None or bool(barrier.arrivals)
     if measured and barrier.step_ms and barrier.target_ms is not None:
@@ -198,68 +225,46 @@ def check(ctx: Context) -> Finding | None:
         if step is not None and step.setter is not None and step.after_ms is not None:
             # the straggler's saving stops where the next-slowest rank sets the step (amdahl and ceiling say it)
             figures |= {"next_rank": step.setter, "next_rank_ms": step.after_ms, "step_saving": step.saving}
-        on_rank = f"{pct(barrier.rank_p)} of one rank's device activity but " if barrier.rank_p else ""
-        who = f"rank {barrier.straggler}" if barrier.straggler is not None else "the straggler"
+        on_rank = ON_RANK if barrier.rank_p else ""
+        who = RANK_STRAGGLER if barrier.straggler is not None else THE_STRAGGLER
         stated = ctx.p_run  # the share the decision's arithmetic runs on (p, or p_end_to_end when given)
         if not isinstance(ctx.proposal.p, Range) and abs(p_distributed - stated) > ctx.policy.breakdown_tolerance:
             # the measured barrier gives the share of the step every rank waits for; the arithmetic ran on another
             # (one rank's device activity, the seed's "wrong denominator"): not taken against the step, so re-run it
             figures |= {"p_stated": stated}
-            return Finding(
-                rule=ID,
-                effect="remeasure",
-                verdict="remeasure",
-                figures=figures,
-                message=(
-                    f"Measured across {num(barrier.ranks)} ranks, {ctx.target} on {who} is {ms(barrier.target_ms)} "
-                    f"of the {ms(barrier.step_ms)} step every rank waits for, {pct(p_distributed)}, not the "
-                    f"{pct(stated)} the arithmetic ran on; re-run it with p = {pct(p_distributed)}."
-                ),
-            )
+            first, last = WRONG_DENOMINATOR
+            return Draft(ID, "remeasure", (first, who, last), figures, words)
         if barrier.wait_fraction is not None:
-            how = f"ranks wait {pct(barrier.wait_fraction)} of their step inside collectives"
+            how = WAIT_INSIDE
         else:
-            how = f"arrivals at the collective measured on {count(len(barrier.arrivals or ()), 'rank')}"
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=(
-                f"Measured across {num(barrier.ranks)} ranks: {ctx.target} on {who}, the straggler, is {on_rank}"
-                f"{pct(p_distributed)} of the {num(barrier.step_ms)} ms step every rank waits for ({how}), so p is "
-                f"taken against the step."
-            ),
-        )
+            figures["arrival_ranks"] = len(barrier.arrivals or ())
+            how = ARRIVALS
+        first, straggler, share, last = TAKEN
+        return Draft(ID, "info", (first, who, straggler, on_rank, share, how, last), figures, words)
     if barrier.wait_fraction is not None and ctx.target_is_comm:
-        found = _transfer(ctx, barrier.wait_fraction, figures)
+        found = _transfer(ctx, barrier.wait_fraction, figures, words)
         if found is not None:
             return found
     if barrier.wait_fraction is not None:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=(
-                f"Across {num(barrier.ranks)} ranks the barrier holds {pct(barrier.wait_fraction)} of the step, "
-                f"so {ctx.target} on the critical path sets the step for every rank, as the collective shows."
-            ),
-        )
-    if ctx.target_is_comm:
-        message = (
-            f"{ctx.target}'s {pct(ctx.p)} on one rank includes its wait for the slowest of {num(barrier.ranks)} "
-            f"ranks, which a faster transfer does not shorten; trace the collective across all ranks (rocprofv3 "
-            f"--rccl-trace, nsys with NCCL tracing) to split transfer from wait, and re-run p."
-        )
-    else:
-        message = (
-            f"On a barrier's critical path the straggler's {pct(ctx.p)} is paid by all {num(barrier.ranks)} "
-            f"waiting ranks, so one rank's profile has the wrong denominator; trace the collective across all "
-            f"ranks (rocprofv3 --rccl-trace, nsys with NCCL tracing) and re-run p."
-        )
-    return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)
+        return Draft(ID, "info", HOLDS, figures, words)
+    return Draft(ID, "remeasure", COMM_WAIT if ctx.target_is_comm else PAID_BY_ALL, figures, words)
 
 
-def _unseen(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
+REMOVED = "removed"
+AT_K = "at {k:times}"
+AT_UP_TO_K = "at up to {k:times}"
+OFF_PATH = "{target} is off the straggler's path: "
+RANK_WAITS = " {who} waits {longer_wait_ms:ms} more in the collective and the {step_ms:ms} step saves nothing"
+RANK_WAITS_NUMBERED = (
+    " rank {rank:int} waits {longer_wait_ms:ms} more in the collective and the {step_ms:ms} step saves nothing"
+)
+OFF_CRITICAL = "{target}'s {p:pct} is off the critical path of the {ranks:num}-rank barrier: "
+WAITS_MORE = " its rank waits {longer_wait_ms:ms} more for the slowest and the step saves nothing"
+WAITS_LONGER = " its rank only waits longer for the slowest and the step saves nothing"
+SLOWEST_COMPUTE = "; the slowest rank's compute is where the effort belongs."
+
+
+def _unseen(ctx: Context, barrier: Barrier, step: BarrierStep) -> Draft:
     """A faster compute target the step does not see: its rank waits for the straggler, which still sets the step
     (measured per rank: `arrivals`; stated: `critical_path` false), so the rank only waits longer. A redirect to the
     compute of the rank that sets the step (`Context.alternative`) — not to another phase of the target's rank, which
@@ -268,13 +273,18 @@ def _unseen(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
     # a range of k is said at its high end (the most waiting), never at its midpoint
     k = stated.high if isinstance(stated, Range) else ctx.k
     cut = 1.0 if math.isinf(k) else 1.0 - 1.0 / k
-    how = "removed" if math.isinf(k) else f"at {'up to ' if isinstance(stated, Range) else ''}{times(k)}"
     figures: dict[str, Figure] = {
         "ranks": barrier.ranks,
         "p": ctx.p,
         "step_saving": max(step.saving, 0.0),
         "end_to_end_saving": ctx.run_saving,
     }
+    words = {"target": ctx.target}
+    if math.isinf(k):
+        how = REMOVED
+    else:
+        figures["k"] = k
+        how = AT_UP_TO_K if isinstance(stated, Range) else AT_K
     if step.own_ms is not None and step.setter is not None and barrier.step_ms is not None:
         longer = step.own_ms * cut
         figures |= {
@@ -285,38 +295,45 @@ def _unseen(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
             "step_ms": barrier.step_ms,
             "longer_wait_ms": longer,
         }
-        who = f"rank {barrier.rank}" if barrier.rank is not None else "its rank"
-        head = (
-            f"{ctx.target} is off the straggler's path: {how} {who} waits {ms(longer)} more in the collective and "
-            f"the {ms(barrier.step_ms)} step saves nothing"
-        )
+        head: tuple[str, ...] = (OFF_PATH, how, RANK_WAITS_NUMBERED if barrier.rank is not None else RANK_WAITS)
     else:
         base = ctx.baseline_ms
         longer_ms = ctx.p * base * cut if base is not None else None
         figures["longer_wait_ms"] = longer_ms
-        waits = f"waits {ms(longer_ms)} more" if longer_ms is not None else "only waits longer"
-        head = (
-            f"{ctx.target}'s {pct(ctx.p)} is off the critical path of the {num(barrier.ranks)}-rank barrier: {how} "
-            f"its rank {waits} for the slowest and the step saves nothing"
-        )
+        head = (OFF_CRITICAL, how, WAITS_MORE if longer_ms is not None else WAITS_LONGER)
     if ctx.worth.clears:
-        return Finding(rule=ID, effect="info", stage="worth", figures=figures, message=f"{head}.")
+        return Draft(ID, "info", (*head, "."), figures, words, stage="worth")
     if ctx.alternative is None:  # not measured per rank: the slowest rank's compute, unnamed
-        message = f"{head}; the slowest rank's compute is where the effort belongs."
-        return Finding(rule=ID, effect="opposes", verdict="redirect", stage="worth", figures=figures, message=message)
-    finding = opposition(ctx, ID, head, figures)  # the compute of the rank that sets the step (Context.alternative)
-    finding.stage = "worth"  # what the work is worth, not whether p can be trusted
-    return finding
+        return Draft(ID, "opposes", (*head, SLOWEST_COMPUTE), figures, words, verdict="redirect", stage="worth")
+    draft = opposed(ctx, ID, head, figures, words)  # the compute of the rank that sets the step (Context.alternative)
+    draft.stage = "worth"  # what the work is worth, not whether p can be trusted
+    return draft
 
 
-def _more_unmeasured(ctx: Context, barrier: Barrier, step: BarrierStep) -> Finding:
+MORE_HEAD = "{whose}, measured on "
+ON_RANK_ALONE = "rank {rank:int}"
+ITS_RANK = "its rank"
+ALONE_SAVES = (" alone, saves ", " alone, save ")
+SAID_MS = {"plain": "{more_saving_ms:ms}", "seen": "{more_seen_ms:ms}"}
+SAID_SHARE = {"plain": "{more_saving:pct} of the step", "seen": "{more_seen:pct} of the step"}
+THERE_SEEN = (" there, of which the step sees ", "")
+THERE_UNSEEN = " there that the step does not see"
+ONCE_SETS = " once rank {step_setter:int}'s {step_setter_ms:ms} sets it"
+WHILE_WAITS = " while its rank waits for the slowest"
+PAYS_ONLY = (
+    "; the change pays only if it saves on other ranks too: trace it across all ranks",
+    "; the change pays only if they save on other ranks too: trace them across all ranks",
+)
+HOW_TO_TRACE = " (rocprofv3 --rccl-trace, nsys with NCCL tracing)"
+GIVE = " and give each rank's {given}."
+
+
+def _more_unmeasured(ctx: Context, barrier: Barrier, step: BarrierStep) -> Draft:
     """Further targets measured on one rank behind a barrier, whose saving there the step does not see once another
     rank sets it, and without which the change does not pay: their time on the other ranks decides (if they run there
     too, the step sees it), and only a trace across all ranks gives it (`flags.barrier.arrivals[].more_ms`)."""
     more = ctx.more_targets
-    whose = label(more[0][0]) if len(more) == 1 else "the further targets"
     rank = barrier.rank if barrier.rank is not None else barrier.straggler
-    where = f"rank {rank}" if rank is not None else "its rank"
     base = barrier.step_ms or ctx.baseline_ms
     figures: dict[str, Figure] = {
         "ranks": barrier.ranks,
@@ -327,37 +344,47 @@ def _more_unmeasured(ctx: Context, barrier: Barrier, step: BarrierStep) -> Findi
     }
     if ctx.more_unseen_worth is not None:
         figures["end_to_end_saving_if_seen"] = ctx.more_unseen_worth.saving
-
-    def said(share: float) -> str:
-        return ms(share * base) if base is not None else f"{pct(share)} of the step"
-
+    words = {
+        "whose": names([more[0][0]]) if len(more) == 1 else "the further targets",
+        "given": "time as `more_ms`" if barrier.arrivals else "arrival with it (`arrivals`, `more_ms`)",
+    }
+    said = SAID_SHARE
     if base is not None:
         figures |= {"more_saving_ms": step.more_plain * base, "more_unseen_ms": step.more_unseen * base}
+        said = SAID_MS
     one = len(more) == 1
+    seen: tuple[str, ...]
     if step.more_seen > UNSEEN:
         figures["more_seen"] = step.more_seen
         if base is not None:
             figures["more_seen_ms"] = step.more_seen * base
-        seen = f"{said(step.more_plain)} there, of which the step sees {said(step.more_seen)}"
+        seen = (said["plain"], THERE_SEEN[0], said["seen"])
     else:
-        seen = f"{said(step.more_plain)} there that the step does not see"
+        seen = (said["plain"], THERE_UNSEEN)
     if step.setter is not None and step.after_ms is not None:
         figures |= {"step_setter": step.setter, "step_setter_ms": step.after_ms}
-        seen += f" once rank {step.setter}'s {ms(step.after_ms)} sets it"
+        seen += (ONCE_SETS,)
     else:
-        seen += " while its rank waits for the slowest"
-    given = "time as `more_ms`" if barrier.arrivals else "arrival with it (`arrivals`, `more_ms`)"
-    head = (
-        f"{whose}, measured on {where} alone, {'saves' if one else 'save'} {seen}; the change pays only if "
-        f"{'it saves' if one else 'they save'} on other ranks too: trace {'it' if one else 'them'} across all ranks"
-    )
-    message = f"{head} (rocprofv3 --rccl-trace, nsys with NCCL tracing) and give each rank's {given}."
-    if len(message) > STATEMENT_CHARS:
-        message = f"{head} and give each rank's {given}."
-    return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)
+        seen += (WHILE_WAITS,)
+    where = ON_RANK_ALONE if rank is not None else ITS_RANK
+    head = (MORE_HEAD, where, ALONE_SAVES[0 if one else 1], *seen, PAYS_ONLY[0 if one else 1])
+    full, short = (*head, HOW_TO_TRACE, GIVE), (*head, GIVE)
+    return Draft(ID, "remeasure", full, figures, words, fallbacks=(short,))
 
 
-def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding | None:
+LEFT_PAYS = (
+    "Of {target}'s {p:pct}, up to {wait_fraction:pct} of the step may be the ranks' wait for the straggler, which a "
+    "faster transfer does not shorten, and on the {transfer_low:pct} left {k:k} still pays."
+)
+FUND_IF_TRANSFER = (
+    "Fund if a trace across all ranks shows {target}'s transfer, without the wait for the straggler, at "
+    "{break_even_transfer:pct} of the step or more: up to "
+)
+IS_THAT_WAIT = " of the step is that wait, which a faster transfer does not shorten"
+AND_LEFT = ", and on the {transfer_low:pct} left {k:times} saves {transfer_saving:pct}."
+
+
+def _transfer(ctx: Context, wait: float, figures: dict[str, Figure], words: dict[str, str]) -> Draft | None:
     """A collective's share holds the ranks' wait for the straggler, which no faster transfer shortens. With the
     wait measured (`wait_fraction`) but not split by collective, the worst case puts all of it in the target: the
     transfer is then p − wait. The verdict at that share is the pure verdict function's, the speedup of the
@@ -374,26 +401,13 @@ def _transfer(ctx: Context, wait: float, figures: dict[str, Figure]) -> Finding 
 
     transfer = max(p - wait, 0.0)
     saved = transfer * (1 - 1 / k)
-    figures |= {"transfer_low": transfer, "transfer_saving": saved}
-    holds = f"up to {pct(min(wait, p))} of the step is that wait, which a faster transfer does not shorten"
+    figures |= {"transfer_low": transfer, "transfer_saving": saved, "k": k}
     if transfer > 0 and passes(transfer):
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"Of {ctx.target}'s {pct(p)}, up to {pct(wait)} of the step may be the ranks' wait for the "
-            f"straggler, which a faster transfer does not shorten, and on the {pct(transfer)} left {k_text(k)} still "
-            f"pays.",
-        )
+        return Draft(ID, "info", LEFT_PAYS, figures, words)
     if not passes(p):
         return None  # it does not pay even if none of it were wait: the other checks say why
     edge = break_even(passes, transfer, p)
     figures["break_even_transfer"] = edge
-    return condition(
-        ID,
-        figures,
-        f"Fund if a trace across all ranks shows {ctx.target}'s transfer, without the wait for the straggler, at "
-        f"{pct(edge)} of the step or more: {holds}"
-        + (f", and on the {pct(transfer)} left {times(k)} saves {pct(saved)}." if transfer else "."),
-        stage="condition",
-    )
+    most = "{wait_fraction:pct}" if wait <= p else "{p:pct}"  # the wait, at most the whole share
+    template = (FUND_IF_TRANSFER, most, IS_THAT_WAIT, AND_LEFT if transfer else ".")
+    return Draft(ID, "condition", template, figures, words, stage="condition")

@@ -21,8 +21,8 @@ import math
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.model import Effect, Figure, Finding, Range
-from worthit.rules.text import count, label, ms, pct, saves, times
+from worthit.rules.model import Effect, Figure, Range
+from worthit.rules.wording import Draft
 
 ID = "calibration"
 STAGE = "worth"
@@ -61,7 +61,26 @@ def _point(k: float | Range | str) -> float:
     return float("inf") if isinstance(k, str) else k
 
 
-def check(ctx: Context) -> Finding | None:
+TEAM = "team {team:label} realized"
+ON_WORKLOAD = " on {workload:label}"
+PROPOSALS_ON = "proposals on {workload:label} realized"
+OPENING = "At the {median_ratio:times} of estimated k that "
+RESTS = " ({outcomes:count(outcome)}"
+BOUNDED = ", {bounded_outcomes:int} of them counted at the ×{calibration_max_ratio:g} bound"
+BECOMES = "), {proposed_k:times} becomes {calibrated_k:times}"
+STILL = ": still {calibrated_verdict}"
+END_TO_END = ", at {calibrated_speedup:times} end to end."
+TURNS = (
+    " and the verdict turns from {verdict} to {calibrated_verdict}: {calibrated_k:times} on {p:pct} of {scope} "
+    "{calibrated_saving_fraction:saves(of_scope)}"
+)
+RUN_SHARE = ", {end_to_end_saving:pct} of the run"
+UNDER_FLOOR = ", under the {noise_floor:pct} noise floor"
+RATE_MS = ", {rate_ms:ms} per engineer-week against the {min_rate_ms:ms} the policy funds"
+RATE_SHARE = ", {rate_fraction:pct} of the step per engineer-week against the {min_rate:pct} the policy funds"
+
+
+def check(ctx: Context) -> Draft | None:
     """States the calibrated k and, where the verdict turns on it, argues the verdict at the calibrated k."""
     calibration, proposed = ctx.calibration, ctx.proposed
     if calibration is None or proposed is None:
@@ -69,14 +88,9 @@ def check(ctx: Context) -> Finding | None:
     proposed_k = _point(proposed.k)
     team, workload = calibration.team, calibration.workload
     if team is not None:
-        who = f"team {label(team)} realized" + (f" on {label(workload)}" if workload is not None else "")
+        who: tuple[str, ...] = (TEAM, ON_WORKLOAD) if workload is not None else (TEAM,)
     else:
-        who = f"proposals on {label(workload or '')} realized"
-    rests = count(calibration.outcomes, "outcome")
-    if calibration.bounded:
-        rests += f", {calibration.bounded} of them counted at the ×{ctx.policy.calibration_max_ratio:g} bound"
-    opening = f"At the {times(calibration.ratio)} of estimated k that {who} ({rests}), {times(proposed_k)} becomes "
-    opening += times(ctx.k)
+        who = (PROPOSALS_ON,)
     figures: dict[str, Figure] = {
         "median_ratio": calibration.ratio,
         "outcomes": calibration.outcomes,
@@ -89,45 +103,46 @@ def check(ctx: Context) -> Finding | None:
         "team": team,
         "workload": workload,
     }
+    words = {"outcome": "outcome", "scope": ctx.scope_noun, "of_scope": f" of {ctx.scope_noun}"}
+    if team is None:
+        words["workload"] = workload or ""
+    rests: tuple[str, ...] = (RESTS,)
+    if calibration.bounded:
+        figures["calibration_max_ratio"] = ctx.policy.calibration_max_ratio
+        rests = (RESTS, BOUNDED)
+    opening = (OPENING, *who, *rests, BECOMES)
     probe = ctx.probe
     before = probe(proposed, ctx.p, proposed_k) if probe is not None else None
     after = probe(ctx.proposal, ctx.p, ctx.k) if probe is not None else None
     figures["verdict"] = before
     figures["calibrated_verdict"] = after
     if before is None or after is None or before == after:
-        still = f": still {after}" if after is not None else ""
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"{opening}{still}, at {times(ctx.amdahl.speedup)} end to end.",
-        )
+        still = (STILL,) if after is not None else ()
+        return Draft(ID, "info", (*opening, *still, END_TO_END), figures, words)
     effect: Effect = "supports" if after == "fund" else "condition" if after == "fund_if" else "opposes"
-    saving = saves(ctx.amdahl.saving_fraction, f" of {ctx.scope_noun}") + _bar(ctx)
-    on = f"{pct(ctx.p)} of {ctx.scope_noun}"
-    return Finding(
-        rule=ID,
-        effect=effect,
-        verdict=after,
-        figures=figures,
-        message=f"{opening} and the verdict turns from {before} to {after}: {times(ctx.k)} on {on} {saving}.",
-    )
+    figures["p"] = ctx.p
+    return Draft(ID, effect, (*opening, TURNS, *_bar(ctx, figures), "."), figures, words, verdict=after)
 
 
-def _bar(ctx: Context) -> str:
+def _bar(ctx: Context, figures: dict[str, Figure]) -> tuple[str, ...]:
     """The bar the calibrated saving falls under, when no money carries it: the policy's noise floor, else the rate
     it misses. "saves 0.75% of the step" or "saves 2% of the step" alone reads as a reason to fund."""
     policy, worth = ctx.policy, ctx.worth
     if worth.clears:
-        return ""
+        return ()
     if ctx.run_saving < policy.noise_floor:
         # The floor is judged end to end: a saving stated on a narrower scope says the run's share first.
-        run = "" if ctx.p_run == ctx.p else f", {pct(ctx.run_saving)} of the run"
-        return f"{run}, under the {pct(policy.noise_floor)} noise floor"
+        figures["noise_floor"] = policy.noise_floor
+        if ctx.p_run == ctx.p:
+            return (UNDER_FLOOR,)
+        figures["end_to_end_saving"] = ctx.run_saving
+        return (RUN_SHARE, UNDER_FLOOR)
     rate = worth.rate
     if rate is None or rate >= policy.min_rate or math.isinf(rate):
-        return ""
+        return ()
     base = ctx.baseline_ms
     if base is not None and ctx.p_run == ctx.p:
-        return f", {ms(rate * base)} per engineer-week against the {ms(policy.min_rate * base)} the policy funds"
-    return f", {pct(rate)} of the step per engineer-week against the {pct(policy.min_rate)} the policy funds"
+        figures |= {"rate_ms": rate * base, "min_rate_ms": policy.min_rate * base}
+        return (RATE_MS,)
+    figures |= {"rate_fraction": rate, "min_rate": policy.min_rate}
+    return (RATE_SHARE,)

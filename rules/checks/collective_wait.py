@@ -23,9 +23,8 @@ import math
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import condition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import num, pct, times
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft
 
 ID = "collective_wait"
 STAGE = "alternative"
@@ -50,7 +49,25 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+OWN_WAIT = (
+    "of {target}'s {p:pct} of the step, {target_wait:pct} is waiting for the slowest of {ranks:num} ranks, which no "
+    "faster transfer shortens"
+)
+STRAGGLER = (
+    "the {ranks:num} ranks wait {target_wait:pct} of their step for the straggler, whose {target} is all transfer at "
+    "{p:pct}"
+)
+BIGGER_WIN = "Fund, but the bigger win is the wait: "
+TIMES_MORE = "{wait_over_saving:ratio}× "
+THE_SAVING = "the {transfer_saving:pct} "
+ON_TRANSFER = " on its {transfer_share:pct} saves, so balance the load across ranks first."
+MEASURED = "Measured across ranks, "
+ACTS = " acts on the {transfer_share:pct} of transfer alone and saves {transfer_saving:pct} of the step."
+REMOVING = "removing the transfer"
+FASTER = "a {k:times} faster transfer"
+
+
+def check(ctx: Context) -> Draft | None:
     """Splits a collective's share into transfer and wait; names the wait when it dwarfs the transfer's saving."""
     wait = ctx.collective_wait
     if wait <= 0:
@@ -75,35 +92,15 @@ def check(ctx: Context) -> Finding | None:
     dwarfs = ratio is None or ratio >= ctx.policy.alternative_ratio
     if ctx.verdict_only and not (dwarfs and ctx.worth.clears):
         return None  # it informs, or leaves the figures to barrier_denominator
-    if own:
-        split = (
-            f"of {ctx.target}'s {pct(ctx.p)} of the step, {pct(wait)} is waiting for the slowest of {num(ranks)} "
-            f"ranks, which no faster transfer shortens"
-        )
-    else:
-        split = (
-            f"the {num(ranks)} ranks wait {pct(wait)} of their step for the straggler, whose {ctx.target} is all "
-            f"transfer at {pct(ctx.p)}"
-        )
+    split = OWN_WAIT if own else STRAGGLER
+    words = {"target": ctx.target}
+    faster = REMOVING if math.isinf(ctx.k) else FASTER
+    if not math.isinf(ctx.k):
+        figures["k"] = ctx.k
     if dwarfs and ctx.worth.clears:
-        times_more = f"{num(ratio, 0 if ratio >= 10 else 1)}× " if ratio is not None else ""
-        return condition(
-            ID,
-            figures,
-            f"Fund, but the bigger win is the wait: {split}, {times_more}the {pct(saving)} {_faster(ctx.k)} on its "
-            f"{pct(transfer)} saves, so balance the load across ranks first.",
-        )
+        times_more = TIMES_MORE if ratio is not None else ""
+        template = (BIGGER_WIN, split, ", ", times_more, THE_SAVING, faster, ON_TRANSFER)
+        return Draft(ID, "condition", template, figures, words)
     if not own:
         return None  # the barrier's measured wait, not dwarfing this: barrier_denominator already gives the figures
-    return Finding(
-        rule=ID,
-        effect="info",
-        figures=figures,
-        message=f"Measured across ranks, {split}: {_faster(ctx.k)} acts on the {pct(transfer)} of transfer alone "
-        f"and saves {pct(saving)} of the step.",
-    )
-
-
-def _faster(k: float) -> str:
-    """`a 2× faster transfer`, `removing the transfer`."""
-    return "removing the transfer" if math.isinf(k) else f"a {times(k)} faster transfer"
+    return Draft(ID, "info", (MEASURED, split, ": ", faster, ACTS), figures, words)

@@ -17,8 +17,8 @@ from __future__ import annotations
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
 from worthit.rules.findings import NON_KERNEL
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import ms, pct, the_share
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft
 
 ID = "counters_blind_spot"
 STAGE = "trust"
@@ -51,7 +51,17 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+BACKED = (
+    "Counters found {target}, and a whole-step timeline of {timeline_ms:ms}, copies and gaps included, backs its "
+    "{p:pct} share."
+)
+BLIND = (
+    "{p:the_share(target)} comes from counters, which never show copies or the gaps between kernels, so its "
+    "denominator is not the step; take a whole-step timeline and re-run it."
+)
+
+
+def check(ctx: Context) -> Draft | None:
     """Remeasure a share read off counters unless a whole-step timeline backs it."""
     if ctx.proposal.scope.method != "counters":
         return None
@@ -60,22 +70,8 @@ def check(ctx: Context) -> Finding | None:
     shows_gaps = any(phase.kind in NON_KERNEL for phase in breakdown)
     whole = base is not None and abs(ctx.breakdown_ms - base) <= ctx.policy.breakdown_tolerance * base
     figures: dict[str, Figure] = {"p": ctx.p, "method": "counters"}
+    words = {"target": ctx.target}
     if breakdown and (shows_gaps or whole):
         figures["timeline_ms"] = ctx.breakdown_ms
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"Counters found {ctx.target}, and a whole-step timeline of {ms(ctx.breakdown_ms)}, "
-            f"copies and gaps included, backs its {pct(ctx.p)} share.",
-        )
-    return Finding(
-        rule=ID,
-        effect="remeasure",
-        verdict="remeasure",
-        figures=figures,
-        message=(
-            f"{the_share(ctx.p, ctx.target)} comes from counters, which never show copies or the gaps "
-            f"between kernels, so its denominator is not the step; take a whole-step timeline and re-run it."
-        ),
-    )
+        return Draft(ID, "info", BACKED, figures, words)
+    return Draft(ID, "remeasure", BLIND, figures, words)

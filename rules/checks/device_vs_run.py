@@ -27,10 +27,9 @@ import msgspec
 from worthit.rules import amdahl
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import condition, opposition
-from worthit.rules.model import Figure, Finding
+from worthit.rules.model import Figure
 from worthit.rules.search import PASSING, break_even_below, said_share
-from worthit.rules.text import k_text, pct, saves, times
+from worthit.rules.wording import Draft, opposed
 
 ID = "device_vs_run"
 STAGE = "worth"
@@ -74,12 +73,6 @@ EXAMPLES = (
     Example({"target": "gemm", "p": 0.03, "k": 2, "p_end_to_end": 0.03, "scope": {"measured": "step"}}, fires=False),
 )
 
-_SCOPE = {
-    "device_activity": "device activity",
-    "rank": "one rank's time",
-    "step": "the step",
-    "end_to_end": "the measured run",
-}
 _NOUN = {
     "kernel": "kernel",
     "copy": "copy",
@@ -92,8 +85,25 @@ _NOUN = {
     "io": "I/O",
 }
 
+BOTH = "{subject} is {p_measured:pct} of {scope} and {p_end_to_end:pct} of the profiled run"
+JUDGED = (
+    ", so judged end to end {k:k} {end_to_end_saving:saves} ({end_to_end_speedup:times}), and that is the figure to "
+    "decide on."
+)
+NOTHING_AT_ALL = ", so even making it infinitely fast is a rounding error"
+ROUNDING = ", so {k:k} saves {end_to_end_saving:pct} end to end, a rounding error"
+NOTHING_TO_WIN = ", and at {k:times} it {end_to_end_saving:saves(of_what)}, so there is nothing to win"
+PAYS_ANYWAY = (
+    "{target} is {p_measured:pct} of device activity, with its share of the run unknown, but the work pays down to "
+    "{break_even_p_end_to_end_said:pct} of the run, so that share cannot change the answer."
+)
+FUND_IF_RUN = (
+    "Fund if a whole-run timeline shows {target} at {break_even_p_end_to_end_said:pct} of the run or more: its "
+    "{p_measured:pct} is of device activity, which the run's idle time, copies and host work only dilute."
+)
 
-def check(ctx: Context) -> Finding | None:
+
+def check(ctx: Context) -> Draft | None:
     """Judges the end-to-end share; speaks for noise_floor with both shares when it is a rounding error."""
     proposal = ctx.proposal
     derived = proposal.breakdown_scope == "end_to_end" and ctx.target_phase is not None and ctx.breakdown_ms > 0
@@ -102,40 +112,34 @@ def check(ctx: Context) -> Finding | None:
     run, saving = ctx.p_run, ctx.run_saving
     if math.isclose(run, ctx.p, rel_tol=1e-9):
         return None  # the measured scope is the run (a distributed step): there are not two shares to tell apart
-    narrow = _SCOPE.get(proposal.scope.measured or "", "the measured scope")
     figures: dict[str, Figure] = {
         "p_measured": ctx.p,
         "p_end_to_end": run,
         "end_to_end_saving": saving,
         "end_to_end_speedup": amdahl.speedup(run, ctx.k),
         "noise_floor": ctx.policy.noise_floor,
+        "k": ctx.k,
     }
     kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
     subject = f"The {_NOUN[kind]} {ctx.target}" if proposal.target else "The target"
-    both = f"{subject} is {pct(ctx.p)} of {narrow} and {pct(run)} of the profiled run"
+    words = {"subject": subject, "scope": ctx.scope_noun}
     floor = ctx.policy.noise_floor
     if saving >= floor or ctx.worth.clears:
         # The run's share is the figure the case stands on: it speaks for funding (both shares in the sentence)
         # unless something else carries the value (a fleet's money speaks for itself).
         own = saving >= floor and ctx.worth.basis == "measured"
-        return Finding(
-            overridden_by=None if saving >= floor else ctx.worth.carried_by,
-            rule=ID,
-            effect="supports" if own else "info",
-            figures=figures,
-            message=f"{both}, so judged end to end {k_text(ctx.k)} {saves(saving)} "
-            f"({times(amdahl.speedup(run, ctx.k))}), and that is the figure to decide on.",
-        )
-    if run < floor:
-        head = f"{both}, so even making it infinitely fast is a rounding error"
-    else:
-        head = f"{both}, so {k_text(ctx.k)} saves {pct(saving)} end to end, a rounding error"
+        carried_by = None if saving >= floor else ctx.worth.carried_by
+        return Draft(ID, "supports" if own else "info", (BOTH, JUDGED), figures, words, overridden_by=carried_by)
     if saving <= 0:
-        head = f"{both}, and at {times(ctx.k)} it {saves(saving, ' of the run')}, so there is nothing to win"
-    return opposition(ctx, ID, head, figures, then="is where the week should go")
+        head, words["of_what"] = NOTHING_TO_WIN, " of the run"
+    elif run < floor:
+        head = NOTHING_AT_ALL
+    else:
+        head = ROUNDING
+    return opposed(ctx, ID, (BOTH, head), figures, words, then="is where the week should go")
 
 
-def _unconfirmed(ctx: Context) -> Finding | None:
+def _unconfirmed(ctx: Context) -> Draft | None:
     """A share of device activity alone: an upper bound on the run's share, so the condition is the smallest run
     share at which the work still pays (bisection on the pure verdict function), unless it pays even at
     `estimate_margin` times less."""
@@ -152,19 +156,8 @@ def _unconfirmed(ctx: Context) -> Finding | None:
         return None  # it fails even if all of device activity were the run: the other checks say why
     edge, safe = found
     figures: dict[str, Figure] = {"p_measured": ctx.p, "estimate_margin": margin, "break_even_p_end_to_end": edge}
-    figures["break_even_p_end_to_end_said"] = said = said_share(passes, edge)
+    figures["break_even_p_end_to_end_said"] = said_share(passes, edge)
+    words = {"target": ctx.target}
     if safe:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"{ctx.target} is {pct(ctx.p)} of device activity, with its share of the run unknown, but the "
-            f"work pays down to {pct(said)} of the run, so that share cannot change the answer.",
-        )
-    return condition(
-        ID,
-        figures,
-        f"Fund if a whole-run timeline shows {ctx.target} at {pct(said)} of the run or more: its "
-        f"{pct(ctx.p)} is of device activity, which the run's idle time, copies and host work only dilute.",
-        stage="condition",
-    )
+        return Draft(ID, "info", PAYS_ANYWAY, figures, words)
+    return Draft(ID, "condition", FUND_IF_RUN, figures, words, stage="condition")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import the_share
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft
 
 ID = "inclusive_percentages"
 STAGE = "trust"
@@ -34,7 +34,18 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+SUMMED = (
+    "{p:the_share(target)} is of summed kernel time in a summary table, not of the step: it leaves out idle time, "
+    "copies and host gaps, and concurrent streams count twice; re-run the arithmetic on a timeline of the whole step "
+    "(a kernel trace with its copies)."
+)
+OVERLAPPING = (
+    "{p:the_share(target)} is an inclusive percentage, which overlaps others and does not sum to 100 with them; "
+    "re-run the arithmetic on non-overlapping kernel and copy traces."
+)
+
+
+def check(ctx: Context) -> Draft | None:
     """Remeasure a share read off inclusive (overlapping) percentages."""
     scope = ctx.proposal.scope
     if scope.method != "inclusive_summary" and not scope.inclusive:
@@ -43,17 +54,7 @@ def check(ctx: Context) -> Finding | None:
     if ctx.proposal.breakdown and ctx.breakdown_total:
         figures["breakdown_share_sum"] = ctx.breakdown_ms / ctx.breakdown_total
     target = ctx.target_phase
-    if target is not None and target.kind in ("kernel", "comm"):
-        # A kernel summary (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats): kernels do not nest, but the
-        # percentage is of summed kernel time, whose denominator is not the step.
-        message = (
-            f"{the_share(ctx.p, ctx.target)} is of summed kernel time in a summary table, not of the step: "
-            f"it leaves out idle time, copies and host gaps, and concurrent streams count twice; re-run the "
-            f"arithmetic on a timeline of the whole step (a kernel trace with its copies)."
-        )
-    else:
-        message = (
-            f"{the_share(ctx.p, ctx.target)} is an inclusive percentage, which overlaps others and does "
-            f"not sum to 100 with them; re-run the arithmetic on non-overlapping kernel and copy traces."
-        )
-    return Finding(rule=ID, effect="remeasure", verdict="remeasure", figures=figures, message=message)
+    # A kernel summary (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats): kernels do not nest, but the percentage is
+    # of summed kernel time, whose denominator is not the step.
+    summed = target is not None and target.kind in ("kernel", "comm")
+    return Draft(ID, "remeasure", SUMMED if summed else OVERLAPPING, figures, {"target": ctx.target})

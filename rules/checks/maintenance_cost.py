@@ -23,9 +23,8 @@ import re
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import carried, condition, opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_equivalents, num, pct, saves, usd, weeks
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, carried, opposed
 
 ID = "maintenance_cost"
 STAGE = "cost"
@@ -79,7 +78,42 @@ def on_cpu(device: str | None) -> bool:
     return device is not None and _CPU.search(device.lower()) is not None
 
 
-def check(ctx: Context) -> Finding | None:
+COSTS_BUILT = "{total_weeks:weeks}, not {build_weeks:num},"
+COSTS_UPKEEP = "{total_weeks:weeks} of upkeep alone"
+HORIZON = (
+    "{maintenance_weeks:num} weeks of upkeep over {horizon_months:num} months ({maintenance_weeks_per_year:num} a "
+    "year × "
+)
+SOURCE = "{source})"
+ONE_ARCHITECTURE = "one architecture"
+ARCHITECTURES = "{architectures:int} architectures"
+INCLUDING = "{total_weeks:weeks} including "
+NOT_ESTIMATED = ", with the build not yet estimated"
+COUNTING = "Counting "
+COSTS = ", the {what} costs "
+RETURNS = " so {end_to_end_saving:pct} returns {rate_with_maintenance:pct} of the step per week"
+RETURNS_NOTHING = " so a change that {end_to_end_saving:saves} returns nothing"
+FOR = ", for "
+BEHIND_FALLBACK = "even behind a portable fallback, each new {chip} is another port to verify"
+SILENT_RISK = "a silent risk on each new {chip} and a file few can review"
+PRODUCT_UPKEEP = ("The kernel is the product, so ", " is the cost of owning it, not a reason against it.")
+FALLBACK = "Fund on the condition that a tested portable fallback ships with it: "
+PAYS = "{end_to_end_saving:pct} pays for"
+PRODUCT_PAYS = "the kernel is the product, so {end_to_end_saving:pct} is worth"
+FLEET_PAYS = (
+    "on {fleet_gpus:count(gpu)} {end_to_end_saving:pct} frees {gpu_equivalents:gpu_equivalents}, {value_usd:usd} "
+)
+OVER_JOB = "over the {job_days:num}-day job"
+OVER_HORIZON = "over {horizon_months:num} months"
+AGAINST = ", against"
+BREAKS = ", but {what} can break silently on the next {chip}."
+COVERED = (
+    "{end_to_end_saving:pct} of the step pays for ",
+    ", and a tested portable fallback covers the next {chip} generation.",
+)
+
+
+def check(ctx: Context) -> Draft | None:
     """Adds upkeep of unportable code over the horizon to the cost, and judges the rate on the total."""
     if not ctx.unportable:
         return None
@@ -100,70 +134,46 @@ def check(ctx: Context) -> Finding | None:
         "min_rate": policy.min_rate,
         "portable_fallback": flags.portable_fallback,
     }
-    what = _WHAT[flags.portability or "hand_asm"]
-    costs = f"{weeks(total)}, not {num(build)}," if build else f"{weeks(total)} of upkeep alone"
     # per architecture, and whose figure: the proposal's, or the policy's (never said as if the proposal gave it)
-    per = num(cost.upkeep_per_year or 0.0)
-    kept = "one architecture" if architectures == 1 else f"{architectures} architectures"
-    source = cost.upkeep_said
     figures["upkeep_source"] = cost.upkeep_source
-    figures["maintenance_weeks_per_year"] = cost.upkeep_per_year
-    horizon = f"{num(upkeep)} weeks of upkeep over {num(policy.horizon_months)} months ({per} a year × {kept}{source})"
+    figures["maintenance_weeks_per_year"] = cost.upkeep_per_year or 0.0
+    figures["end_to_end_saving"] = ctx.run_saving
+    words = {
+        "what": _WHAT[flags.portability or "hand_asm"],
+        "source": cost.upkeep_said,
+        # code for a CPU (x86, Arm) is not at risk from the next GPU, but from the next CPU generation
+        "chip": "CPU" if on_cpu(ctx.proposal.scope.device) else "GPU",
+        "gpu": "GPU",
+    }
+    costs = COSTS_BUILT if build else COSTS_UPKEEP
+    kept = ONE_ARCHITECTURE if architectures == 1 else ARCHITECTURES
+    horizon = (HORIZON, kept, SOURCE)
     # with no build cost given the total is the upkeep alone, said so: never a build of 0 nobody stated
-    spend = (
-        f"{weeks(total)} including {horizon}" if build is not None else f"{horizon}, with the build not yet estimated"
-    )
-    # code for a CPU (x86, Arm) is not at risk from the next GPU, but from the next CPU generation
-    chip = "CPU" if on_cpu(ctx.proposal.scope.device) else "GPU"
+    spend = (INCLUDING, *horizon) if build is not None else (*horizon, NOT_ESTIMATED)
     if not worth.clears and rate < policy.min_rate:
-        gain = (
-            f"{pct(ctx.run_saving)} returns {pct(rate)} of the step per week"
-            if ctx.run_saving > 0
-            else f"a change that {saves(ctx.run_saving)} returns nothing"
-        )
-        head = f"Counting {horizon}, the {what} costs {costs} so {gain}"
-        risk = (
-            f"even behind a portable fallback, each new {chip} is another port to verify"
-            if flags.portable_fallback
-            else f"a silent risk on each new {chip} and a file few can review"
-        )
-        return opposition(
-            ctx, ID, head, figures, then="is the better use of those weeks", alone=f"{head}, for {kept}, {risk}."
-        )
+        gain = RETURNS if ctx.run_saving > 0 else RETURNS_NOTHING
+        head = (COUNTING, *horizon, COSTS, costs, gain)
+        risk = BEHIND_FALLBACK if flags.portable_fallback else SILENT_RISK
+        alone = (*head, FOR, kept, ", ", risk, ".")
+        return opposed(ctx, ID, head, figures, words, then="is the better use of those weeks", alone=alone)
     if worth.basis == "product" and flags.portable_fallback:
-        return carried(
-            ctx,
-            ID,
-            figures,
-            f"The kernel is the product, so {horizon} is the cost of owning it, not a reason against it.",
-        )
+        first, last = PRODUCT_UPKEEP
+        return carried(ctx, ID, (first, *horizon, last), figures, words)
     if not flags.portable_fallback:
         money = worth.money
-        pays = f"{pct(ctx.run_saving)} pays for"
+        pays: tuple[str, ...] = (PAYS,)
         if worth.basis == "product":
             # the seed's flip: the product's kernel is worth owning behind a tested fallback, whatever its rate
-            pays = f"the kernel is the product, so {pct(ctx.run_saving)} is worth"
+            pays = (PRODUCT_PAYS,)
         elif money is not None and worth.basis in ("fleet", "job"):
-            span = (
-                f"over the {num(money.job_days)}-day job"
-                if money.job_days is not None
-                else f"over {num(policy.horizon_months)} months"
-            )
-            pays = (
-                f"on {count(flags.fleet_gpus or 0, 'GPU')} {pct(ctx.run_saving)} frees {gpu_equivalents(money.gpus)}, "
-                f"{usd(money.value_usd)} {span}, against"
-            )
-        return condition(
-            ID,
-            figures,
-            f"Fund on the condition that a tested portable fallback ships with it: {pays} "
-            f"{spend}, but {what} can break silently on the next {chip}.",
-            stage="condition",
-        )
-    return Finding(
-        rule=ID,
-        effect="info",
-        figures=figures,
-        message=f"{pct(ctx.run_saving)} of the step pays for {spend}, and a "
-        f"tested portable fallback covers the next {chip} generation.",
-    )
+            figures |= {
+                "fleet_gpus": flags.fleet_gpus or 0,
+                "gpu_equivalents": money.gpus,
+                "value_usd": money.value_usd,
+            }
+            if money.job_days is not None:
+                figures["job_days"] = money.job_days
+            pays = (FLEET_PAYS, OVER_JOB if money.job_days is not None else OVER_HORIZON, AGAINST)
+        return Draft(ID, "condition", (FALLBACK, *pays, " ", *spend, BREAKS), figures, words, stage="condition")
+    first, last = COVERED
+    return Draft(ID, "info", (first, *spend, last), figures, words)

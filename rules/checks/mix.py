@@ -23,10 +23,9 @@ import math
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import condition, opposition
 from worthit.rules.mix import REST_OF_TRAFFIC, MixPart
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_equivalents, join, label, pct, times, usd
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, listed, opposed
 
 ID = "mix"
 STAGE = "worth"
@@ -61,13 +60,31 @@ SAID_PARTS = 3
 """Parts named one by one in a sentence; the rest are counted."""
 
 
-def check(ctx: Context) -> Finding | None:
+PRICED = "Priced part by part ("
+SAVES = "), the change saves {mix_saving:pct} {across}"
+MEASURE_FIRST = "; measure k on "
+BEFORE_COUNTING = " before counting a gain there"
+WHERE_FASTER = "Fund if it runs only where it is faster ("
+SAVES_THAT = "): that saves {mix_saving:pct} {across}"
+KEEP_OLD_PATH = ", and "
+OLD_PATH = " must keep the old path, chosen by {how}."
+WHERE_MEASURED = "Fund where it was measured ("
+BEFORE_SHIPPING = " before it ships there."
+UNMEASURED_PART = "no k measured on {name} at {share}, counted as no gain"
+MEASURED_PART = "{k} on {name} at {share}"
+MONEY_SHORT = (
+    "{gpu_equivalents:gpu_equivalents} worth {value_usd:usd} against {engineering_cost_usd:usd} of engineering"
+)
+UNDER_FLOOR = "under the {noise_floor:pct} noise floor"
+UNDER_RATE = "{rate:pct} of the step per engineer-week, under the {min_rate:pct} bar"
+
+
+def check(ctx: Context) -> Draft | None:
     """Prices the change part by part over a fleet or traffic mix; conditions or opposes on the parts."""
     parts = ctx.mix
     if parts is None:
         return None
     fleet = ctx.proposal.flags.fleet_mix is not None
-    across = "of the fleet's time" if fleet else "of the production time"
     saving = ctx.run_saving
     unmeasured = [part for part in parts if part.k is None]
     slower = [part for part in parts if part.k is not None and part.k < 1]
@@ -80,6 +97,11 @@ def check(ctx: Context) -> Finding | None:
         "parts": len(parts),
         "fleet_mix": fleet,  # priced over devices (else over traffic): what the saving is a share of
     }
+    words = {
+        "across": "of the fleet's time" if fleet else "of the production time",
+        "more_part": "more part",
+        "how": "device" if fleet else "batch size",
+    }
     for i, part in enumerate(parts, start=1):
         figures |= {
             f"part_{i}_share": part.weight,
@@ -88,61 +110,52 @@ def check(ctx: Context) -> Finding | None:
             f"part_{i}_saving": part.saving,
             f"part_{i}_fleet_saving": part.weight * part.saving,
         }
-    said = _parts(parts, fleet)
+        words[f"part_{i}_name"] = part.name
+    said = _parts(parts, fleet, figures)
     worth = ctx.worth
     if not worth.clears:
-        head = f"Priced part by part ({said}), the change saves {pct(saving)} {across}, {_short(ctx, figures)}"
+        head: tuple[str, ...] = (PRICED, said, SAVES, ", ", _short(ctx, figures))
         if unmeasured:
-            head += f"; measure k on {_names(unmeasured)} before counting a gain there"
-        return opposition(ctx, ID, head, figures)
+            head += (MEASURE_FIRST, _names(parts, unmeasured, "unmeasured", figures), BEFORE_COUNTING)
+        return opposed(ctx, ID, head, figures, words)
     if slower:
-        how = "device" if fleet else "batch size"
-        return condition(
-            ID,
-            figures,
-            f"Fund if it runs only where it is faster ({said}): that saves {pct(saving)} {across}, and "
-            f"{_names(slower)} must keep the old path, chosen by {how}.",
-            stage="condition",
-        )
+        template = (WHERE_FASTER, said, SAVES_THAT, KEEP_OLD_PATH, _names(parts, slower, "slower", figures), OLD_PATH)
+        return Draft(ID, "condition", template, figures, words, stage="condition")
     if unmeasured:
-        return condition(
-            ID,
-            figures,
-            f"Fund where it was measured ({said}): that saves {pct(saving)} {across}; measure k on "
-            f"{_names(unmeasured)} before it ships there.",
-            stage="condition",
-        )
-    return Finding(
-        rule=ID,
-        effect="info",
-        figures=figures,
-        message=f"Priced part by part ({said}), the change saves {pct(saving)} {across}.",
-    )
+        names = _names(parts, unmeasured, "unmeasured", figures)
+        template = (WHERE_MEASURED, said, SAVES_THAT, MEASURE_FIRST, names, BEFORE_SHIPPING)
+        return Draft(ID, "condition", template, figures, words, stage="condition")
+    return Draft(ID, "info", (PRICED, said, SAVES, "."), figures, words)
 
 
-def _names(parts: list[MixPart]) -> str:
-    return join([_name(part) for part in parts[:SAID_PARTS]] + _more(len(parts)))
+def _name(parts: list[MixPart], part: MixPart) -> str:
+    """The part's name as a field of the template: the rest of the traffic as it is, a named part as a label."""
+    field = f"part_{parts.index(part) + 1}_name"
+    return f"{{{field}}}" if part.name == REST_OF_TRAFFIC else f"{{{field}:label}}"
 
 
-def _name(part: MixPart) -> str:
-    return part.name if part.name == REST_OF_TRAFFIC else label(part.name)
+def _more(parts: list[MixPart], kind: str, figures: dict[str, Figure]) -> list[str]:
+    """`2 more parts` past the ones named, its count the figure `<kind>_unsaid`."""
+    if len(parts) <= SAID_PARTS:
+        return []
+    figures[f"{kind}_unsaid"] = len(parts) - SAID_PARTS
+    return [f"{{{kind}_unsaid:count(more_part)}}"]
 
 
-def _more(n: int) -> list[str]:
-    return [count(n - SAID_PARTS, "more part")] if n > SAID_PARTS else []
+def _names(parts: list[MixPart], which: list[MixPart], kind: str, figures: dict[str, Figure]) -> str:
+    """Some of the parts by name, the rest counted."""
+    return listed([_name(parts, part) for part in which[:SAID_PARTS]] + _more(which, kind, figures))
 
 
-def _parts(parts: list[MixPart], fleet: bool) -> str:
+def _parts(parts: list[MixPart], fleet: bool, figures: dict[str, Figure]) -> str:
     """`1.4× on MI300X at 45% of the fleet, 0.85× on H100 at 55%`: each part's k and weight, as stated."""
     whole = " of the fleet" if fleet else " of the time"
     said: list[str] = []
-    for i, part in enumerate(parts[:SAID_PARTS]):
-        share = pct(part.weight) + (whole if i == 0 else "")
-        if part.k is None:
-            said.append(f"no k measured on {_name(part)} at {share}, counted as no gain")
-        else:
-            said.append(f"{times(part.k)} on {_name(part)} at {share}")
-    return ", ".join(said + _more(len(parts)))
+    for i, part in enumerate(parts[:SAID_PARTS], start=1):
+        share = f"{{part_{i}_share:pct}}" + (whole if i == 1 else "")
+        each = UNMEASURED_PART if part.k is None else MEASURED_PART
+        said.append(each.format(k=f"{{part_{i}_k:times}}", name=_name(parts, part), share=share))
+    return ", ".join(said + _more(parts, "parts", figures))
 
 
 def _short(ctx: Context, figures: dict[str, Figure]) -> str:
@@ -155,12 +168,10 @@ def _short(ctx: Context, figures: dict[str, Figure]) -> str:
             "value_usd": money.value_usd,
             "engineering_cost_usd": money.cost_usd,
         }
-        return (
-            f"{gpu_equivalents(money.gpus)} worth {usd(money.value_usd)} against {usd(money.cost_usd)} of engineering"
-        )
+        return MONEY_SHORT
     if worth.saving < policy.noise_floor:
         figures["noise_floor"] = policy.noise_floor
-        return f"under the {pct(policy.noise_floor)} noise floor"
-    figures |= {"rate": worth.rate, "min_rate": policy.min_rate}
-    rate = worth.rate if worth.rate is not None else 0.0
-    return f"{pct(rate)} of the step per engineer-week, under the {pct(policy.min_rate)} bar"
+        return UNDER_FLOOR
+    # no rate (no cost stated) is said as none: the figure is what the sentence prints
+    figures |= {"rate": worth.rate if worth.rate is not None else 0.0, "min_rate": policy.min_rate}
+    return UNDER_RATE

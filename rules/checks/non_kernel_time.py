@@ -16,13 +16,13 @@ the step in a graph.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import NON_KERNEL, condition
-from worthit.rules.model import Figure, Finding, PhaseKind
-from worthit.rules.text import STATEMENT_CHARS, ms, pct
+from worthit.rules.findings import NON_KERNEL
+from worthit.rules.model import Figure, PhaseKind
+from worthit.rules.wording import Draft, Template, clause
 
 ID = "non_kernel_time"
 STAGE = "alternative"
@@ -61,27 +61,38 @@ EXAMPLES = (
 )
 
 _FIX = {
-    "copy": "overlap the {} of copies with compute (streams, pinned memory, double buffering) or keep data resident",
-    "host": "graph-capture or fuse where the {} of host time is launch gaps",
-    "alloc": "pool the {} of allocations",
-    "input": "feed the GPU the {} it waits on the input pipeline (loader workers, prefetch, pinned memory, GPU decode)",
-    "cpu": "take the {} of CPU work off the step's path (more CPU workers, overlap it with GPU work, a faster CPU "
-    "implementation)",
-    "io": "overlap or cache the {} of storage and network I/O (asynchronous checkpoints, prefetched or cached reads)",
+    "copy": "overlap the {copy_ms:ms} of copies with compute (streams, pinned memory, double buffering) or keep data "
+    "resident",
+    "host": "graph-capture or fuse where the {host_ms:ms} of host time is launch gaps",
+    "alloc": "pool the {alloc_ms:ms} of allocations",
+    "input": "feed the GPU the {input_ms:ms} it waits on the input pipeline (loader workers, prefetch, pinned memory, "
+    "GPU decode)",
+    "cpu": "take the {cpu_ms:ms} of CPU work off the step's path (more CPU workers, overlap it with GPU work, a faster "
+    "CPU implementation)",
+    "io": "overlap or cache the {io_ms:ms} of storage and network I/O (asynchronous checkpoints, prefetched or cached "
+    "reads)",
 }
 
 _SHORT = {
-    "copy": "overlap or remove the {} of copies",
-    "host": "graph-capture the {} of launch gaps",
-    "alloc": "pool the {} of allocations",
-    "input": "prefetch the {} of input",
-    "cpu": "move the {} of CPU work off the step's path",
-    "io": "overlap or cache the {} of I/O",
+    "copy": "overlap or remove the {copy_ms:ms} of copies",
+    "host": "graph-capture the {host_ms:ms} of launch gaps",
+    "alloc": "pool the {alloc_ms:ms} of allocations",
+    "input": "prefetch the {input_ms:ms} of input",
+    "cpu": "move the {cpu_ms:ms} of CPU work off the step's path",
+    "io": "overlap or cache the {io_ms:ms} of I/O",
 }
 """Each fix in a few words, for a sentence with no room for the full one (whose figures keep it in full)."""
 
+ELSEWHERE = (
+    "Fund, but the bigger win is elsewhere: {non_kernel_share:pct} of the step ({non_kernel_ms:ms}) is not kernel "
+    "time, against the {end_to_end_saving:pct} this saves, so "
+)
+UNTOUCHED = (
+    "{non_kernel_share:pct} of the step ({non_kernel_ms:ms}) is not kernel time, which no kernel speedup touches: "
+)
 
-def check(ctx: Context) -> Finding | None:
+
+def check(ctx: Context) -> Draft | None:
     """Names the fix when copies, allocation and host gaps hold at least `non_kernel_share` of the step."""
     total = ctx.breakdown_total
     if not ctx.proposal.breakdown or not total or ctx.unit_slip is not None:
@@ -102,25 +113,21 @@ def check(ctx: Context) -> Finding | None:
     }
     figures |= {f"{kind}_ms": value for kind, value in by_kind.items()}
     present = sorted((kind for kind in NON_KERNEL if by_kind[kind] > 0), key=lambda kind: -by_kind[kind])
-    figures |= {f"fix_{kind}": _FIX[kind].format(ms(by_kind[kind])) for kind in present}
+    figures |= {f"fix_{kind}": clause(_FIX[kind], figures) for kind in present}
+    head = UNTOUCHED
     if conditional and material is not None:
         figures |= material.figures() | {"alternative_ratio": ctx.policy.alternative_ratio}
-        head = (
-            f"Fund, but the bigger win is elsewhere: {pct(share)} of the step ({ms(non_kernel)}) is not "
-            f"kernel time, against the {pct(ctx.run_saving)} this saves, so "
-        )
-        return condition(ID, figures, _with_fixes(head, present, by_kind))
-    head = f"{pct(share)} of the step ({ms(non_kernel)}) is not kernel time, which no kernel speedup touches: "
-    return Finding(rule=ID, effect="info", figures=figures, message=_with_fixes(head, present, by_kind))
+        figures["end_to_end_saving"] = ctx.run_saving
+        head = ELSEWHERE
+    first, *fallbacks = _with_fixes(head, present)
+    if conditional:
+        return Draft(ID, "condition", first, figures, fallbacks=tuple(fallbacks))
+    return Draft(ID, "info", first, figures, fallbacks=tuple(fallbacks))
 
 
-def _with_fixes(head: str, present: Sequence[PhaseKind], by_kind: Mapping[PhaseKind, float]) -> str:
+def _with_fixes(head: str, present: Sequence[PhaseKind]) -> list[Template]:
     """`head` and the fixes of the two largest kinds (every one is in the figures: three do not fit one sentence),
     each in full where the sentence has room, else in its short form: never a sentence cut inside a parenthesis."""
-    full = [_FIX[kind].format(ms(by_kind[kind])) for kind in present[:2]]
-    short = [_SHORT[kind].format(ms(by_kind[kind])) for kind in present[:2]]
-    for fixes in (full, full[:1] + short[1:], short, short[:1]):
-        message = f"{head}{'; '.join(fixes)}."
-        if len(message) <= STATEMENT_CHARS:
-            return message
-    return f"{head}{'; '.join(short[:1])}."
+    full = [_FIX[kind] for kind in present[:2]]
+    short = [_SHORT[kind] for kind in present[:2]]
+    return [(head, "; ".join(fixes), ".") for fixes in (full, full[:1] + short[1:], short, short[:1])]

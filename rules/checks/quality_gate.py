@@ -23,9 +23,8 @@ import math
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import condition, opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import label, metric, num, pct, usd
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, opposed, same_printed
 
 ID = "quality_gate"
 STAGE = "worth"
@@ -55,7 +54,29 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+INSIDE = " ({metric_baseline:metric} → {metric_candidate:metric}), inside the {max_regression:metric}-point gate."
+LOSES = "{metric:label} loses {regression:points}"
+GAINS = "{metric:label} gains {regression:-points}"
+LOST = (
+    "{metric:label} {worse} {regression:points} ({metric_baseline:metric} → {metric_candidate:metric}) against a "
+    "{max_regression:metric}-point gate"
+)
+RECOVER = "Fund only if {metric:label} recovers to {bound} {recover_to:metric}: "
+CANNOT_SHIP = ", so the change cannot ship as built, whatever "
+FAILS = "The change fails its quality gate ("
+AND = "), and "
+JOB_VALUE = "the {value_usd:usd} of capacity it frees over the {job_days:num}-day job"
+HORIZON_VALUE = "the {value_usd:usd} of capacity it frees over {horizon_months:num} months"
+MEMORY_VALUE = "the {capacity_saving:pct} of capacity it frees by fitting on fewer GPUs"
+STRATEGIC_VALUE = "the {strategic_saving:pct} it saves on {model:label}"
+RANGE_VALUE = "the {saving_fraction_low:span_pct(saving_fraction_high)} it saves"
+RUN_VALUE = "the {end_to_end_saving:pct} it saves"
+DOES_NOT_PAY = "the {value_usd:usd} of capacity it frees does not pay for its {engineering_cost_usd:usd} either"
+NO_TIME = "it saves no time either"
+SAVING_DOES_NOT_PAY = "its {end_to_end_saving:pct} saving does not pay either"
+
+
+def check(ctx: Context) -> Draft | None:
     """Holds the change to its quality gate: beyond it, fund only on recovery, or decline when it does not pay."""
     gate = ctx.proposal.quality
     if gate is None:
@@ -63,7 +84,6 @@ def check(ctx: Context) -> Finding | None:
     sign = 1.0 if gate.higher_is_better else -1.0
     regression = sign * (gate.baseline - gate.candidate)
     edge = gate.baseline - sign * gate.max_regression
-    metric_name = label(gate.metric)
     figures: dict[str, Figure] = {
         "metric_baseline": gate.baseline,
         "metric_candidate": gate.candidate,
@@ -71,40 +91,25 @@ def check(ctx: Context) -> Finding | None:
         "max_regression": gate.max_regression,
         "recover_to": edge,
     }
+    words = {"metric": gate.metric}
     # A regression equal to the gate is allowed ("the largest regression allowed"): 0.812 − 0.809 is
     # 0.0030000000000000027 in floats, which must not fail a 0.003 gate. The slack is the subtraction's rounding.
     slack = _ROUNDING * math.ulp(max(abs(gate.baseline), abs(gate.candidate), gate.max_regression))
     if regression <= gate.max_regression + slack:
-        moved = f"loses {_points(regression)}" if regression > 0 else f"gains {_points(-regression)}"
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"{metric_name} {moved} ({metric(gate.baseline)} → {metric(gate.candidate)}), inside the "
-            f"{metric(gate.max_regression)}-point gate.",
-        )
-    worse = "falls" if gate.higher_is_better else "rises"
-    lost = (
-        f"{metric_name} {worse} {_points(regression)} ({metric(gate.baseline)} → {metric(gate.candidate)}) against a "
-        f"{metric(gate.max_regression)}-point gate"
-    )
-    bound = "at least" if gate.higher_is_better else "at most"
+        return Draft(ID, "info", (LOSES if regression > 0 else GAINS, INSIDE), figures, words)
+    words["worse"] = "falls" if gate.higher_is_better else "rises"
+    words["bound"] = "at least" if gate.higher_is_better else "at most"
     if ctx.worth.clears:
-        return condition(
-            ID,
-            figures,
-            f"Fund only if {metric_name} recovers to {bound} {metric(edge)}: {lost}, so the change cannot ship as "
-            f"built, whatever {_value(ctx, figures)}.",
-        )
-    head = f"The change fails its quality gate ({lost}), and {_short(ctx, figures)}"
-    return opposition(ctx, ID, head, figures)
+        template = (RECOVER, LOST, CANNOT_SHIP, _value(ctx, figures, words), ".")
+        return Draft(ID, "condition", template, figures, words)
+    return opposed(ctx, ID, (FAILS, LOST, AND, _short(ctx, figures)), figures, words)
 
 
 _ROUNDING = 8
 """Units in the last place a regression computed from two metric values may be off by (float noise, not a bar)."""
 
 
-def _value(ctx: Context, figures: dict[str, Figure]) -> str:
+def _value(ctx: Context, figures: dict[str, Figure], words: dict[str, str]) -> str:
     """What the work is worth, as the worth stage prices it (rules.worth): the capacity a fleet or a job gets back,
     the capacity a memory fix frees, the strategic workload's saving, else the run's saving."""
     worth = ctx.worth
@@ -112,24 +117,27 @@ def _value(ctx: Context, figures: dict[str, Figure]) -> str:
     if money is not None and worth.basis in ("fleet", "job"):
         figures["value_usd"] = money.value_usd
         if money.job_days is not None:
-            return f"the {usd(money.value_usd)} of capacity it frees over the {num(money.job_days)}-day job"
-        return f"the {usd(money.value_usd)} of capacity it frees over {num(ctx.policy.horizon_months)} months"
+            figures["job_days"] = money.job_days
+            return JOB_VALUE
+        figures["horizon_months"] = ctx.policy.horizon_months
+        return HORIZON_VALUE
     if worth.basis == "memory" and worth.capacity_saving is not None:
         figures["capacity_saving"] = worth.capacity_saving
-        return f"the {pct(worth.capacity_saving)} of capacity it frees by fitting on fewer GPUs"
+        return MEMORY_VALUE
     strategic = ctx.proposal.flags.strategic
     if worth.basis == "strategic" and strategic is not None and worth.strategic_saving is not None:
         figures["strategic_saving"] = worth.strategic_saving
-        return f"the {pct(worth.strategic_saving)} it saves on {label(strategic.model)}"
+        words["model"] = strategic.model
+        return STRATEGIC_VALUE
     ends = ctx.range_ends
     if ends is not None and ctx.mix is None and ctx.p_run == ctx.p:
         # a range is quoted from end to end, never at its midpoint (which is one point of it)
         low, high = ends[0].saving_fraction, ends[1].saving_fraction
         figures |= {"saving_fraction_low": low, "saving_fraction_high": high}
-        if pct(low) != pct(high):
-            return f"the {pct(low).removesuffix('%')}–{pct(high)} it saves"
+        if not same_printed("pct", low, high):
+            return RANGE_VALUE
     figures["end_to_end_saving"] = ctx.run_saving
-    return f"the {pct(ctx.run_saving)} it saves"
+    return RUN_VALUE
 
 
 def _short(ctx: Context, figures: dict[str, Figure]) -> str:
@@ -137,15 +145,9 @@ def _short(ctx: Context, figures: dict[str, Figure]) -> str:
     money = ctx.worth.money
     if money is not None:
         figures |= {"value_usd": money.value_usd, "engineering_cost_usd": money.cost_usd}
-        return f"the {usd(money.value_usd)} of capacity it frees does not pay for its {usd(money.cost_usd)} either"
+        return DOES_NOT_PAY
     saving = ctx.run_saving
     figures["end_to_end_saving"] = saving
     if saving <= 0:
-        return "it saves no time either"
-    return f"its {pct(saving)} saving does not pay either"
-
-
-def _points(value: float) -> str:
-    """`0.9 points`, `1 point`, `0.003 points`."""
-    said = metric(value)
-    return f"{said} point" + ("" if said == "1" else "s")
+        return NO_TIME
+    return SAVING_DOES_NOT_PAY

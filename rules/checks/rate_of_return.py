@@ -18,9 +18,8 @@ import math
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import carried, opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import ms, pct, weeks
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, carried, opposed
 
 ID = "rate_of_return"
 STAGE = "cost"
@@ -54,7 +53,20 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+PER_RUN = "Per run, "
+CARRIED = ", under the {min_rate:pct} bar, which the value of the work carries"
+CARRIED_SLOWER = "{cost_weeks:weeks} for a step {end_to_end_saving:-pct} longer returns nothing"
+CARRIED_RATE = "{cost_weeks:weeks} for {end_to_end_saving:pct} of the step is {rate_fraction:pct} per engineer-week"
+PER_WEEK_MS = "{rate_ms:ms} per engineer-week against the {min_rate_ms:ms} the policy funds"
+PER_WEEK_SHARE = "{rate_fraction:pct} of the step per engineer-week against the {min_rate:pct} the policy funds"
+SLOWER = "{cost_weeks:weeks} on {target} for a step {end_to_end_saving:-pct} longer: no return, against the "
+FUNDED_MS = "{min_rate_ms:ms} per engineer-week"
+FUNDED_SHARE = "{min_rate:pct} of the step per engineer-week"
+GAIN = "{cost_weeks:weeks} for {end_to_end_saving:pct} of the step on {target} is "
+NO_GAIN = "{cost_weeks:weeks} for nothing on {target} is "
+
+
+def check(ctx: Context) -> Draft | None:
     """Opposes a proposal whose end-to-end saving per engineer-week is below the policy's `min_rate`."""
     worth = ctx.worth
     rate, cost = worth.rate, worth.cost.weeks
@@ -69,31 +81,17 @@ def check(ctx: Context) -> Finding | None:
     }
     slower = ctx.run_saving < 0  # a slowdown is no return at all, never a negative one "under the bar"
     if worth.clears:
-        per_run = (
-            f"{weeks(cost)} for a step {pct(-ctx.run_saving)} longer returns nothing"
-            if slower
-            else f"{weeks(cost)} for {pct(ctx.run_saving)} of the step is {pct(rate)} per engineer-week"
-        )
-        return carried(
-            ctx,
-            ID,
-            figures,
-            f"Per run, {per_run}, under the {pct(floor)} bar, which the value of the work carries",
-        )
+        return carried(ctx, ID, (PER_RUN, CARRIED_SLOWER if slower else CARRIED_RATE, CARRIED), figures, {})
     base = ctx.baseline_ms
     if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
         figures |= {"rate_ms": rate * base, "min_rate_ms": floor * base}
-        per_week = f"{ms(rate * base)} per engineer-week against the {ms(floor * base)} the policy funds"
+        per_week = PER_WEEK_MS
     else:
-        per_week = f"{pct(rate)} of the step per engineer-week against the {pct(floor)} the policy funds"
+        per_week = PER_WEEK_SHARE
+    words = {"target": ctx.target}
     if slower:
-        funded = f"{ms(floor * base)} per engineer-week" if "rate_ms" in figures and base is not None else None
-        funded = funded or f"{pct(floor)} of the step per engineer-week"
-        head = (
-            f"{weeks(cost)} on {ctx.target} for a step {pct(-ctx.run_saving)} longer: no return, against the "
-            f"{funded} the policy funds"
-        )
+        funded = FUNDED_MS if "rate_ms" in figures and base is not None else FUNDED_SHARE
+        head: tuple[str, ...] = (SLOWER, funded, " the policy funds")
     else:
-        gain = f"{pct(ctx.run_saving)} of the step" if ctx.run_saving > 0 else "nothing"
-        head = f"{weeks(cost)} for {gain} on {ctx.target} is {per_week}"
-    return opposition(ctx, ID, head, figures, then="is the better use of those weeks")
+        head = (GAIN if ctx.run_saving > 0 else NO_GAIN, per_week)
+    return opposed(ctx, ID, head, figures, words, then="is the better use of those weeks")

@@ -17,9 +17,8 @@ import math
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, label, pct, saves
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, opposed
 
 ID = "roadmap_risk"
 STAGE = "worth"
@@ -55,14 +54,28 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+SLIPPED = "{strategic_model:label} has slipped {slips:count(times)} with no committed launch"
+SET_ASIDE = (
+    ", so it is set aside; the case stands on {here:label} alone, where {target} {measured_saving:saves(of_the_step)}."
+)
+TOO_LITTLE = ", so it cannot carry the work, and on {here:label} {target} {measured_saving:saves(of_the_step)}"
+FREE = " at no engineering cost"
+PER_WEEK = " at {measured_rate:pct} per engineer-week"
+ALONE = ", too little on its own"
+
+
+def check(ctx: Context) -> Draft | None:
     """Drops the strategic justification of a workload with no committed launch that slipped `max_slips` times."""
     strategic = ctx.proposal.flags.strategic
     if strategic is None or strategic.launch_committed is True or strategic.slips < ctx.policy.max_slips:
         return None
-    there = label(strategic.model)
     scope = ctx.proposal.scope
-    here = label(scope.model or scope.workload or "the measured model")
+    words = {
+        "here": scope.model or scope.workload or "the measured model",
+        "target": ctx.target,
+        "times": "time",
+        "of_the_step": " of the step",
+    }
     rate = ctx.worth.rate
     figures: dict[str, Figure] = {
         "strategic_model": strategic.model,
@@ -72,20 +85,11 @@ def check(ctx: Context) -> Finding | None:
         "measured_saving": ctx.run_saving,
         "measured_rate": rate,
     }
-    slipped = f"{there} has slipped {count(strategic.slips, 'time')} with no committed launch"
     if ctx.worth.clears:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"{slipped}, so it is set aside; the case stands on {here} alone, where {ctx.target} "
-            f"{saves(ctx.run_saving, ' of the step')}.",
-        )
+        return Draft(ID, "info", (SLIPPED, SET_ASIDE), figures, words)
     per_week = ""
     if rate is not None and math.isinf(rate):
-        per_week = " at no engineering cost"
+        per_week = FREE
     elif rate is not None and rate > 0:
-        per_week = f" at {pct(rate)} per engineer-week"
-    gain = saves(ctx.run_saving, " of the step")
-    head = f"{slipped}, so it cannot carry the work, and on {here} {ctx.target} {gain}{per_week}, too little on its own"
-    return opposition(ctx, ID, head, figures)
+        per_week = PER_WEEK
+    return opposed(ctx, ID, (SLIPPED, TOO_LITTLE, per_week, ALONE), figures, words)

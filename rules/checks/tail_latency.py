@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import condition, opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import a, ms, pct, saves
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, opposed
 
 ID = "tail_latency"
 STAGE = "condition"
@@ -44,7 +43,20 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+AGAINST = " against {p99_slo_ms:a_ms} p99 SLO"
+HELD_TO = " held to {p99_slo_ms:a_ms} p99 SLO"
+WITH_SLO = " with a latency SLO"
+WIN = "{mean_saving:a_pct} mean win"
+NO_WIN = "a change that {mean_saving:saves}"
+MEASURED_WORSE = "The p99 was measured worse, so for a service"
+NET_LOSS = " that costs the tail is a net loss"
+NOT_WORSE = "The p99 was measured and is not worse, so "
+HOLDS = " holds"
+FUND_IF_P99 = "Fund on the condition that the p99 holds: "
+MEASURE_IT = " {why}, so measure the distribution, not the mean."
+
+
+def check(ctx: Context) -> Draft | None:
     """Conditions a latency-SLO service's win on its p99; declines when the p99 was measured worse."""
     slo = ctx.proposal.flags.latency_slo
     if slo is None:
@@ -55,22 +67,13 @@ def check(ctx: Context) -> Finding | None:
         "p99_measured_worse": slo.p99_measured_worse,
         "mean_saving": ctx.run_saving,
     }
-    against = f" against {a(ms(slo.p99_ms))} p99 SLO" if slo.p99_ms is not None else ""
-    held = f" held to {a(ms(slo.p99_ms))} p99 SLO" if slo.p99_ms is not None else " with a latency SLO"
-    win = f"{a(pct(ctx.run_saving))} mean win" if ctx.run_saving > 0 else f"a change that {saves(ctx.run_saving)}"
+    against = AGAINST if slo.p99_ms is not None else ""
+    held = HELD_TO if slo.p99_ms is not None else WITH_SLO
+    win = WIN if ctx.run_saving > 0 else NO_WIN
     if slo.p99_measured_worse is True:
-        head = f"The p99 was measured worse, so for a service{held} {win} that costs the tail is a net loss"
-        return opposition(ctx, ID, head, figures, then="is the safer place to look")
+        head = (MEASURED_WORSE, held, " ", win, NET_LOSS)
+        return opposed(ctx, ID, head, figures, {}, then="is the safer place to look")
     if slo.p99_measured_worse is False:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"The p99 was measured and is not worse, so {win} holds{against}.",
-        )
+        return Draft(ID, "info", (NOT_WORSE, win, HOLDS, against), figures)
     why = "may raise the tail" if slo.tail_risk else "has no p99 measured yet"
-    return condition(
-        ID,
-        figures,
-        f"Fund on the condition that the p99 holds: {win}{against} {why}, so measure the distribution, not the mean.",
-    )
+    return Draft(ID, "condition", (FUND_IF_P99, win, against, MEASURE_IT), figures, {"why": why})

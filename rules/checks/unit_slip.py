@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import a, ms, num
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft
 
 ID = "unit_slip"
 STAGE = "trust"
@@ -46,7 +46,14 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+SLIP = (
+    "The breakdown sums to {breakdown_ms:ms} against {baseline_ms:a_ms} step, {unit_ratio:whole}× {more}: a unit slip "
+    "(seconds or microseconds written as ms), not overlap or missing phases; give every time in ms and re-run the "
+    "shares."
+)
+
+
+def check(ctx: Context) -> Draft | None:
     """Remeasure when the breakdown and the step's time differ by about a unit (a thousand times)."""
     ratio = ctx.unit_slip
     base = ctx.proposal.baseline_ms
@@ -59,15 +66,4 @@ def check(ctx: Context) -> Finding | None:
         "unit_ratio": ratio,
         "unit_slip_ratio": ctx.policy.unit_slip_ratio,
     }
-    more = "more" if parts > base else "less"
-    return Finding(
-        rule=ID,
-        effect="remeasure",
-        verdict="remeasure",
-        figures=figures,
-        message=(
-            f"The breakdown sums to {ms(parts)} against {a(ms(base))} step, {num(ratio, 0)}× {more}: a unit slip "
-            f"(seconds or microseconds written as ms), not overlap or missing phases; give every time in ms and "
-            f"re-run the shares."
-        ),
-    )
+    return Draft(ID, "remeasure", SLIP, figures, {"more": "more" if parts > base else "less"})

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.model import Figure, Finding, Verdict
-from worthit.rules.text import num, pct
+from worthit.rules.model import Figure, Verdict
+from worthit.rules.wording import Draft
 
 ID = "vendor_product"
 STAGE = "worth"
@@ -49,7 +49,16 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+OWNING = "{saving_fraction:pct} is worth owning at {maintenance_weeks:num} weeks of upkeep over the horizon"
+SOURCE = " ({source})"
+BEHIND_FALLBACK = (
+    "The kernel is the product and the {what} sits behind a tested portable fallback, so ",
+    ", which is what vendor library teams do.",
+)
+ONCE_BEHIND = ("The kernel is the product, so ", " once the {what} sits behind a tested portable fallback.")
+
+
+def check(ctx: Context) -> Draft | None:
     """Supports unportable code that is the product and sits behind a tested portable fallback."""
     flags = ctx.proposal.flags
     if not (ctx.unportable and ctx.worth.product):
@@ -59,15 +68,9 @@ def check(ctx: Context) -> Finding | None:
         "saving_fraction": ctx.run_saving,
         "portable_fallback": flags.portable_fallback,
     }
-    what = "assembly" if flags.portability == "hand_asm" else "vendor-specific path"
     # whose upkeep figure it is: the policy's default is said to be one (as maintenance_cost says it)
     source = ctx.worth.cost.upkeep_said.removeprefix(", ")
-    upkeep = f"{num(ctx.maintenance_weeks)} weeks of upkeep over the horizon" + (f" ({source})" if source else "")
-    owning = f"{pct(ctx.run_saving)} is worth owning at {upkeep}"
-    message = (
-        f"The kernel is the product and the {what} sits behind a tested portable fallback, so {owning}, which is "
-        f"what vendor library teams do."
-        if flags.portable_fallback
-        else f"The kernel is the product, so {owning} once the {what} sits behind a tested portable fallback."
-    )
-    return Finding(rule=ID, effect="supports", verdict="fund", figures=figures, message=message)
+    words = {"what": "assembly" if flags.portability == "hand_asm" else "vendor-specific path", "source": source}
+    owning = (OWNING, SOURCE) if source else (OWNING,)
+    first, last = BEHIND_FALLBACK if flags.portable_fallback else ONCE_BEHIND
+    return Draft(ID, "supports", (first, *owning, last), figures, words, verdict="fund")

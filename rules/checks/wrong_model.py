@@ -19,9 +19,8 @@ from __future__ import annotations
 from worthit.rules import amdahl
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import opposition
-from worthit.rules.model import Figure, Finding
-from worthit.rules.text import k_text, label, pct, saves, times
+from worthit.rules.model import Figure
+from worthit.rules.wording import Draft, opposed
 from worthit.rules.worth import CREDIBILITY_RULE
 
 ID = "wrong_model"
@@ -62,31 +61,46 @@ EXAMPLES = (
 )
 
 
-def check(ctx: Context) -> Finding | None:
+UNMEASURED = (
+    "On {here:label} {target} is {measured_p:pct} of the step, but {strategic_model:label} is the workload that "
+    "matters; measure the share there and re-run the arithmetic before deciding."
+)
+UNCOMMITTED = (
+    "{strategic_model:label} would give {strategic_speedup:times}, but with no committed launch it cannot carry the "
+    "work."
+)
+LESS_THERE = (
+    "On {strategic_model:label} {target} is {strategic_p:pct} of the step ({strategic_speedup:times}), less than on "
+    "{here:label}, where the case stands on its own at {measured_speedup:times}."
+)
+THERE_TOO = (
+    "{strategic_model:label} justifies it too: there {target} is {strategic_p:pct} of the step, so {k:k} gives "
+    "{strategic_speedup:times}, as well as {measured_speedup:times} on {here:label}."
+)
+NOT_EVEN = "Not even {strategic_model:label} justifies it: at {strategic_p:pct} of that step, "
+NO_SAVING = "it {strategic_saving:saves(of_what)}"
+LOW_RATE = "{k:k} returns {strategic_rate:pct} of its step per engineer-week"
+LOW_SAVING = "{k:k} returns only {strategic_saving:pct} of its step"
+JUSTIFIED = (
+    "This is justified by {strategic_model:label}, not {here:label}: there {target} is {strategic_p:pct} of the step, "
+    "so {k:k} gives {strategic_speedup:times} instead of the {measured_speedup:times} measured here."
+)
+
+
+def check(ctx: Context) -> Draft | None:
     """Re-runs the arithmetic on the strategic workload; remeasure when its share is unknown."""
     strategic = ctx.proposal.flags.strategic
     if strategic is None:
         return None
     scope = ctx.proposal.scope
-    here = label(scope.model or scope.workload or "the measured model")
-    there = label(strategic.model)
+    words = {"here": scope.model or scope.workload or "the measured model", "target": ctx.target}
     figures: dict[str, Figure] = {
         "strategic_model": strategic.model,
         "measured_p": ctx.p_run,
         "measured_speedup": amdahl.speedup(ctx.p_run, ctx.k),
     }
     if strategic.p is None:
-        return Finding(
-            rule=ID,
-            effect="remeasure",
-            verdict="remeasure",
-            stage="trust",
-            figures=figures,
-            message=(
-                f"On {here} {ctx.target} is {pct(ctx.p_run)} of the step, but {there} is the workload that "
-                f"matters; measure the share there and re-run the arithmetic before deciding."
-            ),
-        )
+        return Draft(ID, "remeasure", UNMEASURED, figures, words, stage="trust")
     worth = ctx.worth
     speedup = amdahl.speedup(strategic.p, ctx.k)
     saving = worth.strategic_saving if worth.strategic_saving is not None else 0.0
@@ -96,49 +110,21 @@ def check(ctx: Context) -> Finding | None:
         "strategic_speedup": speedup,
         "strategic_saving": saving,
         "strategic_rate": rate,
+        "k": ctx.k,
     }
     if not worth.strategic_credible:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            overridden_by=CREDIBILITY_RULE,  # the value of the work leaves out a workload that may never ship
-            message=f"{there} would give {times(speedup)}, but with no committed launch it cannot carry the work.",
-        )
-    measured_speedup = times(amdahl.speedup(ctx.p_run, ctx.k))
+        # the value of the work leaves out a workload that may never ship
+        return Draft(ID, "info", UNCOMMITTED, figures, words, overridden_by=CREDIBILITY_RULE)
     if not worth.strategic_clears and worth.clears:
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"On {there} {ctx.target} is {pct(strategic.p)} of the step ({times(speedup)}), less than on "
-            f"{here}, where the case stands on its own at {measured_speedup}.",
-        )
+        return Draft(ID, "info", LESS_THERE, figures, words)
     if worth.strategic_clears and worth.basis != "strategic":
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"{there} justifies it too: there {ctx.target} is {pct(strategic.p)} of the step, so "
-            f"{k_text(ctx.k)} gives {times(speedup)}, as well as {measured_speedup} on {here}.",
-        )
+        return Draft(ID, "info", THERE_TOO, figures, words)
     if not worth.strategic_clears:
         if saving <= 0:
-            why = f"it {saves(saving, ' of that step')}"
+            why, words["of_what"] = NO_SAVING, " of that step"
         elif rate is not None:
-            why = f"{k_text(ctx.k)} returns {pct(rate)} of its step per engineer-week"
+            why = LOW_RATE
         else:
-            why = f"{k_text(ctx.k)} returns only {pct(saving)} of its step"
-        head = f"Not even {there} justifies it: at {pct(strategic.p)} of that step, {why}"
-        return opposition(ctx, ID, head, figures)
-    return Finding(
-        rule=ID,
-        effect="supports",
-        verdict="fund",
-        figures=figures,
-        message=(
-            f"This is justified by {there}, not {here}: there {ctx.target} is {pct(strategic.p)} of the step, "
-            f"so {k_text(ctx.k)} gives {times(speedup)} instead of the {times(amdahl.speedup(ctx.p_run, ctx.k))} "
-            f"measured here."
-        ),
-    )
+            why = LOW_SAVING
+        return opposed(ctx, ID, (NOT_EVEN, why), figures, words)
+    return Draft(ID, "supports", JUSTIFIED, figures, words, verdict="fund")

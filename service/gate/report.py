@@ -110,7 +110,7 @@ def summary_markdown(
         lines += [f"{number}. **{_md(question)}** {_md(row.value)}" for number, question, row in _numbered(stages)]
     lines += ["", "**Findings**", ""]
     for line in render.findings(evaluation):
-        aside = f" — answered by `{line.set_aside_by}`" if line.set_aside_by else ""
+        aside = f" — overridden by `{line.overridden_by}`" if line.overridden_by else ""
         lines.append(f"- `{line.rule}` ({line.effect}{aside}): {_md(line.message)}")
     if decision_url:
         # Our own link to our own page (not text from the description, which _md neutralises): written as a link.

@@ -48,7 +48,7 @@ class Row(NamedTuple):
 class FindingLine(NamedTuple):
     rule: str
     effect: str
-    set_aside_by: str | None
+    overridden_by: str | None
     message: str
 
 
@@ -181,7 +181,7 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
         lines += [f"  {row.label}\n     {row.value}" for row in stages]
     lines += ["", "findings:"]
     for found, line in zip(evaluation.findings, findings(evaluation), strict=True):
-        aside = f" (answered by {line.set_aside_by})" if line.set_aside_by else ""
+        aside = f" (overridden by {line.overridden_by})" if line.overridden_by else ""
         # with --explain, the stage each finding answers: where a new field (a quality gate, memory) decides
         stage = f"{found.stage}: " if explain and found.stage else ""
         lines.append(f"  [{stage}{line.effect}] {line.rule}{aside}: {line.message}")

@@ -187,7 +187,7 @@ def _findings_text(evaluation: Evaluation) -> str | None:
     for finding in evaluation.findings:
         if finding.rule == "amdahl" or finding.message == evaluation.statement:
             continue
-        aside = f" _(answered by {finding.overridden_by})_" if finding.overridden_by else ""
+        aside = f" _(overridden by {finding.overridden_by})_" if finding.overridden_by else ""
         lines.append(f"• *{finding.rule}*{aside}: {escape(finding.message)}")
     if not lines:
         return None

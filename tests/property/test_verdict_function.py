@@ -23,6 +23,7 @@ from worthit.rules.examples import Example
 from worthit.rules.model import Finding, Proposal
 from worthit.rules.policy import default_policy, policy_from_mapping
 from worthit.rules.verdict import argued, argues, deciders, verdict_at
+from worthit.rules.wording import Draft
 
 POLICY = default_policy()
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100)
@@ -95,14 +96,14 @@ def _left_out_only_fund_or_nothing(module: ModuleType, full: Context) -> None:
     """Asked for the verdict only, the check argues what it argues in full, or leaves out a finding that argued
     `fund` or nothing (or was carried by another rule's figure): the lowest rank, which no verdict can move."""
     quiet = dataclasses.replace(full, verdict_only=True)
-    whole: Finding | None = module.check(full)
-    said: Finding | None = module.check(quiet)
+    whole: Finding | Draft | None = module.check(full)
+    said: Finding | Draft | None = module.check(quiet)
     if said is None:
         if whole is not None and whole.overridden_by is None:
-            assert argued(whole) in (None, "fund"), (module.ID, whole.message)
+            assert argued(whole) in (None, "fund"), (module.ID, whole)
         return
     assert whole is not None, module.ID
-    assert (argued(said), said.overridden_by) == (argued(whole), whole.overridden_by), (module.ID, whole.message)
+    assert (argued(said), said.overridden_by) == (argued(whole), whole.overridden_by), (module.ID, whole)
 
 
 def _example_context(example: Example) -> Context:

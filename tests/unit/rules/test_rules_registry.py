@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import pkgutil
 import re
@@ -20,6 +21,7 @@ from worthit.rules.examples import Example
 from worthit.rules.model import Finding, Proposal, Verdict
 from worthit.rules.policy import Policy, default_policy, policy_from_mapping
 from worthit.rules.verdict import argued
+from worthit.rules.wording import Draft
 
 RULES_DIR = Path(worthit.rules.__file__).parent
 REPO = RULES_DIR.parent
@@ -102,12 +104,14 @@ def _reversed(module: ModuleType) -> ModuleType:
     """A copy of `module` whose check argues the opposite of what the real one argues, with the same figures."""
     real = module.check
 
-    def check(ctx: object) -> Finding | None:
+    def check(ctx: object) -> Finding | Draft | None:
         finding = real(ctx)
         if finding is None:
             return None
         verdict = OPPOSITE[argued(finding)]
         effect = "supports" if verdict == "fund" else "opposes"
+        if isinstance(finding, Draft):
+            return dataclasses.replace(finding, verdict=verdict, effect=effect)
         return msgspec.structs.replace(finding, verdict=verdict, effect=effect)
 
     mutant = ModuleType(module.__name__)
