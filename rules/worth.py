@@ -144,6 +144,12 @@ class Fit:
         """The change is the capacity fix: a replica needs fewer devices after it."""
         return self.gpus_after < self.gpus_before
 
+    @property
+    def overflows(self) -> bool:
+        """The change raises the need past the devices a replica holds (recompute turned off, a doubled batch, a
+        longer KV cache): as measured it does not run, whatever its speed."""
+        return self.gpus_after > self.gpus_before
+
 
 _EPS = 1e-9  # float noise in ceil(): 282 / 141 must be 2 devices, not 3
 
@@ -311,6 +317,7 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         strategic_rate = _rate(strategic_saving, cost.weeks)
         strategic_ok = credible and _clears(strategic_saving, strategic_rate, policy)
     fit = fit_of(proposal)
+    overflows = fit is not None and fit.overflows
     capacity = 1 - (1 - fit.saving) * (1 - saving) if fit is not None and fit.fixes else None
     money = money_of(proposal, policy, saving if capacity is None else capacity, cost)
     memory_ok = capacity is not None and _clears(capacity, _rate(capacity, cost.weeks), policy)
@@ -320,7 +327,10 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
     # (maintenance_cost), not a part of its value: without one the answer is "fund if it ships", never a decline.
     product = unportable and flags.kernel_is_product and saving > 0
     basis: Basis
-    if money is not None and not money.clears and strategic_ok:
+    if overflows:
+        # a change that does not fit on the replica's devices does not run: nothing it saves is worth anything
+        clears, basis = False, "memory"
+    elif money is not None and not money.clears and strategic_ok:
         # The measured workload's fleet does not pay for it, but the credible strategic workload does, per run, as it
         # would with no fleet stated: stating where today's model runs never takes the strategic value away.
         clears, basis = True, "strategic"

@@ -80,7 +80,8 @@ def check(ctx: Context) -> Finding | None:
     loses = consumed > 0 and money.net_gpus <= 0
     one_off = money.clears and money.recurrence is False and money.job_days is None and cost > 0
     carried_elsewhere = not money.clears and ctx.worth.clears and not loses
-    if ctx.verdict_only and ((money.clears and not (loses or one_off)) or carried_elsewhere):
+    overflows = ctx.worth.fit is not None and ctx.worth.fit.overflows
+    if ctx.verdict_only and ((money.clears and not (loses or one_off)) or carried_elsewhere or overflows):
         return None  # it supports funding, or informs
     if saving > 0:
         freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
@@ -99,6 +100,15 @@ def check(ctx: Context) -> Finding | None:
             )
             return opposition(ctx, ID, head, figures)
         freed += f", {gpu_equivalents(money.net_gpus_said)} net of the GPU time its starts take"
+    fit = ctx.worth.fit
+    if fit is not None and fit.overflows:
+        # the change raises the memory a replica needs past its devices (memory_fit): what it would free is moot
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"{freed} only if it ran, and the memory it needs after the change does not fit.",
+        )
     if money.recurring and money.recurrence is True:
         worth = f"worth {usd(money.annual_usd or 0.0)} a year and recurring"
     elif money.recurring:
