@@ -291,9 +291,11 @@ def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -
             if phase["name"] not in taken and draw(st.booleans()) and len(more) < 3:
                 more.append({"name": phase["name"], "k": draw(speedups)})
                 taken.add(phase["name"])
+        # sometimes shares that add up past the scope, as a summary's inclusive percentages do (a remeasure)
+        overlapping = draw(st.booleans())
         for i in range(draw(st.integers(min_value=0, max_value=2))):
             name = f"extra_phase_{i}"
-            p = draw(st.floats(min_value=0.0, max_value=1.0)) * left
+            p = draw(st.floats(min_value=0.0, max_value=1.0)) * (1.0 if overlapping else left)
             if name in taken or p <= 0:
                 continue
             left -= p

@@ -7,9 +7,14 @@ Figures are derived here from the policy's prices and the rules' docstrings, not
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import pytest
 
 from tests.unit.rules.helpers import assert_one_sentence, finding, review
+from worthit.service.cli import parser
+from worthit.service.gate.command import run as gate_run
 
 GPU_HOUR = 2.0
 WEEK_USD = 5000.0
@@ -78,3 +83,58 @@ def test_a_larger_need_that_still_fits_is_judged_on_its_time() -> None:
     )
     assert evaluation.verdict == "fund"
     assert finding(evaluation, "memory_fit").effect == "info"
+
+
+# --- inconsistent shares are decisions -------------------------------------------------------------------------------
+
+_INCLUSIVE = {
+    "target": "attention",
+    "p": 0.41,
+    "k": 1.5,
+    "baseline_ms": 80,
+    "cost_weeks": 6,
+    "more_targets": [{"name": "mlp", "p": 0.52, "k": 1.3}, {"name": "norm", "p": 0.31, "k": 2}],
+}
+
+
+def test_targets_whose_shares_add_up_past_the_step_are_a_remeasure_naming_the_sum_and_the_step() -> None:
+    """41% + 52% + 31% of an 80 ms step (inclusive shares from a summary table): 124%, 99.2 ms of 80 ms."""
+    evaluation = review(_INCLUSIVE)
+    assert evaluation.verdict == "remeasure"
+    assert evaluation.deciding_rule == "consistency"
+    total = 0.41 + 0.52 + 0.31
+    assert finding(evaluation, "consistency").figures["targets_share"] == pytest.approx(total)
+    assert f"add up to 124% of the step ({total * 80:.1f} ms of 80 ms)" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+    assert evaluation.reasoning is not None
+    assert evaluation.reasoning[0].rules == ["consistency"]
+
+
+def test_the_gate_fails_inconsistent_shares_as_a_decision_not_as_a_gate_that_cannot_run(tmp_path: Path) -> None:
+    """The gate exits 1 (the remeasure verdict fails it), never 2 (a gate that cannot run)."""
+    body = tmp_path / "body.md"
+    body.write_text(
+        "```worthit\ntarget: attention\np: 41%\nk: 1.5\nbaseline_ms: 80\ncost_weeks: 6\nmore_targets:\n"
+        "  - {name: mlp, p: 52%, k: 1.3}\n  - {name: norm, p: 31%, k: 2}\n```\n",
+        encoding="utf-8",
+    )
+    out = io.StringIO()
+    code = gate_run(parser().parse_args(["gate", "--body", str(body)]), out, {})
+    assert code == 1
+    assert "::error title=worthit%3A remeasure::" in out.getvalue()
+    assert "add up to 124%25 of the step" in out.getvalue()
+
+
+def test_p_against_its_own_breakdown_is_a_remeasure_naming_both() -> None:
+    """p = 30% beside a breakdown that gives the target 18 ms of 100 ms: both named."""
+    evaluation = review(
+        {
+            "target": "softmax",
+            "p": 0.3,
+            "k": 2,
+            "baseline_ms": 100,
+            "breakdown": [{"name": "softmax", "ms": 18}, {"name": "gemm", "ms": 82}],
+        }
+    )
+    assert evaluation.verdict == "remeasure"
+    assert "p is 30% but the breakdown gives softmax 18 ms of 100 ms, 18%" in evaluation.statement
