@@ -22,6 +22,7 @@ __all__ = [
     "alternative_of",
     "carried",
     "condition",
+    "cost_kind",
     "engineering",
     "kinds_fix",
     "kinds_label",
@@ -136,7 +137,13 @@ def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
         return f"for an unstated cost; it pays for up to {break_even_weeks(most)}"
     if money.cost_usd <= 0:
         return "at no engineering cost"
-    return f"against {usd(money.cost_usd)} of engineering"
+    return f"against {usd(money.cost_usd)} of {cost_kind(ctx)}"
+
+
+def cost_kind(ctx: Context) -> str:
+    """What the one cost is made of, as `$X of …` says it: `engineering`, or `engineering and compute` when the work
+    spends GPU-hours once (rules.worth: `Cost.usd` counts both)."""
+    return "engineering and compute" if ctx.worth.cost.gpu_usd > 0 else "engineering"
 
 
 def kinds_label(kinds: Sequence[str]) -> str:

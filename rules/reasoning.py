@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from worthit.rules.context import Context
 from worthit.rules.model import Figure, Finding, Stage, StageAnswer, Verdict
 from worthit.rules.ranges import UNCERTAINTY, Straddle, box
-from worthit.rules.text import months, ms, num, pct, times, usd, weeks
+from worthit.rules.text import gpu_equivalents, join, months, ms, num, pct, times, usd, weeks
 from worthit.rules.verdict import STAGE_ORDER, STAGES
-from worthit.rules.worth import CARRIED_BY, Cost
+from worthit.rules.worth import CARRIED_BY, Cost, recurring_gpus
 
 __all__ = ["QUESTIONS", "REMEASURED_FIRST", "reasoning"]
 
@@ -89,8 +89,19 @@ def reasoning(
         "cost_weeks": cost.weeks,
         "cost_usd": cost.usd,
     }
+    if cost.gpu_hours:
+        cost_figures |= {"gpu_hours": cost.gpu_hours, "gpu_usd": cost.gpu_usd}
+    if cost.people is not None:
+        cost_figures |= {"people": cost.people, "calendar_weeks": cost.calendar_weeks}
+    if cost.port_weeks:
+        cost_figures |= {"port_weeks": cost.port_weeks, "generations": cost.generations}
     worth_answer = objection.message if objection is not None else carried or "No objection."
-    cost_answer = priced.message if priced is not None else _cost_answer(cost)
+    recurring = recurring_gpus(ctx.proposal)
+    units = _cost_answer(cost, recurring)
+    cost_answer = priced.message if priced is not None else units
+    if priced is not None and _in_units(cost, recurring):
+        # a cost paid in more than engineer-weeks: every unit said, then what the cost stage concluded
+        cost_answer = f"{units} {priced.message}"
     if straddle is not None:
         # the midpoint's objection, set aside, or the midpoint's value on a fleet or a job (its GPU-equivalents and
         # dollars at a p nobody proposed): stage 2 says what holds across the range instead
@@ -258,7 +269,11 @@ def _no_alternative(ctx: Context) -> str:
     return "None known: nothing in the breakdown is larger than the target."
 
 
-def _cost_answer(cost: Cost) -> str:
+def _cost_answer(cost: Cost, recurring: float = 0.0) -> str:
+    """The one cost in every unit it is paid in: engineer-weeks (people × calendar weeks where so stated), upkeep,
+    ports to further device generations, one-off GPU-hours, and the GPUs its starts keep busy."""
+    if _in_units(cost, recurring):
+        return _cost_in_units(cost, recurring)
     if cost.weeks is None:
         return "Unknown: no cost was given."
     money = f" ({usd(cost.usd)})" if cost.usd else ""
@@ -271,6 +286,37 @@ def _cost_answer(cost: Cost) -> str:
             f"upkeep over the horizon."
         )
     return f"{weeks(cost.weeks)}{money} to build."
+
+
+def _in_units(cost: Cost, recurring: float) -> bool:
+    """Whether the cost is paid in more than engineer-weeks and upkeep (or stated as people × calendar weeks)."""
+    return bool(cost.gpu_hours or cost.people is not None or cost.port_weeks or recurring)
+
+
+def _cost_in_units(cost: Cost, recurring: float) -> str:
+    parts: list[str] = []
+    if cost.build_weeks is not None:
+        build = weeks(cost.build_weeks)
+        if cost.people is not None and cost.calendar_weeks is not None:
+            people = f"{cost.people} {'person' if cost.people == 1 else 'people'}"
+            calendar = num(cost.calendar_weeks)
+            build += f" ({people} for {calendar} calendar week{'' if calendar == '1' else 's'})"
+        parts.append(f"{build} to build")
+    if cost.upkeep_weeks:
+        parts.append(f"{weeks(cost.upkeep_weeks)} of upkeep over the horizon")
+    if cost.port_weeks:
+        further = cost.generations - 1
+        parts.append(
+            f"{weeks(cost.port_weeks)} to ship to {further} further device generation{'' if further == 1 else 's'}"
+        )
+    if cost.gpu_hours:
+        parts.append(f"{num(cost.gpu_hours, 0)} GPU-hours of one-off compute ({usd(cost.gpu_usd)})")
+    if recurring:
+        parts.append(f"{gpu_equivalents(recurring)} its starts keep busy, netted out of what it frees")
+    if cost.build_weeks is None and cost.weeks is None:
+        parts.append("no engineering cost given")
+    total = f"{usd(cost.usd)} in all: " if cost.usd else ""
+    return f"{total}{join(parts)}."
 
 
 def _worth_figures(ctx: Context) -> dict[str, Figure]:

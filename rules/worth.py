@@ -64,7 +64,8 @@ CREDIBILITY_RULE = "roadmap_risk"
 
 @dataclass(slots=True)
 class Cost:
-    """Stage 3: build plus upkeep of unportable code over the horizon — one figure for decision, plan, portfolio."""
+    """Stage 3: build plus upkeep of unportable code over the horizon, the ports to further device generations, and
+    the one-off GPU-hours the work costs — one figure for decision, plan, portfolio."""
 
     build_weeks: float | None
     upkeep_weeks: float
@@ -78,6 +79,20 @@ class Cost:
     """`proposal`: the proposal's `maintenance_weeks_per_year`; `policy`: none given, the policy's; `policy_over_zero`:
     a claimed 0 for unportable code, which the policy's figure replaces (unportable code is never free to keep)."""
     architectures: int = 1
+    # costs besides engineer-weeks, in the one figure: `usd` counts them
+    gpu_hours: float = 0.0
+    """One-off GPU-hours the work costs (a distillation run, an autotuning campaign)."""
+    gpu_usd: float = 0.0
+    """`gpu_hours` at the policy's `gpu_hour_usd`."""
+    people: int | None = None
+    calendar_weeks: float | None = None
+    """People × calendar weeks, when the proposal states the build so (`build_weeks` is their product)."""
+    port_weeks: float = 0.0
+    """Engineer-weeks to ship to each further device generation (devices the company does not own), in `weeks`."""
+    generations: int = 1
+
+    engineering_usd: float | None = None
+    """`weeks` priced at the policy's `engineer_week_usd`: `usd` less the compute."""
 
     @property
     def upkeep_said(self) -> str:
@@ -216,15 +231,32 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
             per_year, source = policy.maintenance_weeks_per_year, "policy_over_zero"
         upkeep = per_year * (flags.architectures or 1) * policy.horizon_months / 12
     build = proposal.cost_weeks
-    weeks = None if build is None and upkeep == 0 else (build or 0.0) + upkeep
+    unowned = flags.unowned
+    generations = unowned.generations if unowned is not None else 1
+    port = 0.0
+    if unowned is not None and generations > 1:
+        each = unowned.port_weeks if unowned.port_weeks is not None else policy.port_weeks_per_generation
+        port = each * (generations - 1)
+    weeks = None if build is None and upkeep == 0 and port == 0 else (build or 0.0) + upkeep + port
+    gpu_hours = proposal.cost_gpu_hours or 0.0
+    gpu_usd = gpu_hours * policy.gpu_hour_usd
+    engineering = None if weeks is None else weeks * policy.engineer_week_usd
+    usd = None if engineering is None and not gpu_hours else (engineering or 0.0) + gpu_usd
     return Cost(
         build_weeks=build,
         upkeep_weeks=upkeep,
         weeks=weeks,
-        usd=None if weeks is None else weeks * policy.engineer_week_usd,
+        usd=usd,
         upkeep_per_year=per_year,
         upkeep_source=source,
         architectures=flags.architectures or 1,
+        gpu_hours=gpu_hours,
+        gpu_usd=gpu_usd,
+        people=proposal.cost_people,
+        calendar_weeks=proposal.cost_calendar_weeks,
+        port_weeks=port,
+        generations=generations,
+        engineering_usd=engineering,
     )
 
 

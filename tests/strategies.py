@@ -390,3 +390,16 @@ def _currencies_a(draw: st.DrawFn, raw: dict[str, Any]) -> None:
         flags["recurring"] = recurring
     if draw(st.booleans()):
         flags["run_days"] = draw(st.floats(min_value=0.5, max_value=3650))
+    _costs(draw, raw)
+
+
+def _costs(draw: st.DrawFn, raw: dict[str, Any]) -> None:
+    """Costs besides engineer-weeks: one-off GPU-hours, and the build as people × calendar weeks (agreeing with
+    `cost_weeks` when that is drawn too)."""
+    if draw(st.booleans()):
+        raw["cost_gpu_hours"] = draw(st.sampled_from([0.0, 1e9]) | st.floats(min_value=0, max_value=1e7))
+    if draw(st.booleans()):
+        raw["cost_people"] = people = draw(st.integers(min_value=1, max_value=50))
+        raw["cost_calendar_weeks"] = calendar = draw(st.floats(min_value=0, max_value=52))
+        if "cost_weeks" in raw:
+            raw["cost_weeks"] = people * calendar

@@ -33,6 +33,7 @@ from worthit.rules.checks import (
     mix,
     noise_floor,
     non_kernel_time,
+    one_off_compute,
     overlap_double_count,
     quality_gate,
     rate_of_return,
@@ -75,6 +76,7 @@ CHECKS: tuple[ModuleType, ...] = (
     maintenance_cost,
     rate_of_return,
     recurring_gpu_cost,
+    one_off_compute,
     unstated_cost,
     # 4. alternative: a capacity problem, the largest phase, the non-kernel time
     resource_goal,

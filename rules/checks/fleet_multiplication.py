@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import carried, condition, engineering, opposition
+from worthit.rules.findings import carried, condition, cost_kind, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import at_least, count, gpu_equivalents, months, num, pct, saves, times, usd
 from worthit.rules.worth import HOURS_PER_DAY
@@ -127,16 +127,16 @@ def check(ctx: Context) -> Finding | None:
             ID,
             figures,
             f"Fund if the one-off job runs at least {num(said, digits)} days: {freed}, "
-            f"{usd(per_day)} a day, against {usd(cost)} of engineering (give `run_days` to price the job).",
+            f"{usd(per_day)} a day, against {usd(cost)} of {cost_kind(ctx)} (give `run_days` to price the job).",
         )
     if money.clears:
         if cost <= 0:
             against = engineering(ctx, money, figures)
         elif money.payback_months is not None:
-            against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
+            against = f"against {usd(cost)} of {cost_kind(ctx)}, paid back in {months(money.payback_months)}"
         else:
             figures["value_over_cost"] = money.value_usd / cost  # what `times_of` prints: every figure said is kept
-            against = f"against {usd(cost)} of engineering, {times_of(money.value_usd, cost)} its cost"
+            against = f"against {usd(cost)} of {cost_kind(ctx)}, {times_of(money.value_usd, cost)} its cost"
         return Finding(
             rule=ID,
             effect="supports",
@@ -160,10 +160,10 @@ def check(ctx: Context) -> Finding | None:
         payback = money.payback_months
         head = (
             f"{freed}, {worth}, which takes {months(payback) if payback is not None else 'forever'} to pay back "
-            f"{usd(cost)} of engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon"
+            f"{usd(cost)} of {cost_kind(ctx)}, past the {months(policy.horizon_months).removesuffix('s')} horizon"
         )
     else:
-        head = f"{freed}, {worth}, less than the {usd(cost)} of engineering it costs"
+        head = f"{freed}, {worth}, less than the {usd(cost)} of {cost_kind(ctx)} it costs"
     return opposition(ctx, ID, head, figures)
 
 

@@ -161,15 +161,15 @@ def _overflow(ctx: Context, before: float, after: float, figures: dict[str, Figu
     figures |= {"memory_over_gb": after - room, "memory_room_gb": room}
     holds = "a device can use" if gpus == 1 else f"the replica's {count(gpus, 'GPU')} can use"
     speed = f", whatever the {pct(ctx.run_saving)} it would save" if ctx.run_saving > 0 else ""
-    return Finding(
-        rule=ID,
-        effect="opposes",
-        verdict="decline",
-        figures=figures,
-        message=f"The change raises the need from {num(before)} GB to {num(after)} GB, {num(after - room)} GB over "
-        f"the {num(room)} GB {holds}, so it does not run{speed}; what fits is a variant that stays under "
-        f"{num(room)} GB (recompute only the largest activations, a smaller micro-batch, a shorter cache).",
+    head = (
+        f"The change raises the need from {num(before)} GB to {num(after)} GB, {num(after - room)} GB over the "
+        f"{num(room)} GB {holds}, so it does not run{speed}"
     )
+    fits = (
+        f"what fits is a variant that stays under {num(room)} GB (recompute only the largest activations, a smaller "
+        "micro-batch, a shorter cache)"
+    )
+    return opposition(ctx, ID, head, figures, alone=f"{head}; {fits}.")
 
 
 def _with_step(saving: float, capacity: float) -> str:

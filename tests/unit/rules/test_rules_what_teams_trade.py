@@ -138,3 +138,95 @@ def test_p_against_its_own_breakdown_is_a_remeasure_naming_both() -> None:
     )
     assert evaluation.verdict == "remeasure"
     assert "p is 30% but the breakdown gives softmax 18 ms of 100 ms, 18%" in evaluation.statement
+
+
+# --- costs in every unit ------------------------------------------------------------------------------------------
+
+
+def test_a_distillation_run_that_costs_more_compute_than_it_saves_is_declined() -> None:
+    """150,000 GPU-hours to distill a draft model; decode 50% of the step at 1/0.92 saves 4% on 256 GPUs: 10.24
+    GPU-equivalents, 89,702 GPU-hours a year, less than spent. 3 people for 6 weeks: 18 engineer-weeks."""
+    evaluation = review(
+        {
+            "target": "decode",
+            "p": 0.5,
+            "k": 1 / 0.92,
+            "cost_people": 3,
+            "cost_calendar_weeks": 6,
+            "cost_gpu_hours": 150_000,
+            "flags": {"fleet_gpus": 256, "recurring": True},
+        }
+    )
+    saving = 0.5 * (1 - 0.92)
+    saved_hours = 256 * saving * 8760
+    engineering, compute = 18 * WEEK_USD, 150_000 * GPU_HOUR
+    assert evaluation.verdict == "decline"
+    compute_finding = finding(evaluation, "one_off_compute")
+    assert compute_finding.figures["saved_gpu_hours"] == pytest.approx(saved_hours)
+    assert "costs more compute than it will ever save" in compute_finding.message
+    assert finding(evaluation, "fleet_multiplication").figures["engineering_cost_usd"] == pytest.approx(
+        engineering + compute
+    )
+    assert "$390k of engineering and compute" in evaluation.statement
+    assert evaluation.reasoning is not None
+    cost = evaluation.reasoning[2]
+    assert cost.answer.startswith(
+        "$390k in all: 18 engineer-weeks (3 people for 6 calendar weeks) to build and 150,000 GPU-hours of one-off "
+        "compute ($300k)."
+    )
+    assert (cost.figures["people"], cost.figures["calendar_weeks"], cost.figures["cost_weeks"]) == (3, 6, 18)
+    assert cost.figures["cost_usd"] == pytest.approx(engineering + compute)
+
+
+def test_the_same_distillation_on_a_fleet_that_earns_it_back_is_funded() -> None:
+    """On 2,048 GPUs the 4% frees 81.9 GPU-equivalents, $1.43M a year, against $390k."""
+    evaluation = review(
+        {
+            "target": "decode",
+            "p": 0.5,
+            "k": 1 / 0.92,
+            "cost_weeks": 18,
+            "cost_gpu_hours": 150_000,
+            "flags": {"fleet_gpus": 2048, "recurring": True},
+        }
+    )
+    assert evaluation.verdict == "fund"
+    assert finding(evaluation, "one_off_compute").effect == "info"
+
+
+def test_compute_without_a_fleet_is_funded_only_over_the_break_even_fleet() -> None:
+    """No fleet: the whole cost in GPU-hours ($15k + $300k = 157,500) over 4% of a year's GPU-hours: 449.5 GPUs."""
+    evaluation = review({"target": "decode", "p": 0.5, "k": 1 / 0.92, "cost_weeks": 3, "cost_gpu_hours": 150_000})
+    fleet = (3 * WEEK_USD + 150_000 * GPU_HOUR) / GPU_HOUR / (0.04 * 8760)
+    assert evaluation.verdict == "fund_if"
+    assert finding(evaluation, "one_off_compute").figures["break_even_fleet_gpus"] == pytest.approx(fleet)
+    assert "at least 450 GPUs" in evaluation.statement
+
+
+def test_people_and_calendar_weeks_must_agree_with_a_stated_cost() -> None:
+    """3 people × 6 weeks is 18 engineer-weeks: a `cost_weeks` of 6 beside them is refused naming both fields."""
+    import msgspec
+
+    from worthit.rules.model import Proposal
+
+    with pytest.raises(msgspec.ValidationError, match="cost_people"):
+        msgspec.convert(
+            {"p": 0.2, "k": 2, "cost_weeks": 6, "cost_people": 3, "cost_calendar_weeks": 6},
+            Proposal,
+        )
+
+
+def test_a_follow_up_returns_per_engineer_week_on_the_cost_stage_3_counts() -> None:
+    """A hand-asm follow-up: 4 weeks to build + 2 a year of upkeep = 6; the return is the last 2.6% over 6 weeks."""
+    evaluation = review(
+        {
+            "target": "attention_softmax",
+            "p": 0.026,
+            "k": 2,
+            "prior_k": 10,
+            "baseline_ms": 81.1,
+            "cost_weeks": 4,
+            "flags": {"portability": "hand_asm"},
+        }
+    )
+    assert finding(evaluation, "ceiling").figures["follow_up_best_rate"] == pytest.approx(0.026 / 6)
