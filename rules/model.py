@@ -228,9 +228,9 @@ class Power(Base):
     """A site whose capacity is limited by power, not by GPUs: its power and each GPU's draw before and after the
     change (a power cap). The GPUs it can run are the power over the draw (power_capacity rule)."""
 
-    site_mw: Annotated[float, Meta(gt=0, le=1e6)]
-    watts_per_gpu_before: Annotated[float, Meta(gt=0, le=1e6)]
-    watts_per_gpu_after: Annotated[float, Meta(gt=0, le=1e6)]
+    site_mw: Annotated[float, Meta(gt=0, le=100_000)]
+    watts_per_gpu_before: Annotated[float, Meta(ge=1, le=100_000)]
+    watts_per_gpu_after: Annotated[float, Meta(ge=1, le=100_000)]
 
 
 class Unowned(Base):
@@ -562,12 +562,12 @@ class Proposal(Base, kw_only=True):
     added_work: AddedWork | None = None
     """Work the change adds (added_work rule): `k` is then the target's own speedup before it."""
     # costs besides engineer-weeks
-    cost_gpu_hours: NonNegativeFloat | None = None
+    cost_gpu_hours: Annotated[float, Meta(ge=0, le=1e12)] | None = None
     """One-off GPU-hours the work costs (a distillation or QAT run, an autotuning campaign), priced at the
     policy's `gpu_hour_usd` and added to the one cost (rules.worth)."""
     cost_people: Annotated[int, Meta(ge=1, le=100_000)] | None = None
     """People on the work for `cost_calendar_weeks`: `cost_weeks` is their product (3 people for 6 weeks: 18)."""
-    cost_calendar_weeks: NonNegativeFloat | None = None
+    cost_calendar_weeks: Annotated[float, Meta(ge=0, le=10_000)] | None = None
     """Calendar weeks the `cost_people` work for."""
 
     def __post_init__(self) -> None:

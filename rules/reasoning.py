@@ -46,7 +46,7 @@ def reasoning(
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = carried = better = first_alternative = refusal = None
+    doubt = trusted = carried = better = first_alternative = refusal = None
     objection: Finding | None = None
     priced: Finding | None = None
     # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
@@ -65,6 +65,8 @@ def reasoning(
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
+            elif effect == "condition" and trusted is None:
+                trusted = "Only in part: " + finding.message  # a claim the inputs bound (a k above its roofline)
         elif stage == "worth":
             # a worth-stage condition (a failing quality gate) answers what the work is worth, as an objection does
             if effect in ("opposes", "condition") and objection is None:
@@ -114,7 +116,7 @@ def reasoning(
         StageAnswer(
             stage="trust",
             question=QUESTIONS["trust"],
-            answer=doubt or "Yes: no check doubts the scope, the method or the inputs.",
+            answer=doubt or trusted or "Yes: no check doubts the scope, the method or the inputs.",
             rules=rules["trust"],
         ),
         StageAnswer(

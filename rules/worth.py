@@ -31,16 +31,20 @@ __all__ = [
     "MINUTES_PER_DAY",
     "UPKEEP_SOURCE",
     "Basis",
+    "Bought",
     "Cost",
     "Fit",
     "Money",
+    "OnUnowned",
     "Worth",
+    "bought_of",
     "cost_of",
     "fit_of",
     "money_of",
     "pays_for_weeks",
     "recurring_gpus",
     "strategic_credible",
+    "unowned_of",
     "worth_of",
 ]
 
@@ -48,7 +52,7 @@ HOURS_PER_DAY = 24.0
 HOURS_PER_YEAR = 8760.0
 """Units, not thresholds: freed capacity is counted around the clock."""
 
-Basis = Literal["measured", "strategic", "fleet", "job", "product", "memory"]
+Basis = Literal["measured", "strategic", "fleet", "job", "product", "memory", "slo", "power", "unowned"]
 CARRIED_BY: dict[Basis, str] = {
     "measured": "amdahl",
     "strategic": "wrong_model",
@@ -56,6 +60,9 @@ CARRIED_BY: dict[Basis, str] = {
     "job": "fleet_multiplication",
     "product": "vendor_product",
     "memory": "memory_fit",
+    "slo": "slo_met",
+    "power": "power_capacity",
+    "unowned": "unowned_devices",
 }
 """The rule whose finding states the figure each basis rests on (provenance for `Finding.overridden_by`)."""
 CREDIBILITY_RULE = "roadmap_risk"
@@ -186,6 +193,47 @@ def fit_of(proposal: Proposal) -> Fit | None:
 
 
 @dataclass(slots=True)
+class Bought:
+    """What a change buys besides time on GPUs the company pays for: a violated latency SLO met, or capacity at a
+    site limited by power. A slower step is then the price, counted in it (slo_met, power_capacity rules)."""
+
+    kind: Literal["slo", "power"]
+    annual_usd: float | None
+    """What it buys a year, net of what a slower step costs on the fleet where that is known; None: unpriced."""
+    value_usd: float | None
+    """`annual_usd` over the horizon; None: unpriced."""
+    clears: bool | None
+    """It pays for the one cost; None when what it buys is unpriced or its price unknown (a condition)."""
+    gained_gpus: float = 0.0
+    """Power: GPU-equivalents of capacity gained (more GPUs under the same power, each at its new speed)."""
+    gpus_before: int = 0
+    gpus_after: int = 0
+    """Power: GPUs the site runs under its power before and after the change."""
+    slowdown_gpus: float = 0.0
+    """SLO: GPU-equivalents the slower step costs on the fleet (0 when faster or no fleet is stated)."""
+    slo_usd_per_year: float | None = None
+    """SLO: what meeting it is worth a year (the policy's price, or the GPUs meeting it would otherwise take)."""
+
+    @property
+    def share(self) -> float:
+        """Power: the capacity gained as a share of the site's before (0 for an SLO: it buys no capacity)."""
+        return self.gained_gpus / self.gpus_before if self.kind == "power" and self.gpus_before else 0.0
+
+
+@dataclass(slots=True)
+class OnUnowned:
+    """A change on devices the company does not pay for, valued as the policy prices such a change per device."""
+
+    devices: int
+    kind: str
+    usd_per_device_year: float
+    """The policy's `unowned_device_usd_per_year`: what removing all of the step is worth per device a year."""
+    value_usd: float | None
+    """Over the horizon: devices × the policy's figure × the saving; None when the policy prices it at nothing."""
+    clears: bool | None
+
+
+@dataclass(slots=True)
 class Worth:
     """Stage 2: the saving on the decision scope and whether it pays for its cost."""
 
@@ -208,6 +256,10 @@ class Worth:
     capacity_saving: float | None = None
     """With a memory fix: the share of GPU capacity freed by fewer devices per replica and the faster step together,
     1 − (1 − memory) · (1 − saving); what a fleet's money is counted on."""
+    bought: Bought | None = None
+    """What a slower (or faster) step buys: an SLO met, capacity under a power limit."""
+    unowned: OnUnowned | None = None
+    """The value on devices the company does not own."""
 
     @property
     def carried_by(self) -> str | None:
@@ -335,6 +387,78 @@ def recurring_gpus(proposal: Proposal) -> float:
     return flags.gpu_minutes_per_start * flags.starts_per_day / MINUTES_PER_DAY
 
 
+def bought_of(proposal: Proposal, policy: Policy, saving: float, money: Money | None, cost: Cost) -> Bought | None:
+    """What the change buys besides time: a violated p99 brought under its SLO, or capacity at a power-limited site;
+    None when it buys neither."""
+    flags = proposal.flags
+    cost_usd = cost.usd or 0.0
+    years = policy.horizon_months / 12
+    power = flags.power
+    if power is not None:
+        site = power.site_mw * 1e6  # the model bounds it and the watts: at most 1e11 GPUs, a finite count
+        before = math.floor(site / power.watts_per_gpu_before + _EPS)
+        after = math.floor(site / power.watts_per_gpu_after + _EPS)
+        per_gpu = 1.0 / (1.0 - saving) if saving < 1 else math.inf  # each GPU's throughput, before = 1
+        gained = after * per_gpu - before
+        if before <= 0 or not math.isfinite(gained) or (after == before and saving == 0):
+            return None
+        annual = gained * policy.gpu_hour_usd * HOURS_PER_YEAR
+        value = annual * years
+        return Bought(
+            kind="power",
+            annual_usd=annual,
+            value_usd=value,
+            clears=gained > 0 and math.isfinite(value) and value >= cost_usd,
+            gained_gpus=gained,
+            gpus_before=before,
+            gpus_after=after,
+        )
+    slo = flags.latency_slo
+    if slo is None or slo.p99_ms is None or slo.p99_before_ms is None or slo.p99_after_ms is None:
+        return None
+    if not (slo.p99_before_ms > slo.p99_ms >= slo.p99_after_ms):
+        return None  # met before, or still missed after: the SLO buys nothing here
+    price: float | None = None
+    if policy.slo_met_usd_per_year > 0:
+        price = policy.slo_met_usd_per_year
+    elif slo.gpus_otherwise is not None:
+        price = slo.gpus_otherwise * policy.gpu_hour_usd * HOURS_PER_YEAR
+    slowdown = max(-money.gpus, 0.0) if money is not None else 0.0
+    slower_unknown = money is None and saving < 0
+    if price is None or slower_unknown:
+        return Bought(kind="slo", annual_usd=None, value_usd=None, clears=None, slo_usd_per_year=price)
+    # the fleet's money is negative for a slower step: what the slowdown costs, counted against the SLO's worth
+    annual = price + (money.annual_usd or 0.0 if money is not None else 0.0)
+    value = price * years + (money.value_usd if money is not None else 0.0)
+    return Bought(
+        kind="slo",
+        annual_usd=annual,
+        value_usd=value,
+        clears=math.isfinite(value) and value > 0 and value >= cost_usd,
+        slowdown_gpus=slowdown,
+        slo_usd_per_year=price,
+    )
+
+
+def unowned_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> OnUnowned | None:
+    """The value of the change on devices the company does not pay for: devices × the policy's figure per device a
+    year × the share of the step saved, over the horizon; unpriced when the policy's figure is 0."""
+    unowned = proposal.flags.unowned
+    if unowned is None:
+        return None
+    price = policy.unowned_device_usd_per_year
+    if price <= 0:
+        return OnUnowned(unowned.devices, unowned.kind, price, None, None)
+    value = unowned.devices * price * max(saving, 0.0) * policy.horizon_months / 12
+    return OnUnowned(
+        unowned.devices,
+        unowned.kind,
+        price,
+        value,
+        clears=saving > 0 and math.isfinite(value) and value >= (cost.usd or 0.0),
+    )
+
+
 def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Worth:
     """Stage 2 against stage 3: the value of the work on its decision scope, and whether it pays for itself."""
     cost = cost_of(proposal, policy)
@@ -378,6 +502,15 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         clears, basis = True, "strategic"
     else:
         clears, basis = False, "measured"
+    bought = None if overflows else bought_of(proposal, policy, saving, money, cost)
+    if bought is not None and bought.clears is not False and not clears:
+        # the SLO met or the capacity gained pays where the time alone does not; unpriced, it pays on the condition
+        # its rule states (the least the SLO must be worth, the largest fleet the slowdown pays on)
+        clears, basis = True, bought.kind
+    unowned = unowned_of(proposal, policy, saving, cost)
+    if unowned is not None and unowned.clears is not None and not overflows and basis in ("measured", "unowned"):
+        # on devices the company does not pay for, the policy's price per device decides, never the per-run bar
+        clears, basis = unowned.clears, "unowned"
     return Worth(
         saving=saving,
         rate=rate,
@@ -392,4 +525,6 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         cost=cost,
         fit=fit,
         capacity_saving=capacity,
+        bought=bought,
+        unowned=unowned,
     )

@@ -391,6 +391,42 @@ def _currencies_a(draw: st.DrawFn, raw: dict[str, Any]) -> None:
     if draw(st.booleans()):
         flags["run_days"] = draw(st.floats(min_value=0.5, max_value=3650))
     _costs(draw, raw)
+    _trades(draw, raw)
+
+
+def _trades(draw: st.DrawFn, raw: dict[str, Any]) -> None:
+    """What a change may buy besides time, and whose devices it runs on: often a slowdown (k < 1) with an SLO met
+    measured before and after, or under a power limit; devices the company does not own; a roofline fraction."""
+    flags = raw["flags"]
+    which = draw(st.sampled_from(["none", "slo", "power", "unowned"]))
+    if which != "none" and draw(st.booleans()):
+        raw["k"] = draw(st.floats(min_value=0.5, max_value=0.999))  # a slowdown that buys something
+    if which == "slo":
+        slo = flags.setdefault("latency_slo", {})
+        target = slo.setdefault("p99_ms", draw(times_ms))
+        slo["p99_before_ms"] = target * draw(st.floats(min_value=0.5, max_value=3.0))
+        slo["p99_after_ms"] = target * draw(st.floats(min_value=0.2, max_value=2.0))
+        if draw(st.booleans()):
+            slo.pop("p99_measured_worse", None)  # read off the two measurements
+        if draw(st.booleans()):
+            slo["gpus_otherwise"] = draw(st.integers(min_value=1, max_value=100_000))
+    elif which == "power":
+        flags["power"] = {
+            "site_mw": draw(st.floats(min_value=0.001, max_value=1000)),
+            "watts_per_gpu_before": draw(st.floats(min_value=50, max_value=2000)),
+            "watts_per_gpu_after": draw(st.floats(min_value=50, max_value=2000)),
+        }
+    elif which == "unowned":
+        unowned: dict[str, Any] = {"devices": draw(st.integers(min_value=1, max_value=2_000_000_000))}
+        if draw(st.booleans()):
+            unowned["generations"] = draw(st.integers(min_value=1, max_value=8))
+        if draw(st.booleans()):
+            unowned["port_weeks"] = draw(st.floats(min_value=0, max_value=20))
+        flags["unowned"] = unowned
+    if draw(st.booleans()):
+        flags["roofline_fraction"] = draw(st.sampled_from([1.0]) | st.floats(min_value=0.01, max_value=1.0))
+        if draw(st.booleans()):
+            flags["roofline_bound"] = draw(st.sampled_from(["memory", "compute"]))
 
 
 def _costs(draw: st.DrawFn, raw: dict[str, Any]) -> None:

@@ -87,6 +87,15 @@ def check(ctx: Context) -> Finding | None:
         freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
     else:
         freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
+    fit = ctx.worth.fit
+    if fit is not None and fit.overflows:
+        # the change raises the memory a replica needs past its devices (memory_fit): what it would free is moot
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"{freed} only if it ran, and the memory it needs after the change does not fit.",
+        )
     if consumed > 0:
         # the change's own GPU time on every start is paid out of what it frees (recurring_gpu_cost)
         # net as printed: the printed freed less the printed consumed (0.28 - 0.006 prints 0.27, not net's 0.28)
@@ -100,15 +109,6 @@ def check(ctx: Context) -> Finding | None:
             )
             return opposition(ctx, ID, head, figures)
         freed += f", {gpu_equivalents(money.net_gpus_said)} net of the GPU time its starts take"
-    fit = ctx.worth.fit
-    if fit is not None and fit.overflows:
-        # the change raises the memory a replica needs past its devices (memory_fit): what it would free is moot
-        return Finding(
-            rule=ID,
-            effect="info",
-            figures=figures,
-            message=f"{freed} only if it ran, and the memory it needs after the change does not fit.",
-        )
     if money.recurring and money.recurrence is True:
         worth = f"worth {usd(money.annual_usd or 0.0)} a year and recurring"
     elif money.recurring:
@@ -144,6 +144,18 @@ def check(ctx: Context) -> Finding | None:
             figures=figures,
             message=f"{freed}, {worth}, {against}.",
         )
+    if carried_elsewhere and ctx.worth.basis in ("slo", "power", "unowned"):
+        # what the change buys (an SLO met, capacity under a power limit) is its value; the step's own change on the
+        # fleet is counted in it, said here
+        if gpus < 0:
+            step = (
+                f"On {count(fleet, 'GPU')} its {pct(-saving)} slower step takes {gpu_equivalents(-gpus)}, "
+                f"{usd(-(money.annual_usd or money.value_usd))}"
+            )
+            step += " a year" if money.annual_usd is not None else ""
+        else:
+            step = f"{freed}, {worth}"
+        return carried(ctx, ID, figures, f"{step}, counted in what the change buys.")
     if carried_elsewhere:
         # a credible strategic workload pays for the work per run (rules.worth): the measured fleet's shortfall is
         # said, and carried, never a decline beside "justified by model B"

@@ -103,7 +103,9 @@ def _beside_a_larger_phase(draw: st.DrawFn) -> Proposal:
     return msgspec.convert(raw, Proposal)
 
 
-@SETTINGS
+# Random proposals seldom list a larger phase and are declined: most draws are filtered, which is the point of the
+# mix, so the filtering health check would fail the run on a busy machine for no fault of the engine.
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(proposal=proposals() | _beside_a_larger_phase())
 def test_decline_and_redirect_name_the_alternative(proposal: Proposal) -> None:
     """With a breakdown naming a phase larger than the target (above the floor), a decline or redirect names it."""

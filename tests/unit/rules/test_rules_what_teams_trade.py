@@ -230,3 +230,192 @@ def test_a_follow_up_returns_per_engineer_week_on_the_cost_stage_3_counts() -> N
         }
     )
     assert finding(evaluation, "ceiling").figures["follow_up_best_rate"] == pytest.approx(0.026 / 6)
+
+
+# --- a slowdown that buys something --------------------------------------------------------------------------------
+
+GPU_YEAR = GPU_HOUR * 8760
+
+
+def _chunked_prefill(slo: dict[str, object], fleet: int | None = 1000) -> dict[str, object]:
+    flags: dict[str, object] = {"recurring": True, "latency_slo": {"p99_ms": 1500, **slo}}
+    if fleet is not None:
+        flags["fleet_gpus"] = fleet
+    return {"target": "serving_step", "p": 1.0, "k": 1 / 1.04, "cost_weeks": 3, "flags": flags}
+
+
+def test_chunked_prefill_that_meets_a_violated_ttft_slo_is_funded_on_the_slo() -> None:
+    """Each step 4% slower; p99 TTFT 2.4 s → 1.3 s under 1.5 s; meeting it otherwise takes 96 GPUs ($1.68M a
+    year); the slowdown takes 40 of 1,000 GPUs ($701k): $981k a year net against $15k."""
+    evaluation = review(_chunked_prefill({"p99_before_ms": 2400, "p99_after_ms": 1300, "gpus_otherwise": 96}))
+    slowdown = 1000 * 0.04
+    net = 96 * GPU_YEAR - slowdown * GPU_YEAR
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "slo_met"
+    figures = finding(evaluation, "slo_met").figures
+    assert figures["slowdown_gpus"] == pytest.approx(slowdown)
+    assert figures["net_usd_per_year"] == pytest.approx(net)
+    # what was bought, and what it cost in step time
+    assert evaluation.statement.startswith(
+        "At a 4% slower step the p99 goes from 2400 ms to 1300 ms, under its 1500 ms SLO: meeting it otherwise "
+        "takes 96 more GPUs"
+    )
+    assert "less the 40 GPU-equivalents its slower step takes on 1,000 GPUs" in evaluation.statement
+    assert_one_sentence(evaluation.statement)
+    assert "nothing to win" not in " ".join(f.message for f in evaluation.findings)
+
+
+def test_the_same_slo_on_a_fleet_where_the_slowdown_costs_more_is_declined() -> None:
+    """On 4,000 GPUs the 4% slowdown takes 160 GPUs, more than the 96 meeting the SLO otherwise takes."""
+    evaluation = review(
+        _chunked_prefill({"p99_before_ms": 2400, "p99_after_ms": 1300, "gpus_otherwise": 96}, fleet=4000)
+    )
+    assert evaluation.verdict == "decline"
+    assert finding(evaluation, "slo_met").figures["net_usd_per_year"] == pytest.approx((96 - 160) * GPU_YEAR)
+
+
+def test_an_unpriced_slo_is_funded_only_over_the_value_it_must_have() -> None:
+    """The policy prices no SLO and no GPUs are named: fund if meeting it is worth the slowdown's $701k a year and
+    the $15k of engineering."""
+    evaluation = review(_chunked_prefill({"p99_before_ms": 2400, "p99_after_ms": 1300}))
+    least = 40 * GPU_YEAR + 3 * WEEK_USD
+    assert evaluation.verdict == "fund_if"
+    assert finding(evaluation, "slo_met").figures["break_even_usd_per_year"] == pytest.approx(least)
+    assert "worth at least $716k a year" in evaluation.statement
+
+
+def test_the_policys_price_for_an_slo_is_used_when_it_has_one() -> None:
+    """$2M a year as the policy prices meeting an SLO, less the $701k slowdown."""
+    evaluation = review(_chunked_prefill({"p99_before_ms": 2400, "p99_after_ms": 1300}), slo_met_usd_per_year=2_000_000)
+    assert evaluation.verdict == "fund"
+    assert finding(evaluation, "slo_met").figures["net_usd_per_year"] == pytest.approx(2_000_000 - 40 * GPU_YEAR)
+    assert "as the policy prices it" in evaluation.statement
+
+
+def test_a_p99_still_over_its_slo_buys_nothing_and_the_slowdown_is_declined() -> None:
+    """2.4 s → 1.8 s against 1.5 s: still violated; a 4% slower step is nothing to win."""
+    evaluation = review(_chunked_prefill({"p99_before_ms": 2400, "p99_after_ms": 1800, "gpus_otherwise": 96}))
+    assert evaluation.verdict == "decline"
+    assert "slo_met" not in {f.rule for f in evaluation.findings}
+
+
+def test_a_power_cap_at_a_power_limited_site_is_funded_on_the_capacity_it_gains() -> None:
+    """40 MW at 1,000 W: 40,000 GPUs; at 800 W: 50,000, each 8% slower: 46,000 GPU-equivalents, 6,000 more."""
+    evaluation = review(
+        {
+            "target": "every_kernel",
+            "p": 1.0,
+            "k": 0.92,
+            "cost_weeks": 2,
+            "flags": {
+                "fleet_gpus": 40_000,
+                "recurring": True,
+                "power": {"site_mw": 40, "watts_per_gpu_before": 1000, "watts_per_gpu_after": 800},
+            },
+        }
+    )
+    before, after = 40e6 // 1000, 40e6 // 800
+    gained = after * 0.92 - before
+    assert evaluation.verdict == "fund"
+    assert evaluation.deciding_rule == "power_capacity"
+    figures = finding(evaluation, "power_capacity").figures
+    assert (figures["gpus_before"], figures["gpus_after"]) == (before, after)
+    assert figures["gained_gpus"] == pytest.approx(gained)
+    assert figures["annual_value_usd"] == pytest.approx(gained * GPU_YEAR)
+    assert evaluation.statement.startswith(
+        "At 800 W a GPU instead of 1,000 W the 40 MW site runs 50,000 GPUs instead of 40,000, each 8% slower: "
+        "6,000 GPU-equivalents more work (15%)"
+    )
+
+
+def test_a_power_cap_that_slows_more_than_it_powers_is_declined() -> None:
+    """At 950 W the site runs 42,105 GPUs, each 20% slower: 33,684 GPU-equivalents, fewer than 40,000."""
+    evaluation = review(
+        {
+            "target": "every_kernel",
+            "p": 1.0,
+            "k": 0.8,
+            "cost_weeks": 2,
+            "flags": {"power": {"site_mw": 40, "watts_per_gpu_before": 1000, "watts_per_gpu_after": 950}},
+        }
+    )
+    assert evaluation.verdict == "decline"
+    assert finding(evaluation, "power_capacity").figures["gained_gpus"] == pytest.approx(42_105 * 0.8 - 40_000)
+
+
+# --- whose devices ----------------------------------------------------------------------------------------------
+
+
+_ASR = {
+    "target": "asr_encoder",
+    "p": 0.6,
+    "k": 2,
+    "cost_weeks": 6,
+    "flags": {"unowned": {"devices": 120_000_000, "kind": "phones", "generations": 4}},
+}
+
+
+def test_phones_the_company_does_not_pay_for_are_never_gpu_equivalents() -> None:
+    """30% faster on-device ASR on 120M phones, 3 more NPU generations at the policy's 4 weeks: $90k; unpriced, so
+    fund if the whole step is worth $90k / (120M × 30%) = $0.0025 per phone a year."""
+    evaluation = review(_ASR)
+    cost = (6 + 3 * 4) * WEEK_USD
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "unowned_devices"
+    figures = finding(evaluation, "unowned_devices").figures
+    assert figures["break_even_usd_per_device_year"] == pytest.approx(cost / (120e6 * 0.3))
+    assert "the company does not pay for" in evaluation.statement
+    assert "GPU-equivalent" not in evaluation.statement
+    assert "fleet_multiplication" not in {f.rule for f in evaluation.findings}
+    assert evaluation.reasoning is not None
+    assert "12 engineer-weeks to ship to 3 further device generations" in evaluation.reasoning[2].answer
+
+
+def test_phones_priced_by_the_policy_are_worth_what_it_says_per_device() -> None:
+    """$0.01 per phone a year for the whole step: 120M × $0.01 × 30% = $360k against $90k."""
+    evaluation = review(_ASR, unowned_device_usd_per_year=0.01)
+    assert evaluation.verdict == "fund"
+    assert finding(evaluation, "unowned_devices").figures["value_usd"] == pytest.approx(120e6 * 0.01 * 0.3)
+
+
+def test_billions_print_as_billions() -> None:
+    """$2.6B, never $2600M."""
+    from worthit.rules.text import usd
+
+    assert usd(2.6e9) == "$2.6B"
+    assert usd(999_960_000) == "$1B"
+    assert usd(999_940_000) == "$999.9M"
+
+
+# --- a roofline ceiling on k --------------------------------------------------------------------------------------
+
+
+def test_a_3x_claim_on_a_layernorm_at_80_percent_of_hbm_bandwidth_is_decided_at_1_25x() -> None:
+    """12% of a 40 ms step at 1.25× (not 3×): saves 12% × 0.2 = 2.4%, 0.96 ms."""
+    evaluation = review(
+        {
+            "target": "fused_layernorm",
+            "p": 0.12,
+            "k": 3,
+            "baseline_ms": 40,
+            "cost_weeks": 2,
+            "flags": {"fleet_gpus": 2000, "roofline_fraction": 0.8, "roofline_bound": "memory"},
+        }
+    )
+    saving = 0.12 * (1 - 1 / 1.25)
+    assert evaluation.verdict == "fund_if"
+    assert evaluation.deciding_rule == "roofline"
+    assert evaluation.amdahl.saving_fraction == pytest.approx(saving)
+    assert evaluation.amdahl.saving_ms == pytest.approx(40 * saving)
+    assert finding(evaluation, "fleet_multiplication").figures["gpu_equivalents"] == pytest.approx(2000 * saving)
+    assert evaluation.statement.startswith("Fund only the 1.25× its roofline allows, not the 3× claimed")
+    assert "80% of peak memory bandwidth" in evaluation.statement
+    assert evaluation.reasoning is not None
+    assert evaluation.reasoning[0].answer.startswith("Only in part: ")
+
+
+def test_at_the_roofline_a_claim_that_then_saves_too_little_is_declined() -> None:
+    """3% of the step at 90% of peak: at most 1.11×, saving 0.3%, under the 1% noise floor."""
+    evaluation = review({"target": "gemm", "p": 0.03, "k": 4, "cost_weeks": 2, "flags": {"roofline_fraction": 0.9}})
+    assert evaluation.verdict == "decline"
+    assert finding(evaluation, "noise_floor").figures["end_to_end_saving"] == pytest.approx(0.03 * (1 - 0.9))
