@@ -17,7 +17,7 @@ from worthit.rules import amdahl
 from worthit.rules.acted import acted_of, derived_k
 from worthit.rules.barrier import UNSEEN, BarrierStep, barrier_step_of, behind_barrier, collective_wait_of
 from worthit.rules.calibration import Calibration
-from worthit.rules.findings import Alternative, alternative_of, material_alternative_of
+from worthit.rules.findings import Alternative, alternative_of, is_productive, material_alternative_of
 from worthit.rules.mix import MixPart, mix_of
 from worthit.rules.model import AmdahlFigures, Finding, Phase, Proposal, Range, Verdict, is_aggregate
 from worthit.rules.once import once
@@ -305,8 +305,13 @@ class Context:
 
     @once
     def largest_other(self) -> Phase | None:
-        """The largest phase other than the target that is one thing (not a folded rest or the unaccounted time)."""
-        return max((p for p in self.others if not is_aggregate(p.name)), key=lambda phase: phase.ms, default=None)
+        """The largest phase other than the target that is one thing (not a folded rest or the unaccounted time) and
+        that a change could shorten instead (not the productive work itself)."""
+        return max(
+            (p for p in self.others if not is_aggregate(p.name) and not is_productive(p.name)),
+            key=lambda phase: phase.ms,
+            default=None,
+        )
 
     @once
     def alternative(self) -> Alternative | None:

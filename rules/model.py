@@ -188,6 +188,18 @@ class Scope(Base):
     inclusive: bool = False
     """The shares come from inclusive percentages that overlap (a profiler's summary table); set by the service
     when `p` is read from such a profile (inclusive_percentages rule)."""
+    profiler_overhead: bool = False
+    """The breakdown was recorded with a heavy profiler (stacks, shapes, memory) whose own overhead lands in host
+    gaps, while `baseline_ms` was timed without it: parts over the step are overhead, not overlap
+    (overlap_double_count rule)."""
+    load: Literal["burst", "sustained"] | None = None
+    """How long the measurement ran: a burst (seconds: cool clocks, warm caches) or sustained load (the clocks a
+    GPU holds once hot and power-limited)."""
+    target_load: Literal["burst", "sustained"] | None = None
+    """The load that matters, when it differs from `load` (input_shift rule: thermal and power throttling)."""
+    k_measured: Literal["in_step", "microbenchmark"] | None = None
+    """Where `k` was measured: inside the step, or on a microbenchmark of the kernel alone (one shape, warm caches,
+    nothing beside it); a before/after across unlike runs then is about k, not the share (measurement_scope)."""
 
 
 class Phase(Base):

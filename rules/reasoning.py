@@ -52,10 +52,13 @@ def reasoning(
     # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
     # break-even first among stage 5's own)
     conditions: list[tuple[int, int, int, str]] = []
+    ranked: list[str] = []
     for index, finding in enumerate(findings):
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
+        if effect == "condition" and stage == "alternative" and finding.overridden_by is None:
+            ranked.append(_ranked(finding))  # "fund, though X is larger": a condition of a fund_if all the same
         if effect == "condition" and stage != "alternative" and finding.overridden_by is None:
             # stage 4's "fund, though…" and a redirect's notes are not conditions; a condition another stage raised
             # (a failing quality gate at the worth stage, a fleet size at the cost stage) is one all the same
@@ -143,7 +146,9 @@ def reasoning(
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict, refusal),
+            answer=_conditions_answer(
+                [said for *_, said in sorted(conditions)] + (ranked if verdict == "fund_if" else []), verdict, refusal
+            ),
             rules=rules["condition"],
         ),
     ]
@@ -250,6 +255,14 @@ REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still 
 """Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
 
 
+def _ranked(finding: Finding) -> str:
+    """Stage 4's "fund, though X is the larger target" as stage 5 lists it, without repeating stage 4's sentence."""
+    name, share = finding.figures.get("alternative"), finding.figures.get("alternative_share")
+    if isinstance(name, str) and isinstance(share, float | int):
+        return f"That {name} ({pct(share)} of the step) is worked on first, as stage 4 says."
+    return "That the larger target stage 4 names is worked on first."
+
+
 def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None, refusal: str | None = None) -> str:
     """Stage 5's answer: every condition, or, where a stage-5 check refuses the work (a p99 measured worse), that
     refusal first — "None." beside a decline it decided said nothing of why."""
@@ -266,6 +279,9 @@ def _no_alternative(ctx: Context) -> str:
         if ctx.alternative is not None:
             return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
         return "Yes: the slowest rank's compute, which sets the step; trace all ranks to name it."
+    if ctx.alternative is not None:
+        # named by a finding's sentence or not, the larger use of the weeks is said here (a barrier's wait)
+        return f"Yes: {ctx.alternative.phrase()}."
     if not ctx.proposal.breakdown:
         return "None known: no breakdown was given."
     return "None known: nothing in the breakdown is larger than the target."

@@ -146,6 +146,10 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
             "overlap": draw(st.booleans()),
             "inclusive": draw(st.booleans()),
             "target_input": draw(_optional(names)),
+            "profiler_overhead": draw(st.booleans()),
+            "load": draw(_optional(st.sampled_from(["burst", "sustained"]))),
+            "target_load": draw(_optional(st.sampled_from(["burst", "sustained"]))),
+            "k_measured": draw(_optional(st.sampled_from(["in_step", "microbenchmark"]))),
             "compared_to": draw(
                 _optional(
                     st.fixed_dictionaries(

@@ -419,3 +419,110 @@ def test_at_the_roofline_a_claim_that_then_saves_too_little_is_declined() -> Non
     evaluation = review({"target": "gemm", "p": 0.03, "k": 4, "cost_weeks": 2, "flags": {"roofline_fraction": 0.9}})
     assert evaluation.verdict == "decline"
     assert finding(evaluation, "noise_floor").figures["end_to_end_saving"] == pytest.approx(0.03 * (1 - 0.9))
+
+
+# --- sentences that fit the situation --------------------------------------------------------------------------------
+
+
+def test_profiler_overhead_in_host_gaps_is_called_overhead_not_overlap() -> None:
+    """Kernels 80 ms and host gaps 35 ms in a 100 ms step timed without the profiler: 15 ms is its overhead."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.3,
+            "k": 2,
+            "baseline_ms": 100,
+            "scope": {"profiler_overhead": True},
+            "breakdown": [
+                {"name": "attention", "ms": 30},
+                {"name": "mlp", "ms": 50},
+                {"name": "launch gaps", "ms": 35, "kind": "host"},
+            ],
+        }
+    )
+    assert evaluation.verdict == "remeasure"
+    message = finding(evaluation, "overlap_double_count").message
+    assert "15 ms is the profiler's own overhead, most of it in the 35 ms of host gaps" in message
+    assert "counted twice" not in message
+
+
+def test_a_burst_measured_for_a_sustained_service_is_about_clocks_not_batching() -> None:
+    """A 10-second burst against sustained load: thermal and power limits, not "batching changes what dominates"."""
+    evaluation = review(
+        {"target": "decode", "p": 0.4, "k": 1.3, "scope": {"load": "burst", "target_load": "sustained"}}
+    )
+    assert evaluation.verdict == "remeasure"
+    message = finding(evaluation, "input_shift").message
+    assert "clocks settle lower once hot and power-limited" in message
+    assert "batching" not in message
+
+
+def test_a_k_from_a_microbenchmark_is_said_to_be_where_k_came_from() -> None:
+    """k from a 4096² microbenchmark for a share of the serving step: not "the share compares unlike runs"."""
+    evaluation = review(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": 1.8,
+            "scope": {"input": "serving batch", "k_measured": "microbenchmark", "compared_to": {"input": "4096x4096"}},
+        }
+    )
+    message = finding(evaluation, "measurement_scope").message
+    assert message.startswith("The k was measured on a microbenchmark (4096x4096), not in the step the 30% share is of")
+    assert "compares unlike runs" not in message
+
+
+_GOODPUT = [
+    {"name": "productive training", "ms": 800, "kind": "other"},
+    {"name": "checkpoint save", "ms": 120, "kind": "io"},
+    {"name": "restart and reload", "ms": 80, "kind": "other"},
+]
+
+
+def test_the_productive_work_itself_is_never_offered_as_the_larger_target() -> None:
+    """A goodput breakdown: a checkpoint at 12% made 4× faster; "productive training at 80%" is no alternative."""
+    evaluation = review({"target": "checkpoint save", "p": 0.12, "k": 4, "cost_weeks": 3, "breakdown": _GOODPUT})
+    everything = " ".join(f.message for f in evaluation.findings) + " ".join(
+        stage.answer for stage in evaluation.reasoning or ()
+    )
+    assert "productive training" not in everything
+    assert evaluation.verdict == "fund"
+
+
+def test_a_samplers_k_is_never_offered_on_a_vendor_library_gemm() -> None:
+    """A 6.7× top-k sampler kernel (8% of the step) beside cuBLAS GEMMs at 60%: their lever is their own."""
+    evaluation = review(
+        {
+            "target": "topk_sampler",
+            "p": 0.08,
+            "k": 6.7,
+            "baseline_ms": 50,
+            "cost_weeks": 2,
+            "breakdown": [
+                {"name": "topk_sampler", "ms": 4},
+                {"name": "sm90_xmma_gemm_bf16bf16_bf16f32", "ms": 30},
+                {"name": "flash_attn_fwd", "ms": 16},
+            ],
+        }
+    )
+    message = finding(evaluation, "bigger_target").message
+    assert "6.7× there" not in message
+    assert "vendor library's GEMMs are near their peak already" in message
+
+
+def test_a_fifth_of_the_step_waiting_at_the_barrier_is_named_as_the_better_target() -> None:
+    """A 0.5% kernel on a rank whose barrier wait is 20% of the step: decline names the wait, never "None known"."""
+    evaluation = review(
+        {
+            "target": "rope",
+            "p": 0.005,
+            "k": 2,
+            "baseline_ms": 200,
+            "cost_weeks": 1,
+            "scope": {"method": "timeline"},
+            "flags": {"barrier": {"ranks": 64, "wait_fraction": 0.2, "critical_path": True}},
+        }
+    )
+    assert evaluation.reasoning is not None
+    assert "None known" not in evaluation.reasoning[3].answer
+    assert "the ranks' wait for the slowest at the barrier" in evaluation.reasoning[3].answer + evaluation.statement
