@@ -181,7 +181,7 @@ class Scope(Base):
     timing: Literal["device_events", "host_wall", "host_submit"] | None = None
     overlap: bool = False
     target_input: Name | None = None
-    """The input that matters, when it differs from `input` (the one measured): batching changes what dominates."""
+    """The input that matters, when it differs from `input` (the one measured): its size changes what dominates."""
     compared_to: Comparison | None = None
     """The configuration the other side of a before/after comparison was measured on; any field that differs from
     this scope's own (model, input, dtype, device) makes the comparison unlike (measurement_scope rule)."""

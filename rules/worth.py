@@ -508,9 +508,10 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         # its rule states (the least the SLO must be worth, the largest fleet the slowdown pays on)
         clears, basis = True, bought.kind
     unowned = unowned_of(proposal, policy, saving, cost)
-    if unowned is not None and unowned.clears is not None and not overflows and basis in ("measured", "unowned"):
-        # on devices the company does not pay for, the policy's price per device decides, never the per-run bar
-        clears, basis = unowned.clears, "unowned"
+    if unowned is not None and not overflows and basis == "measured":
+        # on devices the company does not pay for, the policy's price per device decides, never the per-run bar;
+        # unpriced, the work pays on the condition its rule states (the least it must be worth per device a year)
+        clears, basis = (unowned.clears if unowned.clears is not None else saving > 0), "unowned"
     return Worth(
         saving=saving,
         rate=rate,

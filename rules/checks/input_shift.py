@@ -40,7 +40,7 @@ def check(ctx: Context) -> Finding | None:
     scope = ctx.proposal.scope
     if scope.target_load is not None and scope.load is not None and scope.target_load != scope.load:
         figures_load: dict[str, Figure] = {"p": ctx.p, "load": scope.load, "target_load": scope.target_load}
-        hot = "held under sustained load" if scope.target_load == "sustained" else "in a short burst"
+        hot = "under sustained load" if scope.target_load == "sustained" else "in short bursts"
         return Finding(
             rule=ID,
             effect="remeasure",
@@ -63,6 +63,6 @@ def check(ctx: Context) -> Finding | None:
         figures=figures,
         message=(
             f"{the_share(ctx.p, ctx.target)} was measured on {measured}, but {label(wanted)} is the "
-            f"input that matters and batching changes what dominates; re-run the profile on {label(wanted)}."
+            f"input that matters and the input's size changes what dominates; re-run the profile on {label(wanted)}."
         ),
     )

@@ -166,8 +166,8 @@ def _overflow(ctx: Context, before: float, after: float, figures: dict[str, Figu
         f"{num(room)} GB {holds}, so it does not run{speed}"
     )
     fits = (
-        f"what fits is a variant that stays under {num(room)} GB (recompute only the largest activations, a smaller "
-        "micro-batch, a shorter cache)"
+        f"what fits is a variant that stays under {num(room)} GB (keep less of it resident, recompute rather than "
+        "store, a smaller batch)"
     )
     return opposition(ctx, ID, head, figures, alone=f"{head}; {fits}.")
 

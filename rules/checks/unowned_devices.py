@@ -94,8 +94,8 @@ def check(ctx: Context) -> Finding | None:
             ID,
             figures,
             f"Fund if the product values the whole step at {_cents(least)} or more per device a year: {pct(saving)} "
-            f"on {devices} the company does not pay for is latency or battery per user, not GPUs, and unpriced; it "
-            f"costs {ships}.",
+            f"on {devices} the company does not pay for is worth what their users value (latency, energy), not "
+            f"capacity, and is unpriced; it costs {ships}.",
         )
     figures |= {"value_usd": on.value_usd, "usd_per_device_year": on.usd_per_device_year}
     head = (

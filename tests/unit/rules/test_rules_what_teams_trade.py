@@ -43,7 +43,7 @@ def test_turning_off_activation_recompute_past_the_device_is_declined_whatever_i
     assert figures["memory_over_gb"] == pytest.approx(86 - usable)
     assert (figures["gpus_before"], figures["gpus_after"]) == (1, 2)
     assert "48 GB to 86 GB, 16 GB over the 70 GB a device can use, so it does not run" in evaluation.statement
-    assert "smaller micro-batch" in evaluation.statement
+    assert "a smaller batch" in evaluation.statement
     assert_one_sentence(evaluation.statement)
     # the capacity it would free is said to be moot, never a reason to fund
     assert finding(evaluation, "fleet_multiplication").effect == "info"
@@ -526,3 +526,32 @@ def test_a_fifth_of_the_step_waiting_at_the_barrier_is_named_as_the_better_targe
     assert evaluation.reasoning is not None
     assert "None known" not in evaluation.reasoning[3].answer
     assert "the ranks' wait for the slowest at the barrier" in evaluation.reasoning[3].answer + evaluation.statement
+
+
+def test_a_longer_sequence_is_not_blamed_on_batching() -> None:
+    """p measured at 8k tokens for a 128k-token service: the input's size, not batching, changes what dominates."""
+    evaluation = review(
+        {"target": "attention", "p": 0.3, "k": 2.5, "scope": {"input": "seq 8k", "target_input": "seq 128k"}}
+    )
+    assert evaluation.verdict == "remeasure"
+    assert "the input's size changes what dominates" in evaluation.statement
+    assert "batching" not in evaluation.statement
+
+
+def test_customer_gpus_unpriced_are_funded_on_the_per_device_break_even_not_declined_on_the_per_run_rate() -> None:
+    """13.3% on 30,000 customer GPUs, 8 weeks + 2 ports of 6: $100k; unpriced, so fund if the whole step is worth
+    $100k / (30,000 × 13.3%) = $25 per GPU a year, never a decline on the company's own per-run rate."""
+    evaluation = review(
+        {
+            "target": "attention",
+            "p": 0.4,
+            "k": 1.5,
+            "cost_weeks": 8,
+            "flags": {"unowned": {"devices": 30_000, "kind": "customer GPUs", "generations": 3, "port_weeks": 6}},
+        }
+    )
+    saving = 0.4 * (1 - 1 / 1.5)
+    assert evaluation.verdict == "fund_if"
+    figures = finding(evaluation, "unowned_devices").figures
+    assert figures["break_even_usd_per_device_year"] == pytest.approx((8 + 2 * 6) * WEEK_USD / (30_000 * saving))
+    assert finding(evaluation, "rate_of_return").effect == "info"
