@@ -555,3 +555,38 @@ def test_customer_gpus_unpriced_are_funded_on_the_per_device_break_even_not_decl
     figures = finding(evaluation, "unowned_devices").figures
     assert figures["break_even_usd_per_device_year"] == pytest.approx((8 + 2 * 6) * WEEK_USD / (30_000 * saving))
     assert finding(evaluation, "rate_of_return").effect == "info"
+
+
+_TRADES_BLOCK = """\
+target: serving_step
+p: 100%
+k: 0.96x
+cost_people: 2
+cost_calendar_weeks: 3w
+cost_gpu_hours: 2k
+flags:
+  fleet_gpus: 1k
+  recurring: true
+  latency_slo: {p99_ms: 1.5s, p99_before_ms: 2.4s, p99_after_ms: 1300ms, gpus_otherwise: 96}
+  roofline_fraction: 50%
+"""
+
+
+def test_the_gate_block_reads_the_new_fields_in_the_shared_shorthand() -> None:
+    """Units the one field table reads (service/units.py): seconds, GPU-hours, people × weeks, GPUs, a share."""
+    from worthit.service import units
+    from worthit.service.gate import read_proposal
+
+    proposal = read_proposal(_TRADES_BLOCK)
+    assert (proposal.cost_people, proposal.cost_calendar_weeks, proposal.cost_weeks) == (2, 3.0, 6.0)
+    assert proposal.cost_gpu_hours == 2000.0
+    slo = proposal.flags.latency_slo
+    assert slo is not None
+    assert (slo.p99_ms, slo.p99_before_ms, slo.p99_after_ms, slo.gpus_otherwise) == (1500.0, 2400.0, 1300.0, 96)
+    assert slo.p99_measured_worse is False  # read off the two measurements
+    assert proposal.flags.roofline_fraction == 0.5
+    assert (units.watts("0.7kW"), units.megawatts("40000kW"), units.gpu_hours("150,000 GPU-hours")) == (
+        700.0,
+        40.0,
+        150_000.0,
+    )
