@@ -53,12 +53,16 @@ KIND_FIX: dict[str, str] = {
 """The fix for each kind of time no kernel speedup touches, short enough to list in a sentence."""
 
 
-_PRODUCTIVE = re.compile(r"\b(?:productive|goodput|useful work)\b", re.IGNORECASE)
+_PRODUCTIVE = re.compile(
+    r"\b(?:productive|goodput|useful work|forward[ _]?(?:and[ _]?)?backward|fwd[ _]?bwd|train(?:ing)?[ _]?step)\b",
+    re.IGNORECASE,
+)
 
 
 def is_productive(name: str) -> bool:
-    """A phase that is the productive work itself (`productive training` in a goodput breakdown): what the other
-    phases are overhead on, never an alternative a change could shorten instead of them."""
+    """A phase that is the productive work itself (`productive training` in a goodput breakdown, a whole
+    `forward_backward` pass): what the other phases are overhead on, many kernels under one name, never an
+    alternative one change could shorten instead of them."""
     return bool(_PRODUCTIVE.search(name))
 
 

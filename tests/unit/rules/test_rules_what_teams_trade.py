@@ -590,3 +590,27 @@ def test_the_gate_block_reads_the_new_fields_in_the_shared_shorthand() -> None:
         40.0,
         150_000.0,
     )
+
+
+def test_a_whole_forward_backward_pass_is_not_offered_a_resize_kernels_k() -> None:
+    """A 3% resize kernel beside a 60% forward_backward and a 31.7% dataloader wait: the wait is where the effort
+    belongs, never "the same 3× on forward_backward"."""
+    evaluation = review(
+        {
+            "target": "resize_kernel",
+            "p": 0.03,
+            "k": 3,
+            "baseline_ms": 300,
+            "cost_weeks": 3,
+            "breakdown": [
+                {"name": "resize_kernel", "ms": 9},
+                {"name": "forward_backward", "ms": 180},
+                {"name": "dataloader wait", "ms": 95, "kind": "input"},
+                {"name": "optimizer", "ms": 16},
+            ],
+            "flags": {"fleet_gpus": 256, "run_days": 20},
+        }
+    )
+    assert evaluation.verdict == "redirect"
+    assert f"dataloader wait at {95 / 300:.1%} (95 ms) is where the effort belongs" in evaluation.statement
+    assert "forward_backward" not in " ".join(f.message for f in evaluation.findings)
