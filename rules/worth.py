@@ -98,9 +98,6 @@ class Cost:
     """Engineer-weeks to ship to each further device generation (devices the company does not own), in `weeks`."""
     generations: int = 1
 
-    engineering_usd: float | None = None
-    """`weeks` priced at the policy's `engineer_week_usd`: `usd` less the compute."""
-
     @property
     def upkeep_said(self) -> str:
         """Whose upkeep figure it is, as a clause after it (`, the policy's figure`): empty when the proposal gave it,
@@ -308,7 +305,6 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
         calendar_weeks=proposal.cost_calendar_weeks,
         port_weeks=port,
         generations=generations,
-        engineering_usd=engineering,
     )
 
 
