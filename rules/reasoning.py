@@ -53,6 +53,7 @@ def reasoning(
     # break-even first among stage 5's own)
     conditions: list[tuple[int, int, int, str]] = []
     ranked: list[str] = []
+    largest_note = -1.0
     for index, finding in enumerate(findings):
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
@@ -78,8 +79,10 @@ def reasoning(
             if effect != "info" and priced is None:
                 priced = finding
         elif stage == "alternative":
-            if first_alternative is None:
-                first_alternative = finding.message
+            # among notes alone, the one about the most time speaks (a 32% input wait before a 5% kernel)
+            share = _alternative_share(finding)
+            if first_alternative is None or share > largest_note:
+                first_alternative, largest_note = finding.message, share
             if effect != "info" and better is None:
                 better = finding.message
         elif effect == "opposes" and refusal is None and finding.overridden_by is None:
@@ -253,6 +256,15 @@ def _k_figure(k: float) -> Figure:
 
 REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still hold: "
 """Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
+
+
+def _alternative_share(finding: Finding) -> float:
+    """The share of the step a stage-4 note is about: the phase it names, or the time no kernel speedup touches."""
+    for name in ("alternative_share", "non_kernel_share"):
+        value = finding.figures.get(name)
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            return float(value)
+    return 0.0
 
 
 def _ranked(finding: Finding) -> str:

@@ -614,3 +614,6 @@ def test_a_whole_forward_backward_pass_is_not_offered_a_resize_kernels_k() -> No
     assert evaluation.verdict == "redirect"
     assert f"dataloader wait at {95 / 300:.1%} (95 ms) is where the effort belongs" in evaluation.statement
     assert "forward_backward" not in " ".join(f.message for f in evaluation.findings)
+    # stage 4 speaks of the same time the statement names, not of the 5.3% optimizer beside it
+    assert evaluation.reasoning is not None
+    assert evaluation.reasoning[3].answer.startswith(f"{95 / 300:.1%} of the step (95 ms) is not kernel time")
