@@ -17,7 +17,7 @@ from worthit.rules import amdahl
 from worthit.rules.acted import acted_of, derived_k
 from worthit.rules.barrier import UNSEEN, BarrierStep, barrier_step_of, behind_barrier, collective_wait_of
 from worthit.rules.calibration import Calibration
-from worthit.rules.findings import Alternative, alternative_of, material_alternative_of
+from worthit.rules.findings import Alternative, alternative_of, is_productive, material_alternative_of
 from worthit.rules.mix import MixPart, mix_of
 from worthit.rules.model import AmdahlFigures, Finding, Phase, Proposal, Range, Verdict, is_aggregate
 from worthit.rules.once import once
@@ -27,7 +27,7 @@ from worthit.rules.text import label
 from worthit.rules.wording import Draft
 from worthit.rules.worth import Worth, worth_of
 
-__all__ = ["POINT_FREE", "SCOPE_NOUN", "Check", "Context", "Probe", "context", "once"]
+__all__ = ["POINT_FREE", "SCOPE_NOUN", "Check", "Context", "Probe", "context", "once", "roofline_k"]
 
 SCOPE_NOUN: dict[str, str] = {
     "step": "the step",
@@ -57,6 +57,9 @@ class Context:
 
     stated_k: float | None = None
     """The proposal's own `k` when `added_work` derives `k` from it (`derived_k`); None when `k` is as stated."""
+    claimed_k: float | None = None
+    """The k claimed, when it is above the target's roofline (`flags.roofline_fraction`): `k` is then the ceiling,
+    1 ÷ the fraction, the most the same work can go faster (roofline rule)."""
     verdict_only: bool = False
     """Only the verdict is asked (`rules.verdict.verdict_at`: a range's corners, bisection, every probe): a check may
     then answer None where it would write a finding that argues `fund` or nothing, the lowest rank, which cannot
@@ -65,7 +68,10 @@ class Context:
 
     @property
     def given_k(self) -> float:
-        """The k the proposal states, before added work is counted: what a probe is handed back (it derives again)."""
+        """The k the proposal states, before added work is counted: what a probe is handed back (it derives again,
+        and caps it at the roofline again)."""
+        if self.claimed_k is not None:
+            return self.claimed_k
         return self.k if self.stated_k is None else self.stated_k
 
     @once
@@ -300,8 +306,13 @@ class Context:
 
     @once
     def largest_other(self) -> Phase | None:
-        """The largest phase other than the target that is one thing (not a folded rest or the unaccounted time)."""
-        return max((p for p in self.others if not is_aggregate(p.name)), key=lambda phase: phase.ms, default=None)
+        """The largest phase other than the target that is one thing (not a folded rest or the unaccounted time) and
+        that a change could shorten instead (not the productive work itself)."""
+        return max(
+            (p for p in self.others if not is_aggregate(p.name) and not is_productive(p.name)),
+            key=lambda phase: phase.ms,
+            default=None,
+        )
 
     @once
     def alternative(self) -> Alternative | None:
@@ -368,11 +379,16 @@ def context(
     `verdict_only` when only the verdict is asked (`Context.verdict_only`); `like`, a context of the same proposal
     under the same policy at another point, whose `POINT_FREE` figures are taken rather than computed again (a
     range's corners and its bisection)."""
+    claimed = None
+    ceiling = roofline_k(proposal)
+    if ceiling is not None and k > ceiling:
+        claimed, k = k, ceiling  # the same work goes no faster than its roofline: decided at the ceiling
     plain = Context(
         proposal=proposal,
         policy=policy,
         p=p,
         k=k,
+        claimed_k=claimed,
         probe=probe,
         calibration=calibration,
         proposed=proposed,
@@ -388,6 +404,13 @@ def context(
     effective = dataclasses.replace(plain, k=derived_k(proposal, p, k, plain.baseline_ms), stated_k=k)
     effective.__dict__.update((name, value) for name, value in plain.__dict__.items() if name in POINT_FREE)
     return effective
+
+
+def roofline_k(proposal: Proposal) -> float | None:
+    """The most the target's work can speed up at the same bytes or FLOPs: 1 ÷ its achieved fraction of its bound
+    (`flags.roofline_fraction`: 80% of peak HBM bandwidth leaves 1.25×); None when the fraction is not given."""
+    fraction = proposal.flags.roofline_fraction
+    return None if fraction is None else 1.0 / fraction
 
 
 Check = Callable[[Context], Finding | Draft | None]

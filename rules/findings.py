@@ -3,6 +3,7 @@ speedup touches, and the finding builders (`opposition`, `condition`, `carried`)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,7 +23,9 @@ __all__ = [
     "alternative_of",
     "carried",
     "condition",
+    "cost_kind",
     "engineering",
+    "is_productive",
     "kinds_fix",
     "kinds_label",
     "material_alternative_of",
@@ -48,6 +51,19 @@ KIND_FIX: dict[str, str] = {
     "io": "overlap or cache the I/O (asynchronous checkpoints, prefetched reads)",
 }
 """The fix for each kind of time no kernel speedup touches, short enough to list in a sentence."""
+
+
+_PRODUCTIVE = re.compile(
+    r"\b(?:productive|goodput|useful work|forward[ _]?(?:and[ _]?)?backward|fwd[ _]?bwd|train(?:ing)?[ _]?step)\b",
+    re.IGNORECASE,
+)
+
+
+def is_productive(name: str) -> bool:
+    """A phase that is the productive work itself (`productive training` in a goodput breakdown, a whole
+    `forward_backward` pass): what the other phases are overhead on, many kernels under one name, never an
+    alternative one change could shorten instead of them."""
+    return bool(_PRODUCTIVE.search(name))
 
 
 def kinds_fix(kinds: Sequence[str]) -> str:
@@ -136,7 +152,13 @@ def engineering(ctx: Context, money: Money, figures: dict[str, Figure]) -> str:
         return f"for an unstated cost; it pays for up to {break_even_weeks(most)}"
     if money.cost_usd <= 0:
         return "at no engineering cost"
-    return f"against {usd(money.cost_usd)} of engineering"
+    return f"against {usd(money.cost_usd)} of {cost_kind(ctx)}"
+
+
+def cost_kind(ctx: Context) -> str:
+    """What the one cost is made of, as `$X of …` says it: `engineering`, or `engineering and compute` when the work
+    spends GPU-hours once (rules.worth: `Cost.usd` counts both)."""
+    return "engineering and compute" if ctx.worth.cost.gpu_usd > 0 else "engineering"
 
 
 def kinds_label(kinds: Sequence[str]) -> str:
@@ -169,6 +191,20 @@ def alternative_of(ctx: Context) -> Alternative | None:
         )
         if wait >= ctx.policy.alternative_ratio * max(ctx.run_saving, 0.0):
             return best
+    barrier = ctx.proposal.flags.barrier
+    stall = barrier.wait_fraction if barrier is not None else None
+    if stall is not None and stall >= floor and stall > target and (best is None or stall > best.share):
+        # the ranks wait this share of the step for the slowest at the barrier: load balancing (or the straggler) is
+        # a change of its own, and often the larger one
+        base = ctx.baseline_ms
+        best = Alternative(
+            "the ranks' wait for the slowest at the barrier",
+            stall,
+            stall * base if base is not None else 0.0,
+            grouped=True,
+            kinds=("wait",),
+            fix="balance the load across ranks or fix the straggler",
+        )
     phase = ctx.largest_other
     if phase is not None:
         share = ctx.share(phase)

@@ -55,6 +55,7 @@ __all__ = [
     "PhaseKind",
     "PolicyRef",
     "PositiveFloat",
+    "Power",
     "Proposal",
     "QualityGate",
     "Range",
@@ -67,6 +68,7 @@ __all__ = [
     "Target",
     "Title",
     "TrafficPart",
+    "Unowned",
     "Verdict",
     "is_aggregate",
 ]
@@ -179,13 +181,25 @@ class Scope(Base):
     timing: Literal["device_events", "host_wall", "host_submit"] | None = None
     overlap: bool = False
     target_input: Name | None = None
-    """The input that matters, when it differs from `input` (the one measured): batching changes what dominates."""
+    """The input that matters, when it differs from `input` (the one measured): its size changes what dominates."""
     compared_to: Comparison | None = None
     """The configuration the other side of a before/after comparison was measured on; any field that differs from
     this scope's own (model, input, dtype, device) makes the comparison unlike (measurement_scope rule)."""
     inclusive: bool = False
     """The shares come from inclusive percentages that overlap (a profiler's summary table); set by the service
     when `p` is read from such a profile (inclusive_percentages rule)."""
+    profiler_overhead: bool = False
+    """The breakdown was recorded with a heavy profiler (stacks, shapes, memory) whose own overhead lands in host
+    gaps, while `baseline_ms` was timed without it: parts over the step are overhead, not overlap
+    (overlap_double_count rule)."""
+    load: Literal["burst", "sustained"] | None = None
+    """How long the measurement ran: a burst (seconds: cool clocks, warm caches) or sustained load (the clocks a
+    GPU holds once hot and power-limited)."""
+    target_load: Literal["burst", "sustained"] | None = None
+    """The load that matters, when it differs from `load` (input_shift rule: thermal and power throttling)."""
+    k_measured: Literal["in_step", "microbenchmark"] | None = None
+    """Where `k` was measured: inside the step, or on a microbenchmark of the kernel alone (one shape, warm caches,
+    nothing beside it); a before/after across unlike runs then is about k, not the share (measurement_scope)."""
 
 
 class Phase(Base):
@@ -204,6 +218,45 @@ class LatencySLO(Base):
     p99_ms: Milliseconds | None = None
     tail_risk: bool = False
     p99_measured_worse: bool | None = None
+    p99_before_ms: Milliseconds | None = None
+    """The p99 measured before the change: above `p99_ms`, the SLO is violated today."""
+    p99_after_ms: Milliseconds | None = None
+    """The p99 measured with the change: at or under `p99_ms` while it was above before, the change meets the SLO,
+    which is what it is worth even when each step is slower (slo_met rule). Given both, `p99_measured_worse` is
+    read off them when unsaid."""
+    gpus_otherwise: Annotated[int, Meta(gt=0, le=100_000_000)] | None = None
+    """GPUs the service would add to meet the SLO without this change (more replicas at a smaller batch): what
+    meeting it is worth when the policy prices no SLO itself."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if (self.p99_before_ms is None) != (self.p99_after_ms is None):
+            raise ValueError("Expected `flags.latency_slo.p99_before_ms` and `p99_after_ms` together")
+        if self.p99_measured_worse is None and self.p99_before_ms is not None and self.p99_after_ms is not None:
+            self.p99_measured_worse = self.p99_after_ms > self.p99_before_ms
+
+
+class Power(Base):
+    """A site whose capacity is limited by power, not by GPUs: its power and each GPU's draw before and after the
+    change (a power cap). The GPUs it can run are the power over the draw (power_capacity rule)."""
+
+    site_mw: Annotated[float, Meta(gt=0, le=100_000)]
+    watts_per_gpu_before: Annotated[float, Meta(ge=1, le=100_000)]
+    watts_per_gpu_after: Annotated[float, Meta(ge=1, le=100_000)]
+
+
+class Unowned(Base):
+    """Devices the change ships to that the company does not pay for (users' phones, customers' GPUs): their
+    number, what they are, and the device generations the change must ship to (unowned_devices rule)."""
+
+    devices: Annotated[int, Meta(gt=0, le=10_000_000_000)]
+    kind: Name = "devices"
+    """What they are, as a sentence says it: `phones`, `customer GPUs`."""
+    generations: Annotated[int, Meta(ge=1, le=100)] = 1
+    """Device generations (NPU, SoC or GPU families) the change must be built and kept correct on."""
+    port_weeks: NonNegativeFloat | None = None
+    """Engineer-weeks to ship to each generation beyond the first; the policy's `port_weeks_per_generation` when
+    absent."""
 
 
 MAX_ARRIVALS = 64
@@ -352,11 +405,24 @@ class Flags(Base):
     recurring: bool | None = None
     """True: the workload runs continuously (serving, a standing fleet); False: a one-off job (say `run_days`).
     Unsaid, a fleet is valued over the policy's horizon and the statement says that is an assumption."""
+    # what a change may trade besides time on GPUs the company pays for
+    power: Power | None = None
+    """The site is limited by power: a change that lowers each GPU's draw lets it run more GPUs (power_capacity)."""
+    unowned: Unowned | None = None
+    """The change runs on devices the company does not pay for: valued per device as the policy says, never as
+    GPU-equivalents freed; `fleet_gpus` is capacity the company pays for (unowned_devices rule)."""
+    roofline_fraction: Fraction | None = None
+    """The target's achieved fraction of its bound (of peak memory bandwidth or of peak compute): the same work can
+    go at most 1 / this faster (roofline rule)."""
+    roofline_bound: Literal["memory", "compute"] | None = None
+    """Which bound `roofline_fraction` is a fraction of, as the statement says it."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if (self.gpu_minutes_per_start is None) != (self.starts_per_day is None):
             raise ValueError("Expected `flags.gpu_minutes_per_start` and `flags.starts_per_day` together")
+        if self.roofline_bound is not None and self.roofline_fraction is None:
+            raise ValueError("Expected `flags.roofline_fraction` with `flags.roofline_bound`")
         self._check_mixes()
 
     def _check_mixes(self) -> None:
@@ -507,6 +573,14 @@ class Proposal(Base, kw_only=True):
     """The quality metric the change moves and its launch gate (quality_gate rule)."""
     added_work: AddedWork | None = None
     """Work the change adds (added_work rule): `k` is then the target's own speedup before it."""
+    # costs besides engineer-weeks
+    cost_gpu_hours: Annotated[float, Meta(ge=0, le=1e12)] | None = None
+    """One-off GPU-hours the work costs (a distillation or QAT run, an autotuning campaign), priced at the
+    policy's `gpu_hour_usd` and added to the one cost (rules.worth)."""
+    cost_people: Annotated[int, Meta(ge=1, le=100_000)] | None = None
+    """People on the work for `cost_calendar_weeks`: `cost_weeks` is their product (3 people for 6 weeks: 18)."""
+    cost_calendar_weeks: Annotated[float, Meta(ge=0, le=10_000)] | None = None
+    """Calendar weeks the `cost_people` work for."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -519,6 +593,7 @@ class Proposal(Base, kw_only=True):
                 f"Expected `target` of length <= {NAME_MAX}, got {len(self.target)} (a longer name may name a phase "
                 "of the profile given by `profile_id`)"
             )
+        self._check_people()
         if self.steps is not None and self.profile_id is None:
             raise ValueError("Expected `steps` only with `profile_id`: steps are those of a profile")
         if isinstance(self.p, Range) and not (self.p.low > 0 and self.p.high <= 1):
@@ -532,8 +607,25 @@ class Proposal(Base, kw_only=True):
         self._check_more_targets()
         self._check_magnitudes()
 
+    def _check_people(self) -> None:
+        """People × calendar weeks is the engineer-weeks: derived when `cost_weeks` is unsaid, else it must agree."""
+        people, calendar = self.cost_people, self.cost_calendar_weeks
+        if (people is None) != (calendar is None):
+            raise ValueError("Expected `cost_people` and `cost_calendar_weeks` together")
+        if people is None or calendar is None:
+            return
+        derived = people * calendar
+        if self.cost_weeks is None:
+            self.cost_weeks = derived
+        elif not math.isclose(self.cost_weeks, derived, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(
+                f"Expected `cost_weeks` to be `cost_people` × `cost_calendar_weeks` ({derived:.6g}), got "
+                f"{self.cost_weeks}"
+            )
+
     def _check_more_targets(self) -> None:
-        """Several targets are disjoint phases of one scope: distinct, each with a share, together at most all of it."""
+        """Several targets are disjoint phases of one scope: distinct, each with a share (their sum is checked against
+        the scope by the consistency rule, a decision rather than a refusal)."""
         more = self.more_targets
         barrier = self.flags.barrier
         p_high = self.p.high if isinstance(self.p, Range) else self.p
@@ -557,16 +649,13 @@ class Proposal(Base, kw_only=True):
         if len(set(names)) != len(names) or self.target in names:
             raise ValueError("Expected `more_targets` names distinct from each other and from `target`")
         phases = {phase.name: phase for phase in self.breakdown or ()}
-        total = p_high or 0.0
+        # Shares that add up to more than the scope are a contradiction in what was measured (inclusive shares from a
+        # profiler's summary), not a malformed request: the consistency rule asks to remeasure, naming the sum.
         for i, extra in enumerate(more):
             if extra.p is None and extra.name not in phases:
                 raise ValueError(
                     f"Expected `more_targets[{i}].p`, or a phase named `{extra.name}` in `breakdown` to read it from"
                 )
-            if extra.p is not None:
-                total += extra.p
-        if total > 1 + 1e-9:
-            raise ValueError(f"Expected `p` and `more_targets` shares that add up to at most 1, got {total:.6g}")
 
     def _check_magnitudes(self) -> None:
         """Every figure the engine derives stays a finite number: each input is finite, but sums and products of

@@ -63,6 +63,10 @@ class Policy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     calibration_max_ratio: Annotated[float, Meta(ge=1)] = 10.0
     # A breakdown this many times its step, or its step this many times it, is in another unit (unit_slip).
     unit_slip_ratio: Annotated[float, Meta(gt=1)] = 300.0
+    # What a change is worth when it is not time on GPUs the company pays for (0: unpriced, said to be so)
+    slo_met_usd_per_year: NonNegative = 0.0
+    unowned_device_usd_per_year: NonNegative = 0.0
+    port_weeks_per_generation: NonNegative = 4.0
     gate: Gate = msgspec.field(default_factory=Gate)
 
     def __post_init__(self) -> None:

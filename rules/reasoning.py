@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from worthit.rules.context import Context
 from worthit.rules.model import Figure, Finding, Stage, StageAnswer, Verdict
 from worthit.rules.ranges import UNCERTAINTY, Straddle, box
-from worthit.rules.text import months, ms, num, pct, times, usd, weeks
+from worthit.rules.text import gpu_equivalents, join, months, ms, num, pct, times, usd, weeks
 from worthit.rules.verdict import STAGE_ORDER, STAGES
-from worthit.rules.worth import CARRIED_BY, Cost
+from worthit.rules.worth import CARRIED_BY, Cost, recurring_gpus
 
 __all__ = ["QUESTIONS", "REMEASURED_FIRST", "reasoning"]
 
@@ -46,16 +46,20 @@ def reasoning(
     cost = worth.cost
     carrier = CARRIED_BY[worth.basis]
     rules: dict[str, list[str]] = {stage: [] for stage in STAGES}
-    doubt = carried = better = first_alternative = refusal = None
+    doubt = trusted = carried = better = first_alternative = refusal = None
     objection: Finding | None = None
     priced: Finding | None = None
     # every condition must hold: stage 5 lists them all, in the order decide() weighs them (by stage, a range's
     # break-even first among stage 5's own)
     conditions: list[tuple[int, int, int, str]] = []
+    ranked: list[str] = []
+    largest_note = -1.0
     for index, finding in enumerate(findings):
         stage = finding.stage or "condition"
         rules[stage].append(finding.rule)
         effect = finding.effect
+        if effect == "condition" and stage == "alternative" and finding.overridden_by is None:
+            ranked.append(_ranked(finding))  # "fund, though X is larger": a condition of a fund_if all the same
         if effect == "condition" and stage != "alternative" and finding.overridden_by is None:
             # stage 4's "fund, though…" and a redirect's notes are not conditions; a condition another stage raised
             # (a failing quality gate at the worth stage, a fleet size at the cost stage) is one all the same
@@ -65,6 +69,8 @@ def reasoning(
         if stage == "trust":
             if effect == "remeasure" and doubt is None:
                 doubt = "No: " + finding.message
+            elif effect == "condition" and trusted is None:
+                trusted = "Only in part: " + finding.message  # a claim the inputs bound (a k above its roofline)
         elif stage == "worth":
             # a worth-stage condition (a failing quality gate) answers what the work is worth, as an objection does
             if effect in ("opposes", "condition") and objection is None:
@@ -73,8 +79,10 @@ def reasoning(
             if effect != "info" and priced is None:
                 priced = finding
         elif stage == "alternative":
-            if first_alternative is None:
-                first_alternative = finding.message
+            # among notes alone, the one about the most time speaks (a 32% input wait before a 5% kernel)
+            share = _alternative_share(finding)
+            if first_alternative is None or share > largest_note:
+                first_alternative, largest_note = finding.message, share
             if effect != "info" and better is None:
                 better = finding.message
         elif effect == "opposes" and refusal is None and finding.overridden_by is None:
@@ -89,8 +97,19 @@ def reasoning(
         "cost_weeks": cost.weeks,
         "cost_usd": cost.usd,
     }
+    if cost.gpu_hours:
+        cost_figures |= {"gpu_hours": cost.gpu_hours, "gpu_usd": cost.gpu_usd}
+    if cost.people is not None:
+        cost_figures |= {"people": cost.people, "calendar_weeks": cost.calendar_weeks}
+    if cost.port_weeks:
+        cost_figures |= {"port_weeks": cost.port_weeks, "generations": cost.generations}
     worth_answer = objection.message if objection is not None else carried or "No objection."
-    cost_answer = priced.message if priced is not None else _cost_answer(cost)
+    recurring = recurring_gpus(ctx.proposal)
+    units = _cost_answer(cost, recurring)
+    cost_answer = priced.message if priced is not None else units
+    if priced is not None and _in_units(cost, recurring):
+        # a cost paid in more than engineer-weeks: every unit said, then what the cost stage concluded
+        cost_answer = f"{units} {priced.message}"
     if straddle is not None:
         # the midpoint's objection, set aside, or the midpoint's value on a fleet or a job (its GPU-equivalents and
         # dollars at a p nobody proposed): stage 2 says what holds across the range instead
@@ -103,7 +122,7 @@ def reasoning(
         StageAnswer(
             stage="trust",
             question=QUESTIONS["trust"],
-            answer=doubt or "Yes: no check doubts the scope, the method or the inputs.",
+            answer=doubt or trusted or "Yes: no check doubts the scope, the method or the inputs.",
             rules=rules["trust"],
         ),
         StageAnswer(
@@ -130,7 +149,9 @@ def reasoning(
         StageAnswer(
             stage="condition",
             question=QUESTIONS["condition"],
-            answer=_conditions_answer([said for *_, said in sorted(conditions)], verdict, refusal),
+            answer=_conditions_answer(
+                [said for *_, said in sorted(conditions)] + (ranked if verdict == "fund_if" else []), verdict, refusal
+            ),
             rules=rules["condition"],
         ),
     ]
@@ -237,6 +258,23 @@ REMEASURED_FIRST = "Moot until the numbers are re-measured; then, if they still 
 """Stage 5's lead under a `remeasure` verdict: the conditions follow it, each as its rule wrote it."""
 
 
+def _alternative_share(finding: Finding) -> float:
+    """The share of the step a stage-4 note is about: the phase it names, or the time no kernel speedup touches."""
+    for name in ("alternative_share", "non_kernel_share"):
+        value = finding.figures.get(name)
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            return float(value)
+    return 0.0
+
+
+def _ranked(finding: Finding) -> str:
+    """Stage 4's "fund, though X is the larger target" as stage 5 lists it, without repeating stage 4's sentence."""
+    name, share = finding.figures.get("alternative"), finding.figures.get("alternative_share")
+    if isinstance(name, str) and isinstance(share, float | int):
+        return f"That {name} ({pct(share)} of the step) is worked on first, as stage 4 says."
+    return "That the larger target stage 4 names is worked on first."
+
+
 def _conditions_answer(conditions: Sequence[str], verdict: Verdict | None, refusal: str | None = None) -> str:
     """Stage 5's answer: every condition, or, where a stage-5 check refuses the work (a p99 measured worse), that
     refusal first — "None." beside a decline it decided said nothing of why."""
@@ -253,12 +291,19 @@ def _no_alternative(ctx: Context) -> str:
         if ctx.alternative is not None:
             return f"Yes: {ctx.alternative.phrase()}, the rank that sets the step."
         return "Yes: the slowest rank's compute, which sets the step; trace all ranks to name it."
+    if ctx.alternative is not None:
+        # named by a finding's sentence or not, the larger use of the weeks is said here (a barrier's wait)
+        return f"Yes: {ctx.alternative.phrase()}."
     if not ctx.proposal.breakdown:
         return "None known: no breakdown was given."
     return "None known: nothing in the breakdown is larger than the target."
 
 
-def _cost_answer(cost: Cost) -> str:
+def _cost_answer(cost: Cost, recurring: float = 0.0) -> str:
+    """The one cost in every unit it is paid in: engineer-weeks (people × calendar weeks where so stated), upkeep,
+    ports to further device generations, one-off GPU-hours, and the GPUs its starts keep busy."""
+    if _in_units(cost, recurring):
+        return _cost_in_units(cost, recurring)
     if cost.weeks is None:
         return "Unknown: no cost was given."
     money = f" ({usd(cost.usd)})" if cost.usd else ""
@@ -271,6 +316,37 @@ def _cost_answer(cost: Cost) -> str:
             f"upkeep over the horizon."
         )
     return f"{weeks(cost.weeks)}{money} to build."
+
+
+def _in_units(cost: Cost, recurring: float) -> bool:
+    """Whether the cost is paid in more than engineer-weeks and upkeep (or stated as people × calendar weeks)."""
+    return bool(cost.gpu_hours or cost.people is not None or cost.port_weeks or recurring)
+
+
+def _cost_in_units(cost: Cost, recurring: float) -> str:
+    parts: list[str] = []
+    if cost.build_weeks is not None:
+        build = weeks(cost.build_weeks)
+        if cost.people is not None and cost.calendar_weeks is not None:
+            people = f"{cost.people} {'person' if cost.people == 1 else 'people'}"
+            calendar = num(cost.calendar_weeks)
+            build += f" ({people} for {calendar} calendar week{'' if calendar == '1' else 's'})"
+        parts.append(f"{build} to build")
+    if cost.upkeep_weeks:
+        parts.append(f"{weeks(cost.upkeep_weeks)} of upkeep over the horizon")
+    if cost.port_weeks:
+        further = cost.generations - 1
+        parts.append(
+            f"{weeks(cost.port_weeks)} to ship to {further} further device generation{'' if further == 1 else 's'}"
+        )
+    if cost.gpu_hours:
+        parts.append(f"{num(cost.gpu_hours, 0)} GPU-hours of one-off compute ({usd(cost.gpu_usd)})")
+    if recurring:
+        parts.append(f"{gpu_equivalents(recurring)} its starts keep busy, netted out of what it frees")
+    if cost.build_weeks is None and cost.weeks is None:
+        parts.append("no engineering cost given")
+    total = f"{usd(cost.usd)} in all: " if cost.usd else ""
+    return f"{total}{join(parts)}."
 
 
 def _worth_figures(ctx: Context) -> dict[str, Figure]:

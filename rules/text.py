@@ -248,9 +248,11 @@ def metric(value: float) -> str:
 
 
 def usd(value: float) -> str:
-    """Money, rounded the way a planning meeting rounds it: `$21.9M`, `$15k`, `$820`."""
+    """Money, rounded the way a planning meeting rounds it: `$2.6B`, `$21.9M`, `$15k`, `$820`."""
     if abs(value) >= 1e12:
         return f"${significant(value / 1e9)}B"
+    if round(abs(value) / 1e6, 1) >= 1000:  # $999.96M prints $1B, not $1000M
+        return f"${_trim(_fixed(value / 1e9, 1))}B"
     if abs(value) >= 1e6:
         return f"${_trim(_fixed(value / 1e6, 1))}M"
     if abs(value) >= 1e4:

@@ -31,16 +31,20 @@ __all__ = [
     "MINUTES_PER_DAY",
     "UPKEEP_SOURCE",
     "Basis",
+    "Bought",
     "Cost",
     "Fit",
     "Money",
+    "OnUnowned",
     "Worth",
+    "bought_of",
     "cost_of",
     "fit_of",
     "money_of",
     "pays_for_weeks",
     "recurring_gpus",
     "strategic_credible",
+    "unowned_of",
     "worth_of",
 ]
 
@@ -48,7 +52,7 @@ HOURS_PER_DAY = 24.0
 HOURS_PER_YEAR = 8760.0
 """Units, not thresholds: freed capacity is counted around the clock."""
 
-Basis = Literal["measured", "strategic", "fleet", "job", "product", "memory"]
+Basis = Literal["measured", "strategic", "fleet", "job", "product", "memory", "slo", "power", "unowned"]
 CARRIED_BY: dict[Basis, str] = {
     "measured": "amdahl",
     "strategic": "wrong_model",
@@ -56,6 +60,9 @@ CARRIED_BY: dict[Basis, str] = {
     "job": "fleet_multiplication",
     "product": "vendor_product",
     "memory": "memory_fit",
+    "slo": "slo_met",
+    "power": "power_capacity",
+    "unowned": "unowned_devices",
 }
 """The rule whose finding states the figure each basis rests on (provenance for `Finding.overridden_by`)."""
 CREDIBILITY_RULE = "roadmap_risk"
@@ -64,7 +71,8 @@ CREDIBILITY_RULE = "roadmap_risk"
 
 @dataclass(slots=True)
 class Cost:
-    """Stage 3: build plus upkeep of unportable code over the horizon — one figure for decision, plan, portfolio."""
+    """Stage 3: build plus upkeep of unportable code over the horizon, the ports to further device generations, and
+    the one-off GPU-hours the work costs — one figure for decision, plan, portfolio."""
 
     build_weeks: float | None
     upkeep_weeks: float
@@ -78,6 +86,17 @@ class Cost:
     """`proposal`: the proposal's `maintenance_weeks_per_year`; `policy`: none given, the policy's; `policy_over_zero`:
     a claimed 0 for unportable code, which the policy's figure replaces (unportable code is never free to keep)."""
     architectures: int = 1
+    # costs besides engineer-weeks, in the one figure: `usd` counts them
+    gpu_hours: float = 0.0
+    """One-off GPU-hours the work costs (a distillation run, an autotuning campaign)."""
+    gpu_usd: float = 0.0
+    """`gpu_hours` at the policy's `gpu_hour_usd`."""
+    people: int | None = None
+    calendar_weeks: float | None = None
+    """People × calendar weeks, when the proposal states the build so (`build_weeks` is their product)."""
+    port_weeks: float = 0.0
+    """Engineer-weeks to ship to each further device generation (devices the company does not own), in `weeks`."""
+    generations: int = 1
 
     @property
     def upkeep_said(self) -> str:
@@ -144,6 +163,12 @@ class Fit:
         """The change is the capacity fix: a replica needs fewer devices after it."""
         return self.gpus_after < self.gpus_before
 
+    @property
+    def overflows(self) -> bool:
+        """The change raises the need past the devices a replica holds (recompute turned off, a doubled batch, a
+        longer KV cache): as measured it does not run, whatever its speed."""
+        return self.gpus_after > self.gpus_before
+
 
 _EPS = 1e-9  # float noise in ceil(): 282 / 141 must be 2 devices, not 3
 
@@ -162,6 +187,47 @@ def fit_of(proposal: Proposal) -> Fit | None:
         gpus_before=max(1, math.ceil(required / usable - _EPS)),
         gpus_after=max(1, math.ceil(goal.memory_after_gb / usable - _EPS)),
     )
+
+
+@dataclass(slots=True)
+class Bought:
+    """What a change buys besides time on GPUs the company pays for: a violated latency SLO met, or capacity at a
+    site limited by power. A slower step is then the price, counted in it (slo_met, power_capacity rules)."""
+
+    kind: Literal["slo", "power"]
+    annual_usd: float | None
+    """What it buys a year, net of what a slower step costs on the fleet where that is known; None: unpriced."""
+    value_usd: float | None
+    """`annual_usd` over the horizon; None: unpriced."""
+    clears: bool | None
+    """It pays for the one cost; None when what it buys is unpriced or its price unknown (a condition)."""
+    gained_gpus: float = 0.0
+    """Power: GPU-equivalents of capacity gained (more GPUs under the same power, each at its new speed)."""
+    gpus_before: int = 0
+    gpus_after: int = 0
+    """Power: GPUs the site runs under its power before and after the change."""
+    slowdown_gpus: float = 0.0
+    """SLO: GPU-equivalents the slower step costs on the fleet (0 when faster or no fleet is stated)."""
+    slo_usd_per_year: float | None = None
+    """SLO: what meeting it is worth a year (the policy's price, or the GPUs meeting it would otherwise take)."""
+
+    @property
+    def share(self) -> float:
+        """Power: the capacity gained as a share of the site's before (0 for an SLO: it buys no capacity)."""
+        return self.gained_gpus / self.gpus_before if self.kind == "power" and self.gpus_before else 0.0
+
+
+@dataclass(slots=True)
+class OnUnowned:
+    """A change on devices the company does not pay for, valued as the policy prices such a change per device."""
+
+    devices: int
+    kind: str
+    usd_per_device_year: float
+    """The policy's `unowned_device_usd_per_year`: what removing all of the step is worth per device a year."""
+    value_usd: float | None
+    """Over the horizon: devices × the policy's figure × the saving; None when the policy prices it at nothing."""
+    clears: bool | None
 
 
 @dataclass(slots=True)
@@ -187,6 +253,10 @@ class Worth:
     capacity_saving: float | None = None
     """With a memory fix: the share of GPU capacity freed by fewer devices per replica and the faster step together,
     1 − (1 − memory) · (1 − saving); what a fleet's money is counted on."""
+    bought: Bought | None = None
+    """What a slower (or faster) step buys: an SLO met, capacity under a power limit."""
+    unowned: OnUnowned | None = None
+    """The value on devices the company does not own."""
 
     @property
     def carried_by(self) -> str | None:
@@ -210,15 +280,31 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
             per_year, source = policy.maintenance_weeks_per_year, "policy_over_zero"
         upkeep = per_year * (flags.architectures or 1) * policy.horizon_months / 12
     build = proposal.cost_weeks
-    weeks = None if build is None and upkeep == 0 else (build or 0.0) + upkeep
+    unowned = flags.unowned
+    generations = unowned.generations if unowned is not None else 1
+    port = 0.0
+    if unowned is not None and generations > 1:
+        each = unowned.port_weeks if unowned.port_weeks is not None else policy.port_weeks_per_generation
+        port = each * (generations - 1)
+    weeks = None if build is None and upkeep == 0 and port == 0 else (build or 0.0) + upkeep + port
+    gpu_hours = proposal.cost_gpu_hours or 0.0
+    gpu_usd = gpu_hours * policy.gpu_hour_usd
+    engineering = None if weeks is None else weeks * policy.engineer_week_usd
+    usd = None if engineering is None and not gpu_hours else (engineering or 0.0) + gpu_usd
     return Cost(
         build_weeks=build,
         upkeep_weeks=upkeep,
         weeks=weeks,
-        usd=None if weeks is None else weeks * policy.engineer_week_usd,
+        usd=usd,
         upkeep_per_year=per_year,
         upkeep_source=source,
         architectures=flags.architectures or 1,
+        gpu_hours=gpu_hours,
+        gpu_usd=gpu_usd,
+        people=proposal.cost_people,
+        calendar_weeks=proposal.cost_calendar_weeks,
+        port_weeks=port,
+        generations=generations,
     )
 
 
@@ -297,6 +383,78 @@ def recurring_gpus(proposal: Proposal) -> float:
     return flags.gpu_minutes_per_start * flags.starts_per_day / MINUTES_PER_DAY
 
 
+def bought_of(proposal: Proposal, policy: Policy, saving: float, money: Money | None, cost: Cost) -> Bought | None:
+    """What the change buys besides time: a violated p99 brought under its SLO, or capacity at a power-limited site;
+    None when it buys neither."""
+    flags = proposal.flags
+    cost_usd = cost.usd or 0.0
+    years = policy.horizon_months / 12
+    power = flags.power
+    if power is not None:
+        site = power.site_mw * 1e6  # the model bounds it and the watts: at most 1e11 GPUs, a finite count
+        before = math.floor(site / power.watts_per_gpu_before + _EPS)
+        after = math.floor(site / power.watts_per_gpu_after + _EPS)
+        per_gpu = 1.0 / (1.0 - saving) if saving < 1 else math.inf  # each GPU's throughput, before = 1
+        gained = after * per_gpu - before
+        if before <= 0 or not math.isfinite(gained) or (after == before and saving == 0):
+            return None
+        annual = gained * policy.gpu_hour_usd * HOURS_PER_YEAR
+        value = annual * years
+        return Bought(
+            kind="power",
+            annual_usd=annual,
+            value_usd=value,
+            clears=gained > 0 and math.isfinite(value) and value >= cost_usd,
+            gained_gpus=gained,
+            gpus_before=before,
+            gpus_after=after,
+        )
+    slo = flags.latency_slo
+    if slo is None or slo.p99_ms is None or slo.p99_before_ms is None or slo.p99_after_ms is None:
+        return None
+    if not (slo.p99_before_ms > slo.p99_ms >= slo.p99_after_ms):
+        return None  # met before, or still missed after: the SLO buys nothing here
+    price: float | None = None
+    if policy.slo_met_usd_per_year > 0:
+        price = policy.slo_met_usd_per_year
+    elif slo.gpus_otherwise is not None:
+        price = slo.gpus_otherwise * policy.gpu_hour_usd * HOURS_PER_YEAR
+    slowdown = max(-money.gpus, 0.0) if money is not None else 0.0
+    slower_unknown = money is None and saving < 0
+    if price is None or slower_unknown:
+        return Bought(kind="slo", annual_usd=None, value_usd=None, clears=None, slo_usd_per_year=price)
+    # the fleet's money is negative for a slower step: what the slowdown costs, counted against the SLO's worth
+    annual = price + (money.annual_usd or 0.0 if money is not None else 0.0)
+    value = price * years + (money.value_usd if money is not None else 0.0)
+    return Bought(
+        kind="slo",
+        annual_usd=annual,
+        value_usd=value,
+        clears=math.isfinite(value) and value > 0 and value >= cost_usd,
+        slowdown_gpus=slowdown,
+        slo_usd_per_year=price,
+    )
+
+
+def unowned_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> OnUnowned | None:
+    """The value of the change on devices the company does not pay for: devices × the policy's figure per device a
+    year × the share of the step saved, over the horizon; unpriced when the policy's figure is 0."""
+    unowned = proposal.flags.unowned
+    if unowned is None:
+        return None
+    price = policy.unowned_device_usd_per_year
+    if price <= 0:
+        return OnUnowned(unowned.devices, unowned.kind, price, None, None)
+    value = unowned.devices * price * max(saving, 0.0) * policy.horizon_months / 12
+    return OnUnowned(
+        unowned.devices,
+        unowned.kind,
+        price,
+        value,
+        clears=saving > 0 and math.isfinite(value) and value >= (cost.usd or 0.0),
+    )
+
+
 def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Worth:
     """Stage 2 against stage 3: the value of the work on its decision scope, and whether it pays for itself."""
     cost = cost_of(proposal, policy)
@@ -311,6 +469,7 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         strategic_rate = _rate(strategic_saving, cost.weeks)
         strategic_ok = credible and _clears(strategic_saving, strategic_rate, policy)
     fit = fit_of(proposal)
+    overflows = fit is not None and fit.overflows
     capacity = 1 - (1 - fit.saving) * (1 - saving) if fit is not None and fit.fixes else None
     money = money_of(proposal, policy, saving if capacity is None else capacity, cost)
     memory_ok = capacity is not None and _clears(capacity, _rate(capacity, cost.weeks), policy)
@@ -320,7 +479,10 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
     # (maintenance_cost), not a part of its value: without one the answer is "fund if it ships", never a decline.
     product = unportable and flags.kernel_is_product and saving > 0
     basis: Basis
-    if money is not None and not money.clears and strategic_ok:
+    if overflows:
+        # a change that does not fit on the replica's devices does not run: nothing it saves is worth anything
+        clears, basis = False, "memory"
+    elif money is not None and not money.clears and strategic_ok:
         # The measured workload's fleet does not pay for it, but the credible strategic workload does, per run, as it
         # would with no fleet stated: stating where today's model runs never takes the strategic value away.
         clears, basis = True, "strategic"
@@ -336,6 +498,16 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         clears, basis = True, "strategic"
     else:
         clears, basis = False, "measured"
+    bought = None if overflows else bought_of(proposal, policy, saving, money, cost)
+    if bought is not None and bought.clears is not False and not clears:
+        # the SLO met or the capacity gained pays where the time alone does not; unpriced, it pays on the condition
+        # its rule states (the least the SLO must be worth, the largest fleet the slowdown pays on)
+        clears, basis = True, bought.kind
+    unowned = unowned_of(proposal, policy, saving, cost)
+    if unowned is not None and not overflows and basis == "measured":
+        # on devices the company does not pay for, the policy's price per device decides, never the per-run bar;
+        # unpriced, the work pays on the condition its rule states (the least it must be worth per device a year)
+        clears, basis = (unowned.clears if unowned.clears is not None else saving > 0), "unowned"
     return Worth(
         saving=saving,
         rate=rate,
@@ -350,4 +522,6 @@ def worth_of(proposal: Proposal, policy: Policy, saving: float, k: float) -> Wor
         cost=cost,
         fit=fit,
         capacity_saving=capacity,
+        bought=bought,
+        unowned=unowned,
     )

@@ -21,6 +21,8 @@ Slack's `/worthit p=21% cost=10d`, a pull request's ```` ```worthit ```` block, 
 | a rate per day | `2000`, `2000/day`, `2k/day`, `2,000 per day` | per day |
 | a count | `4`, `4 tokens` | a whole number |
 | days | `30`, `30d`, `30 days`, `2w` | days |
+| GPU-hours | `150000`, `150k`, `150,000 GPU-hours`, `2000h` | GPU-hours |
+| power | `700W`, `0.7kW` per GPU; `40MW`, `40000kW` for a site | watts; megawatts |
 
 Names too are shared: Slack's keys and words (`baseline=100ms`, `asm`) are a YAML or JSON proposal's `baseline:
 100ms` and `portability: asm` (`expand`), and a document's field names (`cost_weeks`, `flags.fleet_gpus`,
@@ -63,8 +65,10 @@ __all__ = [
     "fleet_parts",
     "forgive",
     "gigabytes",
+    "gpu_hours",
     "gpus",
     "key_of",
+    "megawatts",
     "millis",
     "minutes",
     "nearest",
@@ -78,6 +82,7 @@ __all__ = [
     "speedup",
     "target_parts",
     "traffic_parts",
+    "watts",
     "weeks",
     "whole",
 ]
@@ -135,6 +140,29 @@ _MS = {
 }
 _GB = dict.fromkeys(("", "gb", "g"), Decimal(1))
 _GPUS = {"": Decimal(1), "gpu": Decimal(1), "gpus": Decimal(1), "k": Decimal(1000)}
+
+
+_GPU_HOURS = {
+    **dict.fromkeys(("", "h", "gpu-h", "gpu-hour", "gpu-hours", "gpu hours", "gpuh"), Decimal(1)),
+    **dict.fromkeys(("k", "k gpu-hours", "kh"), Decimal(1000)),
+}
+_WATTS = {**dict.fromkeys(("", "w", "watt", "watts"), Decimal(1)), "kw": Decimal(1000)}
+_MEGAWATTS = {**dict.fromkeys(("", "mw"), Decimal(1)), "kw": Decimal("0.001"), "gw": Decimal(1000)}
+
+
+def gpu_hours(value: str) -> float:
+    """One-off compute in GPU-hours: `150k` → 150000.0, `150,000 GPU-hours` → 150000.0, `2000h` → 2000.0."""
+    return _scaled(_GPU_HOURS, value)
+
+
+def watts(value: str) -> float:
+    """A GPU's power draw in watts: `700W` → 700.0, `0.7kW` → 700.0."""
+    return _scaled(_WATTS, value)
+
+
+def megawatts(value: str) -> float:
+    """A site's power in megawatts: `40MW` → 40.0, `40000kW` → 40.0."""
+    return _scaled(_MEGAWATTS, value)
 
 
 def _ranged(value: str, units: Mapping[str, Decimal]) -> float | dict[str, float]:
@@ -393,9 +421,25 @@ FIELDS: dict[tuple[str, ...], Callable[[str], Any]] = {
     ("flags", "gpu_minutes_per_start"): minutes,
     ("flags", "starts_per_day"): per_day,
     ("flags", "run_days"): days,
+    # Costs besides engineer-weeks, what a slowdown may buy, devices the company does not own, a roofline
+    ("cost_gpu_hours",): gpu_hours,
+    ("cost_people",): whole,
+    ("cost_calendar_weeks",): weeks,
+    ("flags", "latency_slo", "p99_before_ms"): millis,
+    ("flags", "latency_slo", "p99_after_ms"): millis,
+    ("flags", "latency_slo", "gpus_otherwise"): gpus,
+    ("flags", "power", "site_mw"): megawatts,
+    ("flags", "power", "watts_per_gpu_before"): watts,
+    ("flags", "power", "watts_per_gpu_after"): watts,
+    ("flags", "unowned", "devices"): gpus,
+    ("flags", "unowned", "generations"): whole,
+    ("flags", "unowned", "port_weeks"): weeks,
+    ("flags", "roofline_fraction"): _end(share),
 }
 SHARE_FIELDS = frozenset(
-    path for path in FIELDS if path[-1] in ("p", "p_end_to_end", "wait_fraction", "target_wait", "share", "acceptance")
+    path
+    for path in FIELDS
+    if path[-1] in ("p", "p_end_to_end", "wait_fraction", "target_wait", "share", "acceptance", "roofline_fraction")
 )
 # A plan request's fields (its breakdown and k read as a proposal's), and a portfolio's: each of its proposals read
 # as a proposal is, and its budget.

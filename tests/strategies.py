@@ -146,6 +146,10 @@ def raw_proposals(draw: st.DrawFn) -> dict[str, Any]:
             "overlap": draw(st.booleans()),
             "inclusive": draw(st.booleans()),
             "target_input": draw(_optional(names)),
+            "profiler_overhead": draw(st.booleans()),
+            "load": draw(_optional(st.sampled_from(["burst", "sustained"]))),
+            "target_load": draw(_optional(st.sampled_from(["burst", "sustained"]))),
+            "k_measured": draw(_optional(st.sampled_from(["in_step", "microbenchmark"]))),
             "compared_to": draw(
                 _optional(
                     st.fixed_dictionaries(
@@ -291,9 +295,11 @@ def _currencies_b(draw: st.DrawFn, raw: dict[str, Any], flags: dict[str, Any]) -
             if phase["name"] not in taken and draw(st.booleans()) and len(more) < 3:
                 more.append({"name": phase["name"], "k": draw(speedups)})
                 taken.add(phase["name"])
+        # sometimes shares that add up past the scope, as a summary's inclusive percentages do (a remeasure)
+        overlapping = draw(st.booleans())
         for i in range(draw(st.integers(min_value=0, max_value=2))):
             name = f"extra_phase_{i}"
-            p = draw(st.floats(min_value=0.0, max_value=1.0)) * left
+            p = draw(st.floats(min_value=0.0, max_value=1.0)) * (1.0 if overlapping else left)
             if name in taken or p <= 0:
                 continue
             left -= p
@@ -388,3 +394,52 @@ def _currencies_a(draw: st.DrawFn, raw: dict[str, Any]) -> None:
         flags["recurring"] = recurring
     if draw(st.booleans()):
         flags["run_days"] = draw(st.floats(min_value=0.5, max_value=3650))
+    _costs(draw, raw)
+    _trades(draw, raw)
+
+
+def _trades(draw: st.DrawFn, raw: dict[str, Any]) -> None:
+    """What a change may buy besides time, and whose devices it runs on: often a slowdown (k < 1) with an SLO met
+    measured before and after, or under a power limit; devices the company does not own; a roofline fraction."""
+    flags = raw["flags"]
+    which = draw(st.sampled_from(["none", "slo", "power", "unowned"]))
+    if which != "none" and draw(st.booleans()):
+        raw["k"] = draw(st.floats(min_value=0.5, max_value=0.999))  # a slowdown that buys something
+    if which == "slo":
+        slo = flags.setdefault("latency_slo", {})
+        target = slo.setdefault("p99_ms", draw(times_ms))
+        slo["p99_before_ms"] = target * draw(st.floats(min_value=0.5, max_value=3.0))
+        slo["p99_after_ms"] = target * draw(st.floats(min_value=0.2, max_value=2.0))
+        if draw(st.booleans()):
+            slo.pop("p99_measured_worse", None)  # read off the two measurements
+        if draw(st.booleans()):
+            slo["gpus_otherwise"] = draw(st.integers(min_value=1, max_value=100_000))
+    elif which == "power":
+        flags["power"] = {
+            "site_mw": draw(st.floats(min_value=0.001, max_value=1000)),
+            "watts_per_gpu_before": draw(st.floats(min_value=50, max_value=2000)),
+            "watts_per_gpu_after": draw(st.floats(min_value=50, max_value=2000)),
+        }
+    elif which == "unowned":
+        unowned: dict[str, Any] = {"devices": draw(st.integers(min_value=1, max_value=2_000_000_000))}
+        if draw(st.booleans()):
+            unowned["generations"] = draw(st.integers(min_value=1, max_value=8))
+        if draw(st.booleans()):
+            unowned["port_weeks"] = draw(st.floats(min_value=0, max_value=20))
+        flags["unowned"] = unowned
+    if draw(st.booleans()):
+        flags["roofline_fraction"] = draw(st.sampled_from([1.0]) | st.floats(min_value=0.01, max_value=1.0))
+        if draw(st.booleans()):
+            flags["roofline_bound"] = draw(st.sampled_from(["memory", "compute"]))
+
+
+def _costs(draw: st.DrawFn, raw: dict[str, Any]) -> None:
+    """Costs besides engineer-weeks: one-off GPU-hours, and the build as people × calendar weeks (agreeing with
+    `cost_weeks` when that is drawn too)."""
+    if draw(st.booleans()):
+        raw["cost_gpu_hours"] = draw(st.sampled_from([0.0, 1e9]) | st.floats(min_value=0, max_value=1e7))
+    if draw(st.booleans()):
+        raw["cost_people"] = people = draw(st.integers(min_value=1, max_value=50))
+        raw["cost_calendar_weeks"] = calendar = draw(st.floats(min_value=0, max_value=52))
+        if "cost_weeks" in raw:
+            raw["cost_weeks"] = people * calendar

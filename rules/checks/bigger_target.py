@@ -19,11 +19,12 @@ Example: layernorm (6 ms of 100) at 10× gives 1.057×; gemm_qkv (34 ms) at the 
 from __future__ import annotations
 
 import math
+import re
 
 from worthit.rules import amdahl
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import NON_KERNEL, condition, opposition
+from worthit.rules.findings import NON_KERNEL, condition, is_productive, opposition
 from worthit.rules.model import Figure, Finding, is_aggregate
 from worthit.rules.text import label, ms, pct, times
 
@@ -81,6 +82,9 @@ EXAMPLES = (
 )
 
 
+_LIBRARY = re.compile(r"cublas|cutlass|hipblas|rocblas|cijk_|xmma|nvjet|\bsm\d{2}_|ampere_|hopper_", re.IGNORECASE)
+"""Kernel names of vendor GEMM libraries (cuBLAS, CUTLASS, hipBLASLt, rocBLAS's Tensile `Cijk_`)."""
+
 _DOES = {
     "kernel": "kernel speedup",
     "copy": "change to copies",
@@ -105,7 +109,7 @@ def check(ctx: Context) -> Finding | None:
     if ctx.k <= 1:
         return None  # a change that speeds nothing up (its value is elsewhere: memory) has no k to offer a phase
     largest = max(
-        (p for p in ctx.others if p.kind not in NON_KERNEL and not is_aggregate(p.name)),
+        (p for p in ctx.others if p.kind not in NON_KERNEL and not is_aggregate(p.name) and not is_productive(p.name)),
         key=lambda phase: phase.ms,
         default=None,
     )
@@ -126,6 +130,9 @@ def check(ctx: Context) -> Finding | None:
     target_kind = ctx.target_phase.kind if ctx.target_phase is not None else "kernel"
     # A k is a property of what the change does: it carries over only to a phase of the same kind.
     same_kind = largest.kind == target_kind
+    # A vendor library's GEMM is already tuned near its peak: another kernel's k says nothing of what it can reach.
+    library = largest.kind == "kernel" and bool(_LIBRARY.search(largest.name)) and not _LIBRARY.search(ctx.target)
+    same_kind = same_kind and not library
     k = math.inf if comm or not same_kind else ctx.k
     speedup = amdahl.speedup(share, k)
     new_ms = ctx.breakdown_total * (1 - amdahl.saving_fraction(share, k))
@@ -144,6 +151,12 @@ def check(ctx: Context) -> Finding | None:
         same = (
             f"hiding it behind compute (overlap, fewer or larger messages) gives up to {times(speedup)} ({ms(new_ms)})"
         )
+    elif library:
+        figures["largest_kind"] = "library"
+        same = (
+            f"a vendor library's GEMMs are near their peak already, so {ctx.target}'s {times(ctx.k)} says nothing of "
+            f"them (fewer, larger or fused GEMMs, at most {ms(largest.ms)})"
+        )
     elif not same_kind:
         figures["largest_kind"] = largest.kind
         same = (
@@ -156,7 +169,7 @@ def check(ctx: Context) -> Finding | None:
     mine = times(amdahl.speedup(ctx.target_share, ctx.k))
     against = (
         f" against {mine} for {ctx.target} at {pct(ctx.target_share)}"
-        if same_kind or comm
+        if (same_kind or comm) and not library
         else f", while {ctx.target} at {pct(ctx.target_share)} gives {mine}"
     )
     if conditional:
@@ -194,7 +207,7 @@ def check(ctx: Context) -> Finding | None:
         figures=figures,
         message=(
             f"{name} is {pct(share)} of the step against {pct(ctx.target_share)} for {ctx.target}, and {same}"
-            + (f" instead of {mine}" if same_kind or comm else "")
+            + (f" instead of {mine}" if (same_kind or comm) and not library else "")
             + ": rank targets by share first."
         ),
     )

@@ -269,7 +269,7 @@ def _follow_up(ctx: Context, figures: dict[str, Figure], prior: float) -> Findin
     floor = ctx.policy.noise_floor
     left = ctx.p_run
     captured = amdahl.headroom_captured(prior)
-    cost = ctx.proposal.cost_weeks
+    cost = ctx.worth.cost.weeks  # build and upkeep: the one cost stage 3 counts, and its one return
     best_rate = None if cost is None else (left / cost if cost > 0 else math.inf)
     figures |= {
         "prior_k": ctx.proposal.prior_k,

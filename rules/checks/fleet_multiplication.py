@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
-from worthit.rules.findings import carried, condition, engineering, opposition
+from worthit.rules.findings import carried, condition, cost_kind, engineering, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import at_least, count, gpu_equivalents, months, num, pct, saves, times, usd
 from worthit.rules.worth import HOURS_PER_DAY
@@ -80,12 +80,22 @@ def check(ctx: Context) -> Finding | None:
     loses = consumed > 0 and money.net_gpus <= 0
     one_off = money.clears and money.recurrence is False and money.job_days is None and cost > 0
     carried_elsewhere = not money.clears and ctx.worth.clears and not loses
-    if ctx.verdict_only and ((money.clears and not (loses or one_off)) or carried_elsewhere):
+    overflows = ctx.worth.fit is not None and ctx.worth.fit.overflows
+    if ctx.verdict_only and ((money.clears and not (loses or one_off)) or carried_elsewhere or overflows):
         return None  # it supports funding, or informs
     if saving > 0:
         freed = f"{pct(saving)} on {count(fleet, 'GPU')} frees {gpu_equivalents(gpus)}"
     else:
         freed = f"On {count(fleet, 'GPU')} this {saves(saving, ' of the run')} and frees no capacity"
+    fit = ctx.worth.fit
+    if fit is not None and fit.overflows:
+        # the change raises the memory a replica needs past its devices (memory_fit): what it would free is moot
+        return Finding(
+            rule=ID,
+            effect="info",
+            figures=figures,
+            message=f"{freed} only if it ran, and the memory it needs after the change does not fit.",
+        )
     if consumed > 0:
         # the change's own GPU time on every start is paid out of what it frees (recurring_gpu_cost)
         # net as printed: the printed freed less the printed consumed (0.28 - 0.006 prints 0.27, not net's 0.28)
@@ -117,16 +127,16 @@ def check(ctx: Context) -> Finding | None:
             ID,
             figures,
             f"Fund if the one-off job runs at least {num(said, digits)} days: {freed}, "
-            f"{usd(per_day)} a day, against {usd(cost)} of engineering (give `run_days` to price the job).",
+            f"{usd(per_day)} a day, against {usd(cost)} of {cost_kind(ctx)} (give `run_days` to price the job).",
         )
     if money.clears:
         if cost <= 0:
             against = engineering(ctx, money, figures)
         elif money.payback_months is not None:
-            against = f"against {usd(cost)} of engineering, paid back in {months(money.payback_months)}"
+            against = f"against {usd(cost)} of {cost_kind(ctx)}, paid back in {months(money.payback_months)}"
         else:
             figures["value_over_cost"] = money.value_usd / cost  # what `times_of` prints: every figure said is kept
-            against = f"against {usd(cost)} of engineering, {times_of(money.value_usd, cost)} its cost"
+            against = f"against {usd(cost)} of {cost_kind(ctx)}, {times_of(money.value_usd, cost)} its cost"
         return Finding(
             rule=ID,
             effect="supports",
@@ -134,6 +144,18 @@ def check(ctx: Context) -> Finding | None:
             figures=figures,
             message=f"{freed}, {worth}, {against}.",
         )
+    if carried_elsewhere and ctx.worth.basis in ("slo", "power", "unowned"):
+        # what the change buys (an SLO met, capacity under a power limit) is its value; the step's own change on the
+        # fleet is counted in it, said here
+        if gpus < 0:
+            step = (
+                f"On {count(fleet, 'GPU')} its {pct(-saving)} slower step takes {gpu_equivalents(-gpus)}, "
+                f"{usd(-(money.annual_usd or money.value_usd))}"
+            )
+            step += " a year" if money.annual_usd is not None else ""
+        else:
+            step = f"{freed}, {worth}"
+        return carried(ctx, ID, figures, f"{step}, counted in what the change buys.")
     if carried_elsewhere:
         # a credible strategic workload pays for the work per run (rules.worth): the measured fleet's shortfall is
         # said, and carried, never a decline beside "justified by model B"
@@ -150,10 +172,10 @@ def check(ctx: Context) -> Finding | None:
         payback = money.payback_months
         head = (
             f"{freed}, {worth}, which takes {months(payback) if payback is not None else 'forever'} to pay back "
-            f"{usd(cost)} of engineering, past the {months(policy.horizon_months).removesuffix('s')} horizon"
+            f"{usd(cost)} of {cost_kind(ctx)}, past the {months(policy.horizon_months).removesuffix('s')} horizon"
         )
     else:
-        head = f"{freed}, {worth}, less than the {usd(cost)} of engineering it costs"
+        head = f"{freed}, {worth}, less than the {usd(cost)} of {cost_kind(ctx)} it costs"
     return opposition(ctx, ID, head, figures)
 
 

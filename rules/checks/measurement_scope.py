@@ -1,7 +1,8 @@
 """measurement_scope — time the device work, and compare like with like.
 
 What it checks: `scope.timing = host_submit`, or a before/after comparison whose other side
-(`scope.compared_to`) was measured on a different model, input, dtype or device than this scope. Remeasure.
+(`scope.compared_to`) was measured on a different model, input, dtype or device than this scope. Remeasure. With
+`scope.k_measured = "microbenchmark"` the comparison that differs is where k came from, and the sentence says so.
 
 Why it matters: GPU work runs asynchronously, so the time the CPU takes to submit it is not the time the GPU takes
 to finish it; timing must use the start and completion of the work being measured. And a before/after comparison
@@ -63,6 +64,16 @@ def check(ctx: Context) -> Finding | None:
         message = (
             f"{the_share(ctx.p, ctx.target)} was timed at host submit, which is when the CPU queued "
             f"the work, not when the GPU finished it; time the device work's start and completion{also}."
+        )
+    elif scope.k_measured == "microbenchmark":
+        # the before/after that differs is the one k came from: a kernel alone, not the step the share is of
+        first = differs[0]
+        mine, theirs = getattr(scope, first), getattr(other, first)
+        figures["k_measured"] = "microbenchmark"
+        message = (
+            f"The k was measured on a microbenchmark ({label(theirs)}), not in the step the {pct(ctx.p)} share is of "
+            f"({label(mine) if mine else 'unstated'}): one shape, warm caches and nothing beside it; measure k inside "
+            f"the step on the same {join(differs)}."
         )
     else:
         first = differs[0]

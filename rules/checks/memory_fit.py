@@ -6,7 +6,9 @@ change lowers that count (a quantized KV cache, activation recompute, a memory-l
 the devices it frees, 1 − after ÷ before, is the change's value together with any step saving: 1 − (1 − memory) ·
 (1 − saving) of the capacity (rules.worth), on a fleet priced as freed GPU-equivalents. It supports funding when
 that pays for the work, and opposes when it does not. When the need already fits before the change, memory decides
-nothing: info, and the change is judged on its time.
+nothing: info, and the change is judged on its time. Memory is read both ways: when the change raises the need past
+the devices a replica holds (activation recompute turned off, a doubled batch, a longer KV cache), it does not run
+as measured: decline, whatever its speed, naming the variant that fits.
 
 Why it matters: "16 GB needed on a 12 GB device" is a capacity problem no speedup fixes, unless the proposal is the
 change that lowers the need; then redirecting it to "add GPUs" is exactly wrong, and what fitting frees is the
@@ -57,6 +59,14 @@ EXAMPLES = (
         verdict="decline",
         figures={"gpu_equivalents": 4.05714, "value_usd": 71081.1, "engineering_cost_usd": 200_000},
     ),
+    Example(
+        # recompute off: 48 GB → 86 GB on an 80 GB device with 10 GB kept free, 16 GB over the 70 GB usable
+        {"target": "recompute", "p": 0.25, "k": "inf", "cost_weeks": 1, "flags": {"fleet_gpus": 512}}
+        | {"goal": {"memory_required_gb": 48, "memory_after_gb": 86, "device_memory_gb": 80, "memory_headroom_gb": 10}},
+        fires=True,
+        verdict="decline",
+        figures={"gpus_before": 1, "gpus_after": 2, "memory_over_gb": 16, "memory_room_gb": 70},
+    ),
     Example({"target": "kv_cache", "p": 0.3, "k": 1.05, "cost_weeks": 4}, fires=False),
 )
 
@@ -68,7 +78,7 @@ def check(ctx: Context) -> Finding | None:
     if goal is None or fit is None:
         return None
     money = worth.money
-    if ctx.verdict_only and (fit.gpus_before == 1 or not fit.fixes or worth.clears):
+    if ctx.verdict_only and not fit.overflows and (fit.gpus_before == 1 or not fit.fixes or worth.clears):
         return None  # it informs or supports funding
     before, after = goal.memory_required_gb or 0.0, goal.memory_after_gb or 0.0
     figures: dict[str, Figure] = {
@@ -82,6 +92,8 @@ def check(ctx: Context) -> Finding | None:
     device = f"{a(num(goal.device_memory_gb or 0.0))} GB device" + (
         f" ({num(fit.usable_gb)} GB usable)" if goal.memory_headroom_gb else ""
     )
+    if fit.overflows:
+        return _overflow(ctx, before, after, figures)
     if fit.gpus_before == 1:
         return Finding(
             rule=ID,
@@ -138,6 +150,26 @@ def check(ctx: Context) -> Finding | None:
     rate = worth.cost.weeks
     figures["cost_weeks"] = rate
     return opposition(ctx, ID, f"{head}, too little for {weeks(rate or 0.0)} of work", figures)
+
+
+def _overflow(ctx: Context, before: float, after: float, figures: dict[str, Figure]) -> Finding:
+    """The need after the change is over what the replica's devices hold: the change does not run as measured, so
+    its speed is worth nothing; the change that fits is one that keeps the need under that."""
+    fit = ctx.worth.fit
+    gpus = fit.gpus_before if fit is not None else 1
+    room = (fit.usable_gb if fit is not None else 0.0) * gpus
+    figures |= {"memory_over_gb": after - room, "memory_room_gb": room}
+    holds = "a device can use" if gpus == 1 else f"the replica's {count(gpus, 'GPU')} can use"
+    speed = f", whatever the {pct(ctx.run_saving)} it would save" if ctx.run_saving > 0 else ""
+    head = (
+        f"The change raises the need from {num(before)} GB to {num(after)} GB, {num(after - room)} GB over the "
+        f"{num(room)} GB {holds}, so it does not run{speed}"
+    )
+    fits = (
+        f"what fits is a variant that stays under {num(room)} GB (keep less of it resident, recompute rather than "
+        "store, a smaller batch)"
+    )
+    return opposition(ctx, ID, head, figures, alone=f"{head}; {fits}.")
 
 
 def _with_step(saving: float, capacity: float) -> str:

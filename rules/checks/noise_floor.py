@@ -23,7 +23,7 @@ from worthit.rules.context import Context
 from worthit.rules.examples import Example
 from worthit.rules.findings import carried, condition, engineering, opposition
 from worthit.rules.model import Figure, Finding
-from worthit.rules.text import count, gpu_count, gpu_equivalents, num, pct, times, usd
+from worthit.rules.text import a, count, gpu_count, gpu_equivalents, num, pct, times, usd
 from worthit.rules.text import span as span_of
 
 ID = "noise_floor"
@@ -108,6 +108,14 @@ def check(ctx: Context) -> Finding | None:
                 f"{value} {span} {against}"
             ),
             stage="condition",
+        )
+    if worth.clears and saving < 0:
+        # a slowdown bought something (an SLO met, capacity under a power limit): there is no saving to see
+        return carried(
+            ctx,
+            ID,
+            figures,
+            f"{a(pct(-saving)).capitalize()} slower step saves nothing per run; what it buys is what it is worth",
         )
     if worth.clears:
         return carried(

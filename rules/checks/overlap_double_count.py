@@ -2,6 +2,8 @@
 
 What it checks: a breakdown of the measured scope whose parts add up to more than its wall time (`baseline_ms`)
 by more than the policy's `breakdown_tolerance`, or `scope.overlap` (copies run while kernels compute). Remeasure.
+With `scope.profiler_overhead` (a heavy profiler's own time in host gaps, the step timed without it) the excess is
+said to be that overhead, not overlapped work.
 A sum about a unit off the step (`unit_slip_ratio`, seconds written as ms) is not overlap and is not called so.
 
 Why it matters: when the next batch's data is fetched while the current computation runs, adding compute time and
@@ -62,7 +64,16 @@ def check(ctx: Context) -> Finding | None:
     if not over and not ctx.proposal.scope.overlap:
         return None
     figures: dict[str, Figure] = {"p": ctx.p, "overlap": ctx.proposal.scope.overlap}
-    if over and wall is not None:
+    if over and wall is not None and ctx.proposal.scope.profiler_overhead:
+        # nothing overlaps: the profiler's own time is in the parts (host gaps), and not in the step timed without it
+        figures |= {"breakdown_ms": parts, "wall_ms": wall, "overhead_ms": parts - wall}
+        host = sum(phase.ms for phase in ctx.proposal.breakdown or () if phase.kind == "host")
+        where = f", most of it in the {ms(host)} of host gaps" if host >= (parts - wall) / 2 else ""
+        message = (
+            f"The parts add up to {ms(parts)} in {a(ms(wall))} step: {ms(parts - wall)} is the profiler's own "
+            f"overhead{where}, not work; re-record with a lighter profiler (no stacks or shapes) and re-run the shares."
+        )
+    elif over and wall is not None:
         figures |= {"breakdown_ms": parts, "wall_ms": wall, "double_counted_ms": parts - wall}
         message = (
             f"The parts add up to {ms(parts)} in {a(ms(wall))} step, so {ms(parts - wall)} of overlapped work "

@@ -107,6 +107,8 @@ def check(ctx: Context) -> Finding | None:
                 f"replica needs {count(fit.gpus_after, 'GPU')} instead of {fit.gpus_before}: fitting is what it is "
                 f"worth, not a capacity problem to redirect.",
             )
+        elif fit is not None and fit.overflows:
+            fits = False  # the change raises the need past the replica's devices: memory_fit declines it
         elif required > usable:
             fits = False
             gpus = math.ceil(required / usable - _EPS)
@@ -179,6 +181,8 @@ def check(ctx: Context) -> Finding | None:
         )
     if memory_note is not None:
         found.append(memory_note)
+    if not found and ctx.worth.fit is not None and ctx.worth.fit.overflows:
+        return None  # the need after the change is over capacity: memory_fit's finding says so, in stage 2
     if not found:
         return Finding(
             rule=ID,

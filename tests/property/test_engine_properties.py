@@ -461,7 +461,10 @@ def test_no_statement_contradicts_the_proposal(proposal: Proposal) -> None:
     if flags.recurring is not True:
         assert "recurring" not in statement, statement
     if proposal.cost_weeks is None and proposal.scope.method is not None:
-        assert evaluate(proposal, POLICY).verdict != "fund", statement
+        evaluation = evaluate(proposal, POLICY)
+        # a value that pays for more engineer-weeks than anyone estimates (unstated_cost's info) is funded as it is
+        any_cost = any(f.rule == "unstated_cost" and f.effect == "info" for f in evaluation.findings)
+        assert evaluation.verdict != "fund" or any_cost, statement
     goal = proposal.goal
     if goal is not None and goal.memory_required_gb is not None and goal.device_memory_gb is not None:
         assert "cannot be checked" not in statement, statement

@@ -413,8 +413,9 @@ def test_the_new_fields_read_their_shorthand_in_the_gate_and_in_slack() -> None:
     assert proposal.goal.requests_per_step == 48
 
 
-def test_a_measured_p_the_stated_more_targets_no_longer_fit_is_an_invalid_input() -> None:
-    """The profile measures p; `more_targets` stated against another p that no longer fits: a 4xx naming them."""
+def test_a_measured_p_the_stated_more_targets_no_longer_fit_is_a_remeasure_decision() -> None:
+    """The profile measures p; `more_targets` stated against another p that no longer fits: a remeasure decision
+    naming the sum of the shares, never a refusal that reads as a malformed request."""
     from tests.unit.profiles.conftest import fixtures_dir
     from worthit.rules.profiles import read_any
     from worthit.rules.profiles.proposal import proposal_from_profile
@@ -434,6 +435,12 @@ def test_a_measured_p_the_stated_more_targets_no_longer_fit_is_an_invalid_input(
         },
         Proposal,
     )
-    with pytest.raises(InvalidInput) as raised:
-        proposal_from_profile(proposal, b)
-    assert raised.value.pointer == "/more_targets"
+    measured = proposal_from_profile(proposal, b)
+    assert isinstance(measured.p, float)
+    evaluation = evaluate(measured, default_policy())
+    assert evaluation.verdict == "remeasure"
+    # a distributed profile's barrier asks to remeasure first; the sum is said beside it, at the same stage
+    (consistency,) = [finding for finding in evaluation.findings if finding.rule == "consistency"]
+    assert consistency.effect == "remeasure"
+    assert consistency.figures["targets_share"] == pytest.approx(measured.p + 0.99)
+    assert f"add up to {pct(measured.p + 0.99)}" in consistency.message

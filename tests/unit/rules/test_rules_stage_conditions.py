@@ -54,15 +54,16 @@ _BIGGER_ELSEWHERE = {
 }
 
 
-def test_stage_5_does_not_repeat_stage_4s_note() -> None:
-    """Stage 5 repeated "Fund, though other at 45% of the step is the larger target…", stage 4's answer."""
+def test_stage_5_lists_stage_4s_condition_without_repeating_its_note() -> None:
+    """Stage 5 repeated "Fund, though other at 45% of the step is the larger target…", stage 4's answer; then said
+    "None." under the fund_if that condition decides. It names the condition, in its own words."""
     evaluation = review(_BIGGER_ELSEWHERE)
     assert evaluation.verdict == "fund_if"
     assert evaluation.reasoning[3].answer.startswith(
         f"Fund, though other at 45% of the step is the larger target: the same 10× there gives "
         f"{1 / (0.55 + 0.045):.3f}×"
     )
-    assert evaluation.reasoning[4].answer == "None."
+    assert evaluation.reasoning[4].answer == "That other (45% of the step) is worked on first, as stage 4 says."
 
 
 def test_a_redirect_for_a_latency_goal_has_no_fund_in_stage_5() -> None:
