@@ -59,7 +59,8 @@ def _problem(document: object) -> tuple[str, str]:
 
 PROPOSAL_FIELDS = (
     "`title`, `team`, `target`, `p`, `k`, `baseline_ms`, `cost_weeks`, `profile_id`, `steps`, `p_end_to_end`, "
-    "`scope`, `breakdown`, `flags`, `goal`, `breakdown_scope`, `prior_k`, `more_targets`, `quality`, `added_work`"
+    "`scope`, `breakdown`, `flags`, `goal`, `breakdown_scope`, `prior_k`, `more_targets`, `quality`, `added_work`, "
+    "`cost_gpu_hours`, `cost_people`, `cost_calendar_weeks`"
 )
 
 
