@@ -37,6 +37,7 @@ from worthit.rules.checks import (
     quality_gate,
     rate_of_return,
     recurring_gpu_cost,
+    replayed_saving,
     resource_goal,
     roadmap_risk,
     tail_latency,
@@ -65,6 +66,8 @@ CHECKS: tuple[ModuleType, ...] = (
     memory_fit,
     roadmap_risk,
     wrong_model,
+    # the replay of the profile's trace speaks before the shares: its saving is the one the others read
+    replayed_saving,
     device_vs_run,
     ceiling,
     noise_floor,

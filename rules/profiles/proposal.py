@@ -12,6 +12,7 @@ This module is the readers' only link to the engine (tests/unit/test_layers.py p
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import msgspec
 
@@ -26,12 +27,16 @@ from worthit.rules.model import (
     Flags,
     PhaseKind,
     Proposal,
+    Range,
+    Replay,
+    ReplayLosses,
 )
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, rest_name
 from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
-from worthit.rules.profiles.kineto import parse_steps
+from worthit.rules.profiles.kineto import Schedule, Target, WhatIf, parse_steps, what_if
+from worthit.rules.profiles.kineto.whatif import MAX_K
 from worthit.rules.profiles.lookup import check_glob_work, exact_phase, find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures, StepFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
@@ -224,17 +229,79 @@ def fold_proposal_phases(
     return [p for p in phases if p.name in kept] + sorted(folded, key=lambda p: -p.ms)
 
 
-def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
+def proposal_from_profile(
+    proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Schedule] | None = None
+) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown` (see
     `_measured`); a measured p that the proposal's own figures no longer fit (#25: `more_targets` shares, a
-    collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError."""
+    collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError.
+
+    With the `schedules` of the profile's traces (PyTorch traces with a device timeline, one per rank), the change
+    is also replayed on them (`replayed`) and the engine decides on that. A `replay` the proposal brings is never
+    kept: only the profile's own stands."""
     try:
-        return _measured(proposal, breakdown)
+        measured = _measured(msgspec.structs.replace(proposal, replay=None), breakdown)
     except InvalidInput:
         raise
     except ValueError as exc:
         field = "/more_targets" if "more_targets" in str(exc) else "/flags/barrier/target_wait"
         raise InvalidInput(f"{exc} (p as measured from the profile)", field) from exc
+    if not schedules:
+        return measured
+    replay = replayed(proposal, breakdown, schedules)
+    return measured if replay is None else msgspec.structs.replace(measured, replay=replay)
+
+
+def replayed(proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Schedule]) -> Replay | None:
+    """The proposal's change replayed on the traces' schedules: its target and `more_targets`, each the one phase of
+    `breakdown` its name finds, k times faster over the proposal's `steps` (by default every complete step). None
+    where no replay answers the proposal as stated: k given as a range (one replay is one k) or below 1, a target that
+    names no single phase, a trace the replay cannot read (no ProfilerStep, a target with no work in the steps)."""
+    if isinstance(proposal.k, Range) or proposal.target is None:
+        return None
+    named = [(proposal.target, proposal.k), *((extra.name, extra.k) for extra in proposal.more_targets or ())]
+    targets: list[Target] = []
+    for name, k in named:
+        try:
+            phase = find_phase(breakdown, name)
+        except PhaseNotFoundError:
+            return None
+        if not isinstance(k, str) and k < 1:
+            return None  # a slower target: the replay speaks of faster ones
+        factor = MAX_K if isinstance(k, str) else min(float(k), MAX_K)
+        targets.append(Target(pattern=_literal(phase.name), k=factor))
+    try:
+        steps = parse_steps(proposal.steps) if proposal.steps is not None else None
+        return replay_of(what_if(schedules, targets, steps))
+    except ProfileError:
+        return None
+
+
+def replay_of(w: WhatIf) -> Replay:
+    """A what-if's figures as the proposal carries them to the engine, in ms per step. The replay's saving is taken
+    off the measured step (at k = 1 the replay reproduces it to the µs), so that the losses add up exactly to
+    Amdahl's saving less the replay's."""
+    first = [st for st in w.steps if st.rank == w.steps[0].rank]
+    steps = first[0].name if len(first) == 1 else f"{first[0].name}..{first[-1].name}"
+    saving = w.replayed_ns - w.predicted_ns
+    lost = w.lost_ns
+    return Replay(
+        steps=short_name(steps, MAX_NAME),
+        step_ms=w.measured_ns / 1e6,
+        amdahl_ms=w.amdahl_ns / 1e6,
+        predicted_ms=max(w.measured_ns - saving, 0) / 1e6,
+        lost_ms=ReplayLosses(
+            overlap=lost.overlap / 1e6, launch=lost.launch / 1e6, sync=lost.sync / 1e6, ranks=lost.ranks / 1e6
+        ),
+        reason=w.reason[:1000] if w.reason else None,
+        better_target=w.better_target[:1000] if w.better_target else None,
+    )
+
+
+def _literal(name: str) -> str:
+    """A glob that matches `name` alone (a C++ signature holds `*` and `[`; a name may start like ``kind:``)."""
+    escaped = "".join(f"[{c}]" if c in "*?[" else c for c in name)
+    return f"[{escaped[0]}]{escaped[1:]}" if escaped.lower().startswith("kind:") else escaped
 
 
 def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
@@ -509,5 +576,7 @@ __all__ = [
     "device_waits",
     "fold_proposal_phases",
     "proposal_from_profile",
+    "replay_of",
+    "replayed",
     "setting_ranks",
 ]
