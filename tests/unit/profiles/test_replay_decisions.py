@@ -21,6 +21,7 @@ from tests.replay_traces import TraceBuilder
 from worthit.rules.engine import evaluate
 from worthit.rules.model import Evaluation, Proposal
 from worthit.rules.policy import default_policy
+from worthit.rules.profiles.kineto import read
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.cli import load_profile, main
 
@@ -237,3 +238,27 @@ def test_a_range_of_k_keeps_amdahls_arithmetic(tmp_path: Path, capsys: pytest.Ca
     trace.write_bytes(b.bytes())
     after = review(tmp_path, {"target": "K", "k": {"low": 1.5, "high": 2}, "cost_weeks": 1}, trace, capsys)
     assert all(f["rule"] != "replayed_saving" for f in after["findings"])
+
+
+# -- the step a note speaks of ---------------------------------------------------------------------------------------
+
+
+def _two_steps(last_kernel_end: int) -> bytes:
+    """Steps 0-100 and 100-200, a kernel launched in each (the second's end given); the host's last call ends 190."""
+    b = TraceBuilder()
+    b.launch(10, "K", 20, 50)
+    b.step(1, 0, 100)
+    b.launch(110, "K", 120, last_kernel_end - 120)
+    b.call("cudaDeviceSynchronize", 180, 10)
+    b.step(2, 100, 200)
+    return b.bytes()
+
+
+def test_the_last_step_is_called_cut_short_only_when_its_device_work_is() -> None:
+    """Left out by default either way; cut short only when work launched in it runs past the end of the host's
+    recording (the kernel ends at 250, after the step's 200), complete when it ends inside (170)."""
+    complete = read(_two_steps(170)).notes[0]
+    assert complete.startswith("ProfilerStep#2, the last step, is left out: ")
+    assert "cut short" not in complete
+    assert "device work is complete" in complete
+    assert "its device work is cut short" in read(_two_steps(250)).notes[0]
