@@ -85,7 +85,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
             breakdown = load_profile(args.profile, None, args.steps)
-            proposal = proposal_from_profile(proposal, breakdown, load_schedules(args.profile, breakdown))
+            schedules = load_schedules(args.profile, breakdown)
+            proposal = proposal_from_profile(proposal, breakdown, schedules, steps=args.steps)
         evaluation = evaluate(proposal, policy)
     except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)

@@ -3,7 +3,8 @@
 The target's share of device activity becomes `p` (scope `device_activity`) and its share of the whole recording
 `p_end_to_end`, so `device_vs_run` can say both; the recording's top-level parts become the breakdown, so
 `non_kernel_time` and `bigger_target` see allocation, copies and host time. A target read from a summed table
-carries `scope.inclusive`, and `inclusive_percentages` asks for a re-measurement.
+carries `scope.inclusive`, and `inclusive_percentages` asks for a re-measurement. Given the traces' schedules, the
+change is also replayed on them (`replayed`): the engine then decides on the saving the replay finds.
 
 This module is the readers' only link to the engine (tests/unit/test_layers.py pins it): it alone imports the
 `Proposal` it builds and the engine's phases, and bounds those (`fold_proposal_phases`) as `fold` bounds a profile's.
@@ -230,15 +231,20 @@ def fold_proposal_phases(
 
 
 def proposal_from_profile(
-    proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Schedule] | None = None
+    proposal: Proposal,
+    breakdown: Breakdown,
+    schedules: Sequence[Schedule] | None = None,
+    *,
+    steps: str | None = None,
 ) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown` (see
     `_measured`); a measured p that the proposal's own figures no longer fit (#25: `more_targets` shares, a
     collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError.
 
     With the `schedules` of the profile's traces (PyTorch traces with a device timeline, one per rank), the change
-    is also replayed on them (`replayed`) and the engine decides on that. A `replay` the proposal brings is never
-    kept: only the profile's own stands."""
+    is also replayed on them (`replayed`), over `steps` when the proposal names none (the steps `breakdown` was read
+    over: `review --steps`), and the engine decides on that. A `replay` the proposal brings is never kept: only the
+    profile's own stands."""
     try:
         measured = _measured(msgspec.structs.replace(proposal, replay=None), breakdown)
     except InvalidInput:
@@ -248,13 +254,16 @@ def proposal_from_profile(
         raise InvalidInput(f"{exc} (p as measured from the profile)", field) from exc
     if not schedules:
         return measured
-    replay = replayed(proposal, breakdown, schedules)
+    replay = replayed(proposal, breakdown, schedules, steps=steps)
     return measured if replay is None else msgspec.structs.replace(measured, replay=replay)
 
 
-def replayed(proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Schedule]) -> Replay | None:
+def replayed(
+    proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Schedule], *, steps: str | None = None
+) -> Replay | None:
     """The proposal's change replayed on the traces' schedules: its target and `more_targets`, each the one phase of
-    `breakdown` its name finds, k times faster over the proposal's `steps` (by default every complete step). None
+    `breakdown` its name finds, k times faster over the proposal's `steps`, else `steps` (by default every complete
+    step). None
     where no replay answers the proposal as stated: k given as a range (one replay is one k) or below 1, a target that
     names no single phase, a trace the replay cannot read (no ProfilerStep, a target with no work in the steps)."""
     if isinstance(proposal.k, Range) or proposal.target is None:
@@ -271,8 +280,8 @@ def replayed(proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Sched
         factor = MAX_K if isinstance(k, str) else min(float(k), MAX_K)
         targets.append(Target(pattern=_literal(phase.name), k=factor))
     try:
-        steps = parse_steps(proposal.steps) if proposal.steps is not None else None
-        return replay_of(what_if(schedules, targets, steps))
+        chosen = proposal.steps or steps
+        return replay_of(what_if(schedules, targets, parse_steps(chosen) if chosen else None))
     except ProfileError:
         return None
 

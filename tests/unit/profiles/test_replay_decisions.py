@@ -27,14 +27,17 @@ from worthit.service.cli import load_profile, main
 
 RESNET = "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
 NCCL = "nccl_parser_config_nccl_data.json.gz"
+STEPS_6_TO_8 = ("ProfilerStep#6", "ProfilerStep#7", "ProfilerStep#8")
 
 
-def review(tmp_path: Path, proposal: dict[str, Any], trace: Path, capsys: pytest.CaptureFixture[str]) -> Any:
-    """`worthit review --json PROPOSAL --profile TRACE`, its evaluation as JSON."""
+def review(
+    tmp_path: Path, proposal: dict[str, Any], trace: Path, capsys: pytest.CaptureFixture[str], *more: str
+) -> Any:
+    """`worthit review --json PROPOSAL --profile TRACE [MORE…]`, its evaluation as JSON."""
     path = tmp_path / "proposal.json"
     path.write_text(json.dumps(proposal), encoding="utf-8")
     capsys.readouterr()
-    main(["review", "--json", str(path), "--profile", str(trace)])
+    main(["review", "--json", str(path), "--profile", str(trace), *more])
     out = capsys.readouterr().out
     return json.loads(out)
 
@@ -115,6 +118,15 @@ def test_resnet_dgrad_twice_as_fast_on_512_gpus_is_redirected_to_the_hosts_launc
         "the host's launch work (CUDA graphs, fusion or fewer, larger kernels) is where the effort belongs."
     )
     assert "cut short" not in statement
+
+    # --steps chooses the steps the replay speaks of, as it does those p is measured on.
+    chosen = review(tmp_path, proposal, trace, capsys, "--steps", "6:8")
+    figures = finding(chosen, "replayed_saving")["figures"]
+    events = json.loads(gzip.decompress(data))["traceEvents"]
+    lengths = [e["dur"] for e in events if e.get("cat") == "Operator" and e.get("name") in STEPS_6_TO_8]
+    assert len(lengths) == 3
+    assert figures["steps"] == "ProfilerStep#6..ProfilerStep#8"
+    assert figures["step_ms"] == pytest.approx(sum(lengths) / 3 / 1000, abs=1e-3)
 
 
 def test_nccl_twice_as_fast_is_redirected_to_the_work_it_runs_under(
