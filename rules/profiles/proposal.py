@@ -271,9 +271,8 @@ def replayed(
     named = [(proposal.target, proposal.k), *((extra.name, extra.k) for extra in proposal.more_targets or ())]
     targets: list[Target] = []
     for name, k in named:
-        try:
-            phase = find_phase(breakdown, name)
-        except PhaseNotFoundError:
+        phase = _phase_named(breakdown, name)
+        if phase is None:
             return None
         if not isinstance(k, str) and k < 1:
             return None  # a slower target: the replay speaks of faster ones
@@ -283,6 +282,19 @@ def replayed(
         chosen = proposal.steps or steps
         return replay_of(what_if(schedules, targets, parse_steps(chosen) if chosen else None))
     except ProfileError:
+        return None
+
+
+def _phase_named(b: Breakdown, name: str) -> Phase | None:
+    """The phase `name` finds as the measurement found it: on a distributed run, on the first rank that has it (the
+    straggler first: two ranks' kernels of one name pattern are one phase on each); None when it finds none or
+    several."""
+    try:
+        if b.barrier is not None and b.ranks:
+            straggler = b.barrier.straggler
+            return _on_a_rank(name, sorted(b.ranks, key=lambda r: r.rank != straggler), b)[1]
+        return find_phase(b, name)
+    except (PhaseNotFoundError, InvalidInput):
         return None
 
 

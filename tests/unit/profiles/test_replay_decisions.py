@@ -157,6 +157,31 @@ def test_nccl_twice_as_fast_is_redirected_to_the_work_it_runs_under(
     )
 
 
+def test_a_kernel_of_two_ranks_is_replayed_across_both(
+    tmp_path: Path, fixture_bytes: Callable[[str], bytes], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The target named as the measurement names it (one phase on the straggler, though the pattern finds two
+    kernels in the run), made faster on every rank that runs it: Amdahl's saving is the rank that saves most's."""
+    kernel = "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<"
+    traces = []
+    saved = []
+    for i in (0, 1):
+        name = f"trace_filter_sampled_rank-{i}.json.gz"
+        data = fixture_bytes(f"real/pytorch/{name}")
+        traces.append(tmp_path / name)
+        traces[-1].write_bytes(data)
+        saved.append(step_savings(data, lambda e: e["dur"] / 2 if e["name"].startswith(kernel) else 0.0)[1])
+    path = tmp_path / "proposal.json"
+    path.write_text(json.dumps({"target": "*cta_per_row_1*", "k": 2, "cost_weeks": 2}), encoding="utf-8")
+    capsys.readouterr()
+    main(["review", "--json", str(path), "--profile", str(traces[0]), "--profile", str(traces[1])])
+    after = json.loads(capsys.readouterr().out)
+    assert (after["verdict"], after["deciding_rule"]) == ("redirect", "replayed_saving")
+    figures = finding(after, "replayed_saving")["figures"]
+    assert figures["amdahl_saving_ms"] == pytest.approx(max(saved) / 1000, abs=2e-3)
+    assert figures["replayed_saving_ms"] == 0.0
+
+
 # -- generated traces ----------------------------------------------------------------------------------------------
 
 
