@@ -86,7 +86,10 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
             breakdown = load_profile(args.profile, None, args.steps)
             schedules = load_schedules(args.profile, breakdown)
-            proposal = proposal_from_profile(proposal, breakdown, schedules, steps=args.steps)
+            notes: list[str] = []
+            proposal = proposal_from_profile(proposal, breakdown, schedules, steps=args.steps, notes=notes)
+            for note in notes:  # on stderr: stdout stays the review (or its JSON) alone
+                print(f"worthit: {note}", file=sys.stderr)
         evaluation = evaluate(proposal, policy)
     except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)

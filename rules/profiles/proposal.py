@@ -236,6 +236,7 @@ def proposal_from_profile(
     schedules: Sequence[Schedule] | None = None,
     *,
     steps: str | None = None,
+    notes: list[str] | None = None,
 ) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown` (see
     `_measured`); a measured p that the proposal's own figures no longer fit (#25: `more_targets` shares, a
@@ -243,8 +244,8 @@ def proposal_from_profile(
 
     With the `schedules` of the profile's traces (PyTorch traces with a device timeline, one per rank), the change
     is also replayed on them (`replayed`), over `steps` when the proposal names none (the steps `breakdown` was read
-    over: `review --steps`), and the engine decides on that. A `replay` the proposal brings is never kept: only the
-    profile's own stands."""
+    over: `review --steps`), and the engine decides on that; where it cannot be, `notes` is told why. A `replay` the
+    proposal brings is never kept: only the profile's own stands."""
     try:
         measured = _measured(msgspec.structs.replace(proposal, replay=None), breakdown)
     except InvalidInput:
@@ -254,35 +255,53 @@ def proposal_from_profile(
         raise InvalidInput(f"{exc} (p as measured from the profile)", field) from exc
     if not schedules:
         return measured
-    replay = replayed(proposal, breakdown, schedules, steps=steps)
+    replay = replayed(proposal, breakdown, schedules, steps=steps, notes=notes)
     return measured if replay is None else msgspec.structs.replace(measured, replay=replay)
 
 
 def replayed(
-    proposal: Proposal, breakdown: Breakdown, schedules: Sequence[Schedule], *, steps: str | None = None
+    proposal: Proposal,
+    breakdown: Breakdown,
+    schedules: Sequence[Schedule],
+    *,
+    steps: str | None = None,
+    notes: list[str] | None = None,
 ) -> Replay | None:
     """The proposal's change replayed on the traces' schedules: its target and `more_targets`, each the one phase of
     `breakdown` its name finds, k times faster over the proposal's `steps`, else `steps` (by default every complete
-    step). None
-    where no replay answers the proposal as stated: k given as a range (one replay is one k) or below 1, a target that
-    names no single phase, a trace the replay cannot read (no ProfilerStep, a target with no work in the steps)."""
-    if isinstance(proposal.k, Range) or proposal.target is None:
-        return None
-    named = [(proposal.target, proposal.k), *((extra.name, extra.k) for extra in proposal.more_targets or ())]
+    step). None where no replay answers the proposal as stated, with why added to `notes`: k given as a range (one
+    replay is one k) or below 1, a target that names no single phase, a trace the replay cannot read (no
+    ProfilerStep, a target with no work in the steps)."""
+    why = _unreplayable(proposal)
     targets: list[Target] = []
-    for name, k in named:
+    for name, k in [(proposal.target or "", proposal.k), *((x.name, x.k) for x in proposal.more_targets or ())]:
+        if why is not None:
+            break
         phase = _phase_named(breakdown, name)
         if phase is None:
-            return None
-        if not isinstance(k, str) and k < 1:
-            return None  # a slower target: the replay speaks of faster ones
-        factor = MAX_K if isinstance(k, str) else min(float(k), MAX_K)
+            why = f"`{short_name(name, MAX_NAME)}` names no single phase of one rank"
+            break
+        factor = MAX_K if isinstance(k, str) else min(float(k), MAX_K) if not isinstance(k, Range) else 1.0
         targets.append(Target(pattern=_literal(phase.name), k=factor))
-    try:
-        chosen = proposal.steps or steps
-        return replay_of(what_if(schedules, targets, parse_steps(chosen) if chosen else None))
-    except ProfileError:
-        return None
+    if why is None:
+        try:
+            chosen = proposal.steps or steps
+            return replay_of(what_if(schedules, targets, parse_steps(chosen) if chosen else None))
+        except ProfileError as exc:
+            why = exc.detail
+    if notes is not None:
+        notes.append(f"the change is not replayed on the trace ({why}): Amdahl's share decides")
+    return None
+
+
+def _unreplayable(proposal: Proposal) -> str | None:
+    """Why no one replay answers the proposal's speedups, or None."""
+    ks = [proposal.k, *(extra.k for extra in proposal.more_targets or ())]
+    if any(isinstance(k, Range) for k in ks):
+        return "k is a range, and one replay answers one k"
+    if any(isinstance(k, float | int) and k < 1 for k in ks):
+        return "a target is made slower, and the replay speaks of faster ones"
+    return None
 
 
 def _phase_named(b: Breakdown, name: str) -> Phase | None:

@@ -273,8 +273,32 @@ def test_a_range_of_k_keeps_amdahls_arithmetic(tmp_path: Path, capsys: pytest.Ca
     b.step(1, 0, 425)
     trace = tmp_path / "hidden.json"
     trace.write_bytes(b.bytes())
-    after = review(tmp_path, {"target": "K", "k": {"low": 1.5, "high": 2}, "cost_weeks": 1}, trace, capsys)
-    assert all(f["rule"] != "replayed_saving" for f in after["findings"])
+    path = tmp_path / "proposal.json"
+    path.write_text(json.dumps({"target": "K", "k": {"low": 1.5, "high": 2}, "cost_weeks": 1}), encoding="utf-8")
+    capsys.readouterr()
+    main(["review", "--json", str(path), "--profile", str(trace)])
+    out, err = capsys.readouterr()
+    assert all(f["rule"] != "replayed_saving" for f in json.loads(out)["findings"])
+    assert err == (
+        "worthit: the change is not replayed on the trace (k is a range, and one replay answers one k): Amdahl's "
+        "share decides\n"
+    )
+
+
+def test_a_trace_without_steps_is_not_replayed_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = TraceBuilder()
+    b.launch(10, "K", 15, 100)
+    b.call("cudaDeviceSynchronize", 20, 100)
+    trace = tmp_path / "nosteps.json"
+    trace.write_bytes(b.bytes())
+    path = tmp_path / "proposal.json"
+    path.write_text(json.dumps({"target": "K", "k": 2, "cost_weeks": 1}), encoding="utf-8")
+    capsys.readouterr()
+    main(["review", "--json", str(path), "--profile", str(trace)])
+    out, err = capsys.readouterr()
+    assert all(f["rule"] != "replayed_saving" for f in json.loads(out)["findings"])
+    assert err.startswith("worthit: the change is not replayed on the trace (nosteps.json marks no ProfilerStep#N")
+    assert err.endswith("): Amdahl's share decides\n")
 
 
 # -- the step a note speaks of ---------------------------------------------------------------------------------------
