@@ -182,13 +182,26 @@ class Context:
 
     @once
     def run_saving(self) -> float:
-        """Share of the whole run removed: what noise, rate of return and fleet economics are judged on.
+        """Share of the whole run removed: what noise, rate of return and fleet economics are judged on; with a
+        replay of the profile's trace, the part of it the replay delivers (`replay_share`).
 
         The change as one (p, k) (`acted`: several targets, a collective's transfer without its wait) on the run's
         scope; with a fleet or traffic mix, the sum over its parts, each at its own p and k (`mix`)."""
+        share = self.replay_share
         if self.mix is not None:
-            return math.fsum(part.weight * part.saving for part in self.mix)
-        return self.acted_run_saving
+            return share * math.fsum(part.weight * part.saving for part in self.mix)
+        return share * self.acted_run_saving
+
+    @once
+    def replay_share(self) -> float:
+        """The share of Amdahl's saving that the replay of the profile's trace delivers (`Proposal.replay`), 0 to 1:
+        the run's saving is Amdahl's times it, so every figure, the money and the verdict use the replayed saving. It
+        is measured at the proposal's k and held at any other (a probe's, a break-even search's): the replay answers
+        one k. 1 without a replay, or when Amdahl's share saves nothing per step."""
+        replay = self.proposal.replay
+        if replay is None or replay.amdahl_saving_ms <= 0:
+            return 1.0
+        return min(max(replay.saving_ms / replay.amdahl_saving_ms, 0.0), 1.0)
 
     @once
     def wait_share(self) -> float:
@@ -357,6 +370,7 @@ POINT_FREE = (
     "more_targets",
     "unportable",
     "behind_barrier",
+    "replay_share",
 )
 """The figures of a Context that depend on the proposal and the policy but not on the point (p, k): a context of the
 same proposal at another point may take them as they are (`context(..., like=...)`; a test holds them equal)."""

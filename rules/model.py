@@ -59,7 +59,10 @@ __all__ = [
     "Proposal",
     "QualityGate",
     "Range",
+    "Replay",
+    "ReplayLosses",
     "Scope",
+    "Sentence",
     "Speculative",
     "Stage",
     "StageAnswer",
@@ -537,6 +540,52 @@ class AddedWork(Base):
             raise ValueError("Expected `added_work.phases` or `added_work.speculative`, got neither")
 
 
+Sentence = Annotated[str, Meta(min_length=1, max_length=1000, pattern=TEXT_PATTERN)]
+
+
+class ReplayLosses(Base):
+    """Where the saving Amdahl's share promises went in the replay, ms per step: hidden under other streams' work
+    (`overlap`), eaten by the GPU waiting on the host (`launch`), by device work the host does not wait for
+    (`sync`), by ranks waiting for a slower one (`ranks`). They add up to Amdahl's saving less the replay's."""
+
+    overlap: float = 0.0
+    launch: float = 0.0
+    sync: float = 0.0
+    ranks: float = 0.0
+
+
+class Replay(Base):
+    """The change replayed on the trace of the proposal's profile (`rules.profiles.proposal.replayed`): each step's
+    mean over `steps`, measured, as Amdahl's share says it becomes, and as the replay of the trace's schedule with
+    the targets k times faster predicts it. Set by worthit from the profile, never by a client (see `Proposal`)."""
+
+    steps: Name
+    """The steps replayed (``ProfilerStep#5..ProfilerStep#10``): the step the figures speak of is one of them."""
+    step_ms: Milliseconds
+    amdahl_ms: NonNegativeFloat
+    predicted_ms: NonNegativeFloat
+    lost_ms: ReplayLosses = msgspec.field(default_factory=ReplayLosses)
+    reason: Sentence | None = None
+    """Why the replay saves less than Amdahl's share (the largest loss), as a clause."""
+    better_target: Sentence | None = None
+    """Where the replay finds the step's time instead (None when Amdahl's share holds)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.amdahl_ms > self.step_ms:
+            raise ValueError(f"Expected `amdahl_ms` <= `step_ms`, got {self.amdahl_ms} > {self.step_ms}")
+
+    @property
+    def amdahl_saving_ms(self) -> float:
+        """What Amdahl's share takes off each step."""
+        return self.step_ms - self.amdahl_ms
+
+    @property
+    def saving_ms(self) -> float:
+        """What the replay takes off each step (negative when it predicts a longer step)."""
+        return self.step_ms - self.predicted_ms
+
+
 class Proposal(Base, kw_only=True):
     """An optimization proposal: speed up `target`, which is `p` of the scope, by `k`, for `cost_weeks`."""
 
@@ -581,6 +630,10 @@ class Proposal(Base, kw_only=True):
     """People on the work for `cost_calendar_weeks`: `cost_weeks` is their product (3 people for 6 weeks: 18)."""
     cost_calendar_weeks: Annotated[float, Meta(ge=0, le=10_000)] | None = None
     """Calendar weeks the `cost_people` work for."""
+    replay: Replay | None = None
+    """The change replayed on the profile's trace, which the engine then decides on (replayed_saving rule). Only
+    worthit sets it, from `profile_id` or `review --profile`; a client's is refused without `profile_id` and
+    replaced by the profile's own with it."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -594,6 +647,8 @@ class Proposal(Base, kw_only=True):
                 "of the profile given by `profile_id`)"
             )
         self._check_people()
+        if self.replay is not None and self.profile_id is None:
+            raise ValueError("Expected no `replay`: worthit replays the trace of `profile_id`, never a client")
         if self.steps is not None and self.profile_id is None:
             raise ValueError("Expected `steps` only with `profile_id`: steps are those of a profile")
         if isinstance(self.p, Range) and not (self.p.low > 0 and self.p.high <= 1):

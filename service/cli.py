@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from worthit.rules.model import Evaluation
     from worthit.rules.policy import Policy
     from worthit.rules.profiles import Breakdown
+    from worthit.rules.profiles.kineto import Schedule
     from worthit.service.settings import Settings
 
 # What a command needs is imported inside it: `worthit --version` and `worthit review` start in a fraction of the
@@ -77,10 +78,18 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         # The profile given on the command line stands for a stored one: name it so `p` may be left out.
         defaults = {"profile_id": Path(args.profile[0]).name[:200]} if args.profile else None
         proposal = read_proposal(text, defaults)
+        if proposal.replay is not None:
+            # Only the profile's own replay is decided on: the engine would otherwise fund on a figure nobody measured.
+            raise InvalidInput("Expected no `replay`: worthit replays the trace given with --profile", "/replay")
         if args.profile:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
-            proposal = proposal_from_profile(proposal, load_profile(args.profile, None, args.steps))
+            breakdown = load_profile(args.profile, None, args.steps)
+            schedules = load_schedules(args.profile, breakdown)
+            notes: list[str] = []
+            proposal = proposal_from_profile(proposal, breakdown, schedules, steps=args.steps, notes=notes)
+            for note in notes:  # on stderr: stdout stays the review (or its JSON) alone
+                print(f"worthit: {note}", file=sys.stderr)
         evaluation = evaluate(proposal, policy)
     except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
         print(f"worthit: {exc}", file=sys.stderr)
@@ -116,6 +125,26 @@ def load_profile(paths: list[str], format: str | None, steps: str | None = None)
     files = [read_with_progress(Path(path)) for path in paths]
     names = [Path(path).name for path in paths]
     return timed("parsing", sum(map(len, files)), lambda: parse(files, format, steps, names))
+
+
+def load_schedules(paths: list[str], breakdown: Breakdown) -> list[Schedule] | None:
+    """The schedules of PyTorch traces with a device timeline (one per rank), which `review --profile` replays the
+    change on; None for other formats, whose proposals keep Amdahl's arithmetic."""
+    from worthit.rules.profiles.kineto import FORMAT, chunks_of, read_schedule_stream
+
+    if breakdown.format != FORMAT or not breakdown.device_timeline:
+        return None
+    from worthit.rules.profiles.errors import ProfileError
+
+    schedules = []
+    try:
+        for path in paths:
+            with Path(path).open("rb") as handle:
+                schedules.append(read_schedule_stream(chunks_of(handle), Path(path).name))
+    except ProfileError as exc:
+        print(f"worthit: the change is not replayed, Amdahl's share decides: {exc}", file=sys.stderr)
+        return None
+    return schedules
 
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:

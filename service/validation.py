@@ -158,10 +158,16 @@ def _takes_numbers(info: mi.Type | None) -> bool:
     return any(isinstance(_unwrapped(member), mi.FloatType | mi.IntType) for member in members)
 
 
+# A field worthit sets itself (a proposal's replay of its profile's trace): no message offers it to a client.
+_SET_BY_WORTHIT = frozenset({"replay"})
+
+
 def _field_names(info: mi.Type | None) -> list[str]:
-    """The fields of the object `info` is, when it is one."""
+    """The fields of the object `info` is, when it is one, less those worthit sets itself."""
     info = None if info is None else _unwrapped(info, struct=True)
-    return [field.encode_name for field in info.fields] if isinstance(info, mi.StructType) else []
+    if not isinstance(info, mi.StructType):
+        return []
+    return [field.encode_name for field in info.fields if field.encode_name not in _SET_BY_WORTHIT]
 
 
 def _listed(names: list[str]) -> str:

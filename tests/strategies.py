@@ -47,8 +47,38 @@ def _optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 @st.composite
 def proposals(draw: st.DrawFn) -> Proposal:
-    """A valid proposal: p, k, and any mix of baseline, cost, breakdown, scope, flags and goal."""
-    return msgspec.convert(draw(raw_proposals()), Proposal)  # validated as the API boundary would
+    """A valid proposal: p, k, and any mix of baseline, cost, breakdown, scope, flags and goal; sometimes measured
+    on a trace, with the replay worthit attaches to it (`replays`)."""
+    raw = draw(raw_proposals())
+    if draw(st.booleans()):
+        raw.setdefault("target", "the_kernel")
+        raw["profile_id"] = "trace.json.gz"
+        raw["replay"] = draw(replays())
+    return msgspec.convert(raw, Proposal)  # validated as the API boundary would
+
+
+@st.composite
+def replays(draw: st.DrawFn) -> dict[str, Any]:
+    """The replay of a proposal's change on its trace, as `rules.profiles.proposal.replay_of` builds it: Amdahl's
+    step at most the measured one, the replay's anywhere from all of Amdahl's saving to a longer step, the losses
+    adding up to the difference, with or without a reason and a better target."""
+    step = draw(st.floats(min_value=1e-6, max_value=1e6))
+    amdahl = step * draw(st.floats(min_value=0.0, max_value=1.0))
+    predicted = draw(st.sampled_from([amdahl, step])) if draw(st.booleans()) else step * draw(st.floats(0.0, 1.2))
+    gap = (step - amdahl) - (step - predicted)
+    share = draw(st.floats(min_value=0.0, max_value=1.0))
+    raw: dict[str, Any] = {
+        "steps": "ProfilerStep#2..ProfilerStep#9",
+        "step_ms": step,
+        "amdahl_ms": min(amdahl, step),
+        "predicted_ms": predicted,
+        "lost_ms": {"overlap": gap * share, "launch": gap * (1 - share)},
+    }
+    if draw(st.booleans()):
+        raw["reason"] = "the GPU waits on the host for 75 ms of each 176 ms step"
+    if draw(st.booleans()):
+        raw["better_target"] = "the host's launch work (CUDA graphs, fusion or fewer, larger kernels)"
+    return raw
 
 
 @st.composite
@@ -73,6 +103,9 @@ def near_the_bar(draw: st.DrawFn) -> Proposal:
     raw["flags"] = flags
     if draw(st.booleans()):
         raw["breakdown"] = [{"name": "big", "ms": 50.0}, {"name": "rest", "ms": 50.0, "kind": "other"}]
+    if draw(st.booleans()):
+        raw["profile_id"] = "trace.json.gz"
+        raw["replay"] = draw(replays())
     return msgspec.convert(raw, Proposal)
 
 

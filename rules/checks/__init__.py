@@ -39,6 +39,7 @@ from worthit.rules.checks import (
     quality_gate,
     rate_of_return,
     recurring_gpu_cost,
+    replayed_saving,
     resource_goal,
     roadmap_risk,
     roofline,
@@ -74,6 +75,8 @@ CHECKS: tuple[ModuleType, ...] = (
     unowned_devices,
     roadmap_risk,
     wrong_model,
+    # the replay of the profile's trace speaks before the shares: its saving is the one the others read
+    replayed_saving,
     device_vs_run,
     ceiling,
     noise_floor,

@@ -25,6 +25,10 @@ transfer left (p − wait) does not pay at k, the answer is fund_if a trace show
 With the collective's own wait measured (`target_wait`, given or read from all ranks' traces) the split is known:
 info, and the value is the transfer's alone (collective_wait names the wait).
 
+A collective measured on one rank's trace and replayed there (`replay`) asks for no trace across ranks when even the
+replay does not pay: it made the collective's whole time faster, wait included, the most a faster transfer saves,
+so splitting transfer from wait cannot change the answer (replayed_saving says why).
+
 A compute target off the critical path (`critical_path` false: it runs on a rank that waits for the straggler) saves
 the step nothing when it gets faster: its rank only waits longer in the collective. The value of the work is the
 step's saving (rules.context `barrier_step`, one figure for every stage), so this is a redirect to the compute of the
@@ -247,6 +251,11 @@ def check(ctx: Context) -> Draft | None:
             return found
     if barrier.wait_fraction is not None:
         return Draft(ID, "info", HOLDS, figures, words)
+    if ctx.target_is_comm and ctx.proposal.replay is not None and not _pays(ctx):
+        # The replay made the collective's whole time faster, its wait included: the most a faster transfer could
+        # save. When even that does not pay, splitting transfer from wait cannot change the answer (replayed_saving
+        # says why it does not).
+        return None
     return Draft(ID, "remeasure", COMM_WAIT if ctx.target_is_comm else PAID_BY_ALL, figures, words)
 
 
@@ -382,6 +391,11 @@ FUND_IF_TRANSFER = (
 )
 IS_THAT_WAIT = " of the step is that wait, which a faster transfer does not shorten"
 AND_LEFT = ", and on the {transfer_low:pct} left {k:times} saves {transfer_saving:pct}."
+
+
+def _pays(ctx: Context) -> bool:
+    """Whether the run's saving clears the noise floor, or the value of the work carries it."""
+    return ctx.run_saving >= ctx.policy.noise_floor or ctx.worth.clears
 
 
 def _transfer(ctx: Context, wait: float, figures: dict[str, Figure], words: dict[str, str]) -> Draft | None:

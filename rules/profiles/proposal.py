@@ -3,7 +3,8 @@
 The target's share of device activity becomes `p` (scope `device_activity`) and its share of the whole recording
 `p_end_to_end`, so `device_vs_run` can say both; the recording's top-level parts become the breakdown, so
 `non_kernel_time` and `bigger_target` see allocation, copies and host time. A target read from a summed table
-carries `scope.inclusive`, and `inclusive_percentages` asks for a re-measurement.
+carries `scope.inclusive`, and `inclusive_percentages` asks for a re-measurement. Given the traces' schedules, the
+change is also replayed on them (`replayed`): the engine then decides on the saving the replay finds.
 
 This module is the readers' only link to the engine (tests/unit/test_layers.py pins it): it alone imports the
 `Proposal` it builds and the engine's phases, and bounds those (`fold_proposal_phases`) as `fold` bounds a profile's.
@@ -12,6 +13,7 @@ This module is the readers' only link to the engine (tests/unit/test_layers.py p
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import msgspec
 
@@ -26,12 +28,16 @@ from worthit.rules.model import (
     Flags,
     PhaseKind,
     Proposal,
+    Range,
+    Replay,
+    ReplayLosses,
 )
 from worthit.rules.model import Phase as ProposalPhase
 from worthit.rules.profiles.errors import PhaseNotFoundError, ProfileError
 from worthit.rules.profiles.fold import MAX_PHASES, rest_name
 from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
-from worthit.rules.profiles.kineto import parse_steps
+from worthit.rules.profiles.kineto import Schedule, Target, WhatIf, parse_steps, what_if
+from worthit.rules.profiles.kineto.whatif import MAX_K
 from worthit.rules.profiles.lookup import check_glob_work, exact_phase, find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures, StepFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
@@ -224,17 +230,118 @@ def fold_proposal_phases(
     return [p for p in phases if p.name in kept] + sorted(folded, key=lambda p: -p.ms)
 
 
-def proposal_from_profile(proposal: Proposal, breakdown: Breakdown) -> Proposal:
+def proposal_from_profile(
+    proposal: Proposal,
+    breakdown: Breakdown,
+    schedules: Sequence[Schedule] | None = None,
+    *,
+    steps: str | None = None,
+    notes: list[str] | None = None,
+) -> Proposal:
     """`proposal` with `p`, `p_end_to_end`, `baseline_ms`, scope and breakdown measured from `breakdown` (see
     `_measured`); a measured p that the proposal's own figures no longer fit (#25: `more_targets` shares, a
-    collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError."""
+    collective's `target_wait` above it) is an InvalidInput naming them, never a bare ValueError.
+
+    With the `schedules` of the profile's traces (PyTorch traces with a device timeline, one per rank), the change
+    is also replayed on them (`replayed`), over `steps` when the proposal names none (the steps `breakdown` was read
+    over: `review --steps`), and the engine decides on that; where it cannot be, `notes` is told why. A `replay` the
+    proposal brings is never kept: only the profile's own stands."""
     try:
-        return _measured(proposal, breakdown)
+        measured = _measured(msgspec.structs.replace(proposal, replay=None), breakdown)
     except InvalidInput:
         raise
     except ValueError as exc:
         field = "/more_targets" if "more_targets" in str(exc) else "/flags/barrier/target_wait"
         raise InvalidInput(f"{exc} (p as measured from the profile)", field) from exc
+    if not schedules:
+        return measured
+    replay = replayed(proposal, breakdown, schedules, steps=steps, notes=notes)
+    return measured if replay is None else msgspec.structs.replace(measured, replay=replay)
+
+
+def replayed(
+    proposal: Proposal,
+    breakdown: Breakdown,
+    schedules: Sequence[Schedule],
+    *,
+    steps: str | None = None,
+    notes: list[str] | None = None,
+) -> Replay | None:
+    """The proposal's change replayed on the traces' schedules: its target and `more_targets`, each the one phase of
+    `breakdown` its name finds, k times faster over the proposal's `steps`, else `steps` (by default every complete
+    step). None where no replay answers the proposal as stated, with why added to `notes`: k given as a range (one
+    replay is one k) or below 1, a target that names no single phase, a trace the replay cannot read (no
+    ProfilerStep, a target with no work in the steps)."""
+    why = _unreplayable(proposal)
+    targets: list[Target] = []
+    for name, k in [(proposal.target or "", proposal.k), *((x.name, x.k) for x in proposal.more_targets or ())]:
+        if why is not None:
+            break
+        phase = _phase_named(breakdown, name)
+        if phase is None:
+            why = f"`{short_name(name, MAX_NAME)}` names no single phase of one rank"
+            break
+        factor = MAX_K if isinstance(k, str) else min(float(k), MAX_K) if not isinstance(k, Range) else 1.0
+        targets.append(Target(pattern=_literal(phase.name), k=factor))
+    if why is None:
+        try:
+            chosen = proposal.steps or steps
+            return replay_of(what_if(schedules, targets, parse_steps(chosen) if chosen else None))
+        except ProfileError as exc:
+            why = exc.detail
+    if notes is not None:
+        notes.append(f"the change is not replayed on the trace ({why}): Amdahl's share decides")
+    return None
+
+
+def _unreplayable(proposal: Proposal) -> str | None:
+    """Why no one replay answers the proposal's speedups, or None."""
+    ks = [proposal.k, *(extra.k for extra in proposal.more_targets or ())]
+    if any(isinstance(k, Range) for k in ks):
+        return "k is a range, and one replay answers one k"
+    if any(isinstance(k, float | int) and k < 1 for k in ks):
+        return "a target is made slower, and the replay speaks of faster ones"
+    return None
+
+
+def _phase_named(b: Breakdown, name: str) -> Phase | None:
+    """The phase `name` finds as the measurement found it: on a distributed run, on the first rank that has it (the
+    straggler first: two ranks' kernels of one name pattern are one phase on each); None when it finds none or
+    several."""
+    try:
+        if b.barrier is not None and b.ranks:
+            straggler = b.barrier.straggler
+            return _on_a_rank(name, sorted(b.ranks, key=lambda r: r.rank != straggler), b)[1]
+        return find_phase(b, name)
+    except (PhaseNotFoundError, InvalidInput):
+        return None
+
+
+def replay_of(w: WhatIf) -> Replay:
+    """A what-if's figures as the proposal carries them to the engine, in ms per step. The replay's saving is taken
+    off the measured step (at k = 1 the replay reproduces it to the µs), so that the losses add up exactly to
+    Amdahl's saving less the replay's."""
+    first = [st for st in w.steps if st.rank == w.steps[0].rank]
+    steps = first[0].name if len(first) == 1 else f"{first[0].name}..{first[-1].name}"
+    saving = w.replayed_ns - w.predicted_ns
+    lost = w.lost_ns
+    return Replay(
+        steps=short_name(steps, MAX_NAME),
+        step_ms=w.measured_ns / 1e6,
+        amdahl_ms=w.amdahl_ns / 1e6,
+        predicted_ms=max(w.measured_ns - saving, 0) / 1e6,
+        lost_ms=ReplayLosses(
+            overlap=lost.overlap / 1e6, launch=lost.launch / 1e6, sync=lost.sync / 1e6, ranks=lost.ranks / 1e6
+        ),
+        reason=w.reason[:1000] if w.reason else None,
+        better_target=w.better_target[:1000] if w.better_target else None,
+    )
+
+
+def _literal(name: str) -> str:
+    """A glob that matches `name` alone (a C++ signature holds `*` and `[`; a name may start like ``kind:``)."""
+    escaped = "".join(f"[{c}]" if c in "*?[" else c for c in name)
+    return f"[{escaped[0]}]{escaped[1:]}" if escaped.lower().startswith("kind:") else escaped
 
 
 def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
@@ -509,5 +616,7 @@ __all__ = [
     "device_waits",
     "fold_proposal_phases",
     "proposal_from_profile",
+    "replay_of",
+    "replayed",
     "setting_ranks",
 ]

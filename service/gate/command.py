@@ -95,6 +95,11 @@ def _gate(
                 "/profile_id",
                 {},
             )
+        elif parsed.proposal.replay is not None:
+            # Only a profile's own replay is decided on: offline, nobody replayed a trace for this one.
+            raise invalid_block(
+                block, parsed.tree, "`replay` is set by worthit from a profile's trace, never by hand", "/replay", {}
+            )
         else:
             evaluation = evaluate(parsed.proposal, policy)
     except BlockError as exc:

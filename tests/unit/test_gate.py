@@ -522,3 +522,17 @@ def test_an_unclosed_flow_sequence_is_reported_where_it_opens(tmp_path: Path) ->
     [(_, _, message)] = read_annotations(stdout)
     assert message.startswith("The worthit block is malformed at line 19, field `k`: not valid YAML"), message
     assert "the `[` opened on this line is not closed" in message
+
+
+def test_a_hand_written_replay_is_refused_offline(tmp_path: Path) -> None:
+    """`replay` is what worthit replays from a profile's trace: written in a block, with `p` and a `profile_id` the
+    gate does not resolve offline, it would decide the change on a figure nobody measured."""
+    body = tmp_path / "pr.md"
+    lines = ["```worthit", "target: K", "p: 50%", "k: 2", "profile_id: t", "replay:", "  steps: ProfilerStep#1"]
+    lines += ["  step_ms: 10", "  amdahl_ms: 5", "  predicted_ms: 5", "```", ""]
+    body.write_text("\n".join(lines), encoding="utf-8")
+    code, stdout, _ = gate(tmp_path, "--body", str(body))
+    assert code == 1
+    [(_, _, message)] = read_annotations(stdout)
+    assert "field `replay`" in message, message
+    assert "set by worthit from a profile's trace, never by hand" in message

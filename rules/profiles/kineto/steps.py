@@ -78,13 +78,14 @@ def window(p: Parsed, steps: StepRange | None, file: str | None) -> Window:
     if steps is None:
         if len(p.steps) >= 2:
             last = p.steps[-1]
+            choose = f"choose steps to include it, e.g. {p.steps[0].number}:{last.number}"
+            why = (
+                "the profiler stopped inside it, so its device work is cut short"
+                if cut_short(p, last)
+                else "a profiler often stops inside its last step, though this one's device work is complete"
+            )
             return Window(
-                None,
-                last.start,
-                p.steps[:-1],
-                None,
-                f"{last.name}, the last step, is left out: the profiler stops inside it, so its device work is cut "
-                f"short (choose steps to include it, e.g. {p.steps[0].number}:{last.number}).",
+                None, last.start, p.steps[:-1], None, f"{last.name}, the last step, is left out: {why} ({choose})."
             )
         return Window(None, None, list(p.steps), None, None)
     chosen = [s for s in p.steps if steps.includes(s.number)]
@@ -101,4 +102,12 @@ def window(p: Parsed, steps: StepRange | None, file: str | None) -> Window:
     return Window(lo, hi, chosen, label, None)
 
 
-__all__ = ["StepRange", "Window", "parse_steps", "window"]
+def cut_short(p: Parsed, step: Step) -> bool:
+    """Whether the profiler stopped inside `step`: device work launched in it runs past the end of everything
+    recorded on the host (the profiler's flush drops the rest of it). A step whose device work all ends before is
+    complete, and no note calls it cut short."""
+    host_end = max(step.end, max(p.other_end, default=step.end), max((end for _, end, _ in p.cpu), default=step.end))
+    return any(launch >= step.start and end > host_end for launch, end in zip(p.dev_launch, p.dev_end, strict=True))
+
+
+__all__ = ["StepRange", "Window", "cut_short", "parse_steps", "window"]

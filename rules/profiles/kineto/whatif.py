@@ -107,6 +107,9 @@ class WhatIf(msgspec.Struct, kw_only=True):
     steps: list[StepWhatIf]
     notes: list[str]
     statement: str = ""
+    reason: str | None = None
+    """Why the replay saves less than Amdahl's share (the largest loss), the clause `statement` ends with; None when
+    Amdahl's share holds."""
     better_target: str | None = None
 
 
@@ -360,7 +363,7 @@ def decompose(replayer: Replayer, k: dict[int, float], figures: list[TargetFigur
     s4 = replayed_ns - predicted_ns
     notes = [*notes, *_schedule_notes(replayer), *replayer.notes]
     lost = Losses(overlap=s0 - s1, launch=s1 - s2, sync=s2 - s3, ranks=s3 - s4)
-    statement, better = _why(replayer, predicted, star, figures, (s0, s4), lost, measured_ns)
+    statement, reason, better = _why(replayer, predicted, star, figures, (s0, s4), lost, measured_ns)
     return WhatIf(
         targets=figures,
         measured_ns=measured_ns,
@@ -372,6 +375,7 @@ def decompose(replayer: Replayer, k: dict[int, float], figures: list[TargetFigur
         steps=steps,
         notes=notes,
         statement=statement,
+        reason=reason,
         better_target=better,
     )
 
@@ -384,14 +388,14 @@ def _why(
     savings: tuple[int, int],
     lost: Losses,
     step: int,
-) -> tuple[str, str | None]:
-    """One sentence on the replayed saving against Amdahl's and why they differ (the largest loss), and the target
-    the replay points to instead (None when Amdahl's share holds)."""
+) -> tuple[str, str | None, str | None]:
+    """One sentence on the replayed saving against Amdahl's and why they differ (the largest loss), that reason as
+    a clause, and the target the replay points to instead (both None when Amdahl's share holds)."""
     amdahl, replayed = savings
     what = " and ".join(f"{t.pattern} {t.k:g}x faster" for t in figures)
     head = f"replaying the trace with {what} shortens each step by {_ms(replayed)}"
     if amdahl - replayed <= max(1000, amdahl // 100):  # within 1% (or a µs): Amdahl's share holds
-        return f"{head}, as Amdahl's share says ({_ms(amdahl)}).", None
+        return f"{head}, as Amdahl's share says ({_ms(amdahl)}).", None, None
     parts = {"overlap": lost.overlap, "launch": lost.launch, "sync": lost.sync, "ranks": lost.ranks}
     largest = max(parts, key=lambda name: parts[name])
     if largest == "launch":
@@ -412,7 +416,7 @@ def _why(
             if before != star
             else f"the next-slowest rank ({_who(replayer.schedules[after])}) with it"
         )
-    return f"{head}, not {_ms(amdahl)}: {reason}.", better
+    return f"{head}, not {_ms(amdahl)}: {reason}.", reason, better
 
 
 def _device_idle(replayer: Replayer, rank: int) -> int:
@@ -457,6 +461,7 @@ def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
 
 
 __all__ = [
+    "MAX_K",
     "Losses",
     "Prepared",
     "StepWhatIf",
