@@ -588,6 +588,11 @@ class Proposal(Base, kw_only=True):
             finite = math.isfinite(1.0 / k) and math.isfinite(remaining)  # 1/k: the headroom, 1 − 1/k
             if not finite or (step is not None and not math.isfinite(step * remaining)):
                 raise ValueError(f"Expected `k` large enough that the step's new time is a finite number, got {k}")
+        prior = self.prior_k
+        if isinstance(prior, float | int) and not math.isfinite(1.0 / prior):
+            raise ValueError(
+                f"Expected `prior_k` large enough that its headroom (1 − 1/k) is a finite share, got {prior}"
+            )
         goal = self.goal
         memory = (goal.memory_required_gb, goal.device_memory_gb) if goal is not None else (None, None)
         usable = memory[1]

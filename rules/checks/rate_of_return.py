@@ -79,11 +79,9 @@ def check(ctx: Context) -> Finding | None:
             f"Per run, {per_run}, under the {pct(floor)} bar, which the value of the work carries",
         )
     base = ctx.baseline_ms
-    if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
+    in_ms = base is not None and ctx.p_run == ctx.p and not math.isinf(rate)
+    if in_ms and base is not None:
         figures |= {"rate_ms": rate * base, "min_rate_ms": floor * base}
-        per_week = f"{ms(rate * base)} per engineer-week against the {ms(floor * base)} the policy funds"
-    else:
-        per_week = f"{pct(rate)} of the step per engineer-week against the {pct(floor)} the policy funds"
     if slower:
         funded = f"{ms(floor * base)} per engineer-week" if "rate_ms" in figures and base is not None else None
         funded = funded or f"{pct(floor)} of the step per engineer-week"
@@ -93,5 +91,10 @@ def check(ctx: Context) -> Finding | None:
         )
     else:
         gain = f"{pct(ctx.run_saving)} of the step" if ctx.run_saving > 0 else "nothing"
+        # Written only here: a slower step's rate may be −∞ (a cost of 5e-324 weeks), a figure no sentence prints.
+        if in_ms and base is not None:
+            per_week = f"{ms(rate * base)} per engineer-week against the {ms(floor * base)} the policy funds"
+        else:
+            per_week = f"{pct(rate)} of the step per engineer-week against the {pct(floor)} the policy funds"
         head = f"{weeks(cost)} for {gain} on {ctx.target} is {per_week}"
     return opposition(ctx, ID, head, figures, then="is the better use of those weeks")

@@ -123,7 +123,7 @@ def check(ctx: Context) -> Finding | None:
     if not worth.strategic_clears:
         if saving <= 0:
             why = f"it {saves(saving, ' of that step')}"
-        elif rate is not None:
+        elif rate is not None and rate < ctx.policy.min_rate:  # else the saving, under the noise floor, is why
             why = f"{k_text(ctx.k)} returns {pct(rate)} of its step per engineer-week"
         else:
             why = f"{k_text(ctx.k)} returns only {pct(saving)} of its step"

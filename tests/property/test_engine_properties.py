@@ -41,8 +41,38 @@ def _one_sentence(text: str) -> None:
     assert any(ch.isdigit() for ch in text), text
 
 
+# A traffic-mix part at k 5e-324 behind a barrier the step does not see: the part inherits a share of 0, and
+# 0 · (1 − 1/5e-324) was a NaN saving that reached `pct` (a 500 on /v1/evaluate, a traceback from `worthit review`).
+NAN_MIX = {
+    "target": "gemm",
+    "p": 0.3,
+    "k": 1.4,
+    "cost_weeks": 4.0,
+    "flags": {
+        "barrier": {"ranks": 8, "critical_path": False},
+        "traffic_mix": [{"name": "batch 1", "share": 0.5, "k": 5e-324}],
+    },
+}
+
+
 @SETTINGS
 @given(proposal=proposals())
+@example(proposal=msgspec.convert(NAN_MIX, Proposal))
+@example(  # the same on a fleet: the part measured on inherits p_all = 0 off the critical path
+    proposal=msgspec.convert(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": 1.4,
+            "scope": {"device": "H100"},
+            "flags": {
+                "barrier": {"ranks": 2, "critical_path": False},
+                "fleet_mix": [{"name": "H100", "gpus": 8}, {"name": "MI300X", "gpus": 8, "k": 5e-324}],
+            },
+        },
+        Proposal,
+    )
+)
 def test_engine_never_raises_and_statements_have_the_form(proposal: Proposal) -> None:
     """One sentence, ends with a period, at most 300 characters, with a figure; every finding's message too."""
     evaluation = evaluate(proposal, POLICY)
@@ -506,6 +536,13 @@ def _as_json(value: object) -> object:
         "flags": {"barrier": {"ranks": 2, "critical_path": False}},
     }
 )
+@example(body=NAN_MIX)
+@example(body={"target": "x", "p": 0.3, "k": 2.0, "cost_weeks": 5e-324})  # a rate of ∞ was written "over 10¹⁵%"
+@example(body={"target": "x", "p": 0.5, "k": 0.5, "cost_weeks": 5e-324, "baseline_ms": 10.0})  # −∞ per week
+@example(  # under the noise floor at a rate of ∞: the rate was given as why it does not pay
+    body={"target": "x", "p": 0.3, "k": 1.01, "cost_weeks": 5e-324, "flags": {"strategic": {"model": "m", "p": 0.001}}}
+)
+@example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
     try:
