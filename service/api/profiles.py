@@ -15,10 +15,10 @@ from worthit.rules.profiles import FORMATS
 from worthit.rules.profiles.kineto import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.rules.profiles.kineto.summary import RankSummary
 from worthit.service.http.caching import IfNoneMatch, tagged_json
+from worthit.service.http.codec import StrictJSONArray
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
 from worthit.service.profiles.schemas import ProfileDoc
 from worthit.service.profiles.service import ProfileService
-from worthit.service.validation import decode_strict
 
 __all__ = ["ProfileController"]
 
@@ -76,13 +76,14 @@ class ProfileController(Controller):
 
     @post(
         "/summaries",
+        dto=StrictJSONArray[RankSummary],
+        return_dto=None,
         opt={"scope": "write"},
         status_code=201,
         responses=problem_responses(*BODY_PROBLEMS),
     )
     async def upload_summaries(
         self,
-        request: Request[Any, Any, Any],
         data: JSONBody[list[RankSummary]],
         profiles: NamedDependency[ProfileService],
         name: Annotated[
@@ -95,10 +96,9 @@ class ProfileController(Controller):
         of reading the raw traces together: per rank and per step, the straggler and the wait inside collectives. A
         summary of another version is refused (422) naming the versions read. `POST /v1/profiles` takes the same
         summaries as files (one as the body, several as multipart)."""
-        # `data` documents the body; it is decoded again strictly, like every JSON body of the API (Litestar's own
-        # conversion would take `"straggler": 0` for a boolean).
-        summaries = decode_strict(await request.body(), list[RankSummary])
-        doc = await profiles.create_from_summaries(summaries, name=name)
+        # `data` is decoded strictly, like every JSON body of the API (Litestar's own conversion would take
+        # `"straggler": 0` for a boolean, and its decoding raised RecursionError on an array 1,000 levels deep).
+        doc = await profiles.create_from_summaries(data, name=name)
         return Response(doc, status_code=201, headers={"Location": f"/v1/profiles/{doc.id}"})
 
     @get("/{profile_id:str}", opt={"scope": "read"}, responses=problem_responses(404))

@@ -15,7 +15,7 @@ from litestar.typing import FieldDefinition
 
 from worthit.service.validation import decode_strict
 
-__all__ = ["StrictJSON", "is_json"]
+__all__ = ["StrictJSON", "StrictJSONArray", "is_json"]
 
 
 def is_json(content_type: str) -> bool:
@@ -50,3 +50,22 @@ class StrictJSON(MsgspecDTO[T], Generic[T]):
                 detail=f"Expected `Content-Type: application/json`, got {content_type or 'none'!r}",
             )
         return decode_strict(value, self.model_type)
+
+
+class StrictJSONArray(StrictJSON[T], Generic[T]):
+    """`StrictJSON` for a body that is a JSON array of the Struct (`data: JSONBody[list[Struct]]`): decoded and
+    converted once, strictly, so nesting deeper than msgspec goes is a 400 naming the body, never Litestar's own
+    decoding's RecursionError (a 500)."""
+
+    @classmethod
+    def create_openapi_schema(cls, field_definition: FieldDefinition, handler_id: str, schema_creator: Any) -> Any:
+        return schema_creator.for_field_definition(FieldDefinition.from_annotation(list[cls.model_type]))  # type: ignore[name-defined]
+
+    def decode_bytes(self, value: bytes) -> Any:
+        content_type = self.asgi_connection.headers.get("content-type", "")
+        if not is_json(content_type):
+            raise ClientException(
+                status_code=415,
+                detail=f"Expected `Content-Type: application/json`, got {content_type or 'none'!r}",
+            )
+        return decode_strict(value, list[self.model_type])  # type: ignore[name-defined]

@@ -95,6 +95,10 @@ class _Trace(msgspec.Struct):
 
 
 _DECODER = msgspec.json.Decoder(_Trace | list[_Event])
+TOO_DEEP = (
+    "JSON, but not a Chrome trace: expected events a few levels deep (an object or an array of them), got JSON "
+    "nested too deeply to read"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +437,8 @@ def _decode(data: bytes) -> _Trace:
         decoded = _DECODER.decode(data)
     except msgspec.ValidationError as exc:
         raise ProfileError(f"JSON, but not a Chrome trace: {_plain(exc)}", format_expected=FORMAT) from None
+    except RecursionError:  # msgspec's depth limit (the interpreter's recursion limit) is raised as this
+        raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
     except msgspec.DecodeError as exc:
         raise ProfileError(f"malformed JSON: {_plain(exc)}", format_expected=FORMAT, line=_line_of(exc, data)) from None
     return decoded if isinstance(decoded, _Trace) else _Trace(traceEvents=decoded)

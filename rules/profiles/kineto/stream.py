@@ -33,6 +33,7 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import (
     _DECODER,
     FORMAT,
+    TOO_DEEP,
     Builder,
     Parsed,
     _Distributed,
@@ -313,6 +314,8 @@ class _Reader:
         except msgspec.ValidationError as exc:
             message = re.sub(r"\$\[(\d+)\]", lambda m: f"$.traceEvents[{self.events + int(m.group(1))}]", _plain(exc))
             raise ProfileError(f"JSON, but not a Chrome trace: {message}", format_expected=FORMAT) from None
+        except RecursionError:
+            raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
         except msgspec.DecodeError as exc:
             self._malformed(_plain(exc), _byte_of(exc, -1))
         self._add(batch)
@@ -328,6 +331,8 @@ class _Reader:
             return _DECODER.decode(document)
         except msgspec.ValidationError as exc:
             raise ProfileError(f"JSON, but not a Chrome trace: {_plain(exc)}", format_expected=FORMAT) from None
+        except RecursionError:
+            raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
         except msgspec.DecodeError as exc:
             at = _byte_of(exc, 0)
             if head is None or at is None:
@@ -347,7 +352,7 @@ class _Reader:
 def _decoded(events: bytes) -> list[_Event] | None:
     try:
         return _BATCH.decode(b"[" + events + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
 
 
