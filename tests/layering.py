@@ -232,11 +232,18 @@ LAYERS = (
     # WorthitError is the one root of every domain error (STYLE 11: rules/errors.py, a leaf importing nothing), so
     # `except WorthitError` catches a ProfileError as it catches an InvalidInput. rules/lazy.py is no part of the
     # engine either: a leaf (importlib alone) that the readers' package and the gate's share for their lazy names.
+    # `rules.names.printable` is a leaf as well (`re` alone): the one escaping of text for a terminal, which the
+    # readers' table (profiles/report.py) shares with every other surface that prints what a file holds.
     Rule(
         "the profile readers' only link to the engine is the proposal they build (profiles/proposal.py)",
         ("worthit.rules.profiles",),
         ("worthit.rules",),
-        allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError", "worthit.rules.lazy"),
+        allowed=(
+            "worthit.rules.profiles",
+            "worthit.rules.errors.WorthitError",
+            "worthit.rules.lazy",
+            "worthit.rules.names.printable",
+        ),
         exempt=("worthit.rules.profiles.proposal",),
     ),
     Rule(

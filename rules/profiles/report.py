@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from worthit.rules.names import printable
 from worthit.rules.profiles.model import Activity, Breakdown, StepFigures, largest_first
 from worthit.rules.profiles.naming import short_name
 
@@ -18,7 +19,8 @@ def render_table(b: Breakdown, width: int = 100) -> str:
     A summed/inclusive table is marked "inclusive — do not sum", and so is each inclusive phase of a
     combined breakdown, because adding those percentages double counts overlapping time. A kernel summary
     (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats) is marked for what is wrong with it instead: kernels do not
-    nest, but its shares are of summed kernel time, not of the step (as `inclusive_percentages` says).
+    nest, but its shares are of summed kernel time, not of the step (as `inclusive_percentages` says). Control
+    characters from the files are escaped (`rules.names.printable`).
     """
     numeric_width = sum(w + 1 for _, w in _NUMERIC)
     name_width = max(_MIN_NAME, width - numeric_width)
@@ -100,7 +102,9 @@ def render_table(b: Breakdown, width: int = 100) -> str:
     if any(p.inclusive for p in b.phases) and not b.inclusive:
         lines.append("(inc) = inclusive summed total — do not sum with the other rows")
     lines.extend(f"note: {n}" for n in b.notes)
-    return "\n".join(lines) + "\n"
+    # Names, files, steps, notes and even the format come from the files (a rank summary is JSON anyone can write):
+    # each line is escaped whole, so none of them reaches the terminal as a control sequence or a line of its own.
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def _kernel_summary(b: Breakdown) -> bool:

@@ -13,11 +13,13 @@ the gate, Slack and the page show.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
+from worthit.rules.names import printable
 from worthit.rules.text import gpu_count, ms, ms_saved, pct, times, weeks
 
 __all__ = [
@@ -85,7 +87,7 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of {_acted_on(evaluation)}{remaining}"))
     if a.cost_weeks is not None:
         rows.append(Row("cost", weeks(a.cost_weeks)))
-    if a.rate is not None:
+    if a.rate is not None and math.isfinite(a.rate):  # ∞ (a cost of 5e-324 weeks) is stored as null: no row
         rows.append(Row("return", f"{ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week"))
     judged = _judged(evaluation)
     if judged is not None:
@@ -186,7 +188,8 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
     stages = reasoning(evaluation) if explain else []
     if stages:
         lines += ["", "reasoning:"]
-        lines += [f"  {row.label}\n     {row.value}" for row in stages]
+        for row in stages:
+            lines += [f"  {row.label}", f"     {row.value}"]
     lines += ["", "findings:"]
     for found, line in zip(evaluation.findings, findings(evaluation), strict=True):
         aside = f" (answered by {line.set_aside_by})" if line.set_aside_by else ""
@@ -195,4 +198,6 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
         lines.append(f"  [{stage}{line.effect}] {line.rule}{aside}: {line.message}")
     policy = provenance(evaluation)[1]
     lines += ["", f"policy: {policy.value}"]
-    return "\n".join(lines)
+    # Names in the sentences and figures may come from a profiler's file (a kernel's name): each line is escaped
+    # whole, so none reaches the terminal, or the gate's log, as a control sequence or a line of its own.
+    return "\n".join(map(printable, lines))
