@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from worthit.service.gate.options import configure as configure_gate
-from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
+from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy, regular_file
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -28,8 +28,27 @@ if TYPE_CHECKING:
 # time the engine's profile readers, the server and the database layer would take to import (`make bench`).
 
 
+def _say(message: str) -> None:
+    """One line on stderr, its control characters escaped: messages quote file names and what the files hold."""
+    from worthit.rules.names import printable
+
+    print(printable(message), file=sys.stderr)
+
+
+def _json(value: object) -> str:
+    """`value` as one line of JSON for the terminal: what the encoder leaves raw (DEL, C1 controls) escaped too."""
+    import msgspec
+
+    from worthit.rules.names import printable
+
+    return printable(msgspec.json.encode(value).decode(), json=True) + "\n"
+
+
 def _read(path: str) -> bytes:
-    return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    if path == "-":
+        return sys.stdin.buffer.read()
+    regular_file(path)
+    return Path(path).read_bytes()
 
 
 def _shown(filename: object, given: str) -> str:
@@ -44,7 +63,6 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
-    import msgspec
 
     from worthit.rules.engine import evaluate
     from worthit.rules.errors import InvalidInput, PolicyError
@@ -62,16 +80,18 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         if args.profile:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
+            for path in args.profile:
+                regular_file(path)
             proposal = proposal_from_profile(proposal, load_profile(args.profile, None, args.steps))
         evaluation = evaluate(proposal, policy)
     except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except BlockError as exc:
-        print(f"worthit: {args.file} {exc}", file=sys.stderr)
+        _say(f"worthit: {args.file} {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.chart:
         from worthit.service.present.charts import decision_chart
@@ -79,10 +99,10 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         try:
             Path(args.chart).write_text(decision_chart(proposal, evaluation.amdahl) + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"worthit: cannot write {args.chart}: {exc.strerror}", file=sys.stderr)
+            _say(f"worthit: cannot write {args.chart}: {exc.strerror}")
             return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(evaluation).decode() + "\n")
+        out.write(_json(evaluation))
     else:
         out.write(render.terminal(evaluation, measured=proposal.scope.measured, explain=args.explain) + "\n")
     return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
@@ -100,24 +120,25 @@ def load_profile(paths: list[str], format: str | None, steps: str | None = None)
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     """The time breakdown of profiler output, largest first, with honest denominators."""
-    import msgspec
 
     from worthit.rules.profiles.errors import ProfileError
     from worthit.rules.profiles.report import render_table
 
     try:
+        for path in args.files:  # before any is opened: a FIFO blocks the open, a device never ends
+            regular_file(path)
         if args.summary:
             return _profile_summaries(args)
         if args.upload:
             return _profile_upload(args)
         breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
-    except ProfileError as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+    except (ProfileError, CannotRun) as exc:
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}")
         return EXIT_USAGE
-    out.write(msgspec.json.encode(breakdown).decode() + "\n" if args.json else render_table(breakdown) + "\n")
+    out.write(_json(breakdown) if args.json else render_table(breakdown) + "\n")
     return EXIT_PASS
 
 
@@ -140,7 +161,7 @@ def _profile_summaries(args: argparse.Namespace) -> int:
         print(json.dumps([str(path) for path in written]))
     else:
         more = f" and {len(written) - 1} more in {written[0].parent}" if len(written) > 1 else ""
-        print(f"wrote {written[0]}{more}", file=sys.stderr)
+        _say(f"wrote {written[0]}{more}")
     return EXIT_PASS
 
 
@@ -149,7 +170,9 @@ def _profile_upload(args: argparse.Namespace) -> int:
     from worthit.service.profiles.ranks import upload_summaries
 
     location = upload_summaries(args.files, args.upload, os.environ.get("WORTHIT_TOKEN") or None, args.name)
-    print(location)
+    from worthit.rules.names import printable
+
+    print(printable(location))  # the server's Location header
     return EXIT_PASS
 
 
@@ -173,13 +196,13 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
         policy = load_policy(args.policy_file)
         result = plan_for(_request(args.file, PlanRequest), policy)
     except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(result).decode() + "\n")
+        out.write(_json(result))
         return EXIT_PASS if result.reachable else EXIT_FAIL
     lines = [result.message, "", f"  {'step':<5} {'phase':<32} {'saving':>10} {'running':>10} {'speedup':>9}"]
     for step in result.steps:
@@ -215,13 +238,13 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
         request = _request(args.file, PortfolioRequest, proposals=True)
         result = portfolio(request.proposals, policy, request.budget_weeks)
     except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(result).decode() + "\n")
+        out.write(_json(result))
         return EXIT_PASS
     lines = [result.message, ""]
     for entry in result.entries:
@@ -274,7 +297,7 @@ async def _wait_for_database(engine: Any, seconds: float) -> None:
         except Exception as exc:
             if time.monotonic() >= deadline:
                 raise
-            print(f"worthit: waiting for the database ({type(exc).__name__})", file=sys.stderr)
+            _say(f"worthit: waiting for the database ({type(exc).__name__})")
             await asyncio.sleep(1)
 
 
@@ -335,7 +358,7 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
         if _with_engine(args.database, lambda engine: TokenStore(engine).revoke(args.name)):
             print(f"revoked token {args.name!r}", file=sys.stderr)
             return EXIT_PASS
-        print(f"worthit: no active token named {args.name!r}", file=sys.stderr)
+        _say(f"worthit: no active token named {args.name!r}")
         return EXIT_FAIL
     for row in _with_engine(args.database, lambda engine: TokenStore(engine).list()):
         state = "revoked" if row["revoked_at"] else "active"
@@ -362,7 +385,7 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
     try:
         Path(args.output).write_text(document, encoding="utf-8")
     except OSError as exc:
-        print(f"worthit: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot write {args.output}: {exc.strerror or exc}")
         return EXIT_USAGE
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_PASS
@@ -374,7 +397,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     docs = [explanation for rule, explanation in explanations() if args.rule in (None, rule)]
     if not docs:
         known = ", ".join(rule for rule, _ in explanations())
-        print(f"worthit: no rule `{args.rule}`; the rules are {known}", file=sys.stderr)
+        _say(f"worthit: no rule `{args.rule}`; the rules are {known}")
         return EXIT_USAGE
     for explanation in docs:
         out.write(explanation + "\n\n")
@@ -396,7 +419,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             os.environ[f"WORTHIT_{key.upper()}"] = str(value)
     if problem := _cannot_listen(settings.host, settings.port):
         # Before migrating or starting anything: uvicorn would log its start-up, then fail and exit 3.
-        print(f"worthit: cannot listen on {settings.host}:{settings.port}: {problem}", file=sys.stderr)
+        _say(f"worthit: cannot listen on {settings.host}:{settings.port}: {problem}")
         return EXIT_USAGE
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         import tempfile
@@ -408,7 +431,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         cmd_migrate(argparse.Namespace(database=settings.database_url), sys.stderr)
     elif problem := _schema_problem(settings):
         # Another step owns the schema (a migration job); serving code newer than the schema would fail per request.
-        print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
+        _say(f"worthit: refusing to serve: {problem}")
         return EXIT_FAIL
     if not is_loopback(settings.host) and not settings.require_auth:
         from worthit.service.db.tokens import TokenStore
@@ -728,20 +751,43 @@ def main(argv: list[str] | None = None) -> int:
         extra = EXTRAS.get((exc.name or "").partition(".")[0])
         if extra is None:
             raise
-        print(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'", file=sys.stderr)
+        _say(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'")
         return EXIT_USAGE
     except Exception as exc:
         import msgspec
 
         if isinstance(exc, msgspec.ValidationError):  # a setting from the environment that does not read
-            print(f"worthit: {exc}", file=sys.stderr)
+            _say(f"worthit: {exc}")
             return EXIT_USAGE
-        if args.command not in DATABASE_COMMANDS or not _database_error(exc):
+        if args.command in DATABASE_COMMANDS and _database_error(exc):
+            # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
+            # cause in one line, not a driver's traceback.
+            _say(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}")
+            return EXIT_USAGE
+        if args.command not in OFFLINE_COMMANDS:
             raise
-        # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
-        # cause in one line, not a driver's traceback.
-        print(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc)}", file=sys.stderr)
-        return EXIT_USAGE
+        return internal_error(exc)
+
+
+# The commands whose exit status a script or a CI check reads (`review` and `gate`: 1 is "the proposal fails"): a
+# bug must not read as a verdict, so any error no command expects is exit 2 with one line, never a traceback and 1.
+OFFLINE_COMMANDS = frozenset({"review", "gate", "profile", "plan", "portfolio", "rules"})
+
+
+def internal_error(exc: BaseException) -> int:
+    """Say an unexpected error in one line on stderr (its type, words and the line of worthit that raised it) and
+    return 2: what `review` and `gate` exit with when they could not run, never 1, which a gate reads as "fails"."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:  # where it was raised, as `folder/file.py:line`: enough for a report, short enough for one line
+        raised = Path(frames[-1].filename)
+        where = f" ({raised.parent.name}/{raised.name}:{frames[-1].lineno})"
+    words = " ".join(str(exc).split())
+    said = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+    _say(f"worthit: internal error: {said}{where}; please report")
+    return EXIT_USAGE
 
 
 # The core install (the engine, `review`, `plan`, `portfolio`, `rules`, `gate`) needs none of these; the commands
