@@ -74,6 +74,8 @@ def figures(p: float, k: float, *, baseline_ms: float | None = None, cost_weeks:
     if cost_weeks is not None and cost_weeks > 0:
         rate = (saving_ms if saving_ms is not None else saving) / cost_weeks
         rate_unit = "ms/week" if saving_ms is not None else "fraction/week"
+        if not math.isfinite(rate):  # a cost of 5e-324 weeks overflows it: as free as a cost of 0, no rate either
+            rate = rate_unit = None
     return AmdahlFigures(
         p=p,
         k="inf" if math.isinf(k) else k,

@@ -79,7 +79,7 @@ def check(ctx: Context) -> Finding:
     ends = ctx.range_ends
     if ends is not None:
         message = _ranged(ctx, ends, figures)
-    elif f.rate is not None and math.isfinite(f.rate):  # a cost of 5e-324 weeks: no rate worth a clause
+    elif f.rate is not None:
         per_week = ms(f.rate) if f.rate_unit == "ms/week" else pct(f.rate)
         message += f", {per_week} per engineer-week"
     upkeep = ctx.worth.cost.upkeep_weeks

@@ -14,6 +14,8 @@ Example: a 0.32 ms step whose breakdown sums to 320 ms: 1,000× the step, a unit
 
 from __future__ import annotations
 
+import math
+
 from worthit.rules.context import Context, Example
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import a, ms, num
@@ -59,13 +61,15 @@ def check(ctx: Context) -> Finding | None:
         "unit_slip_ratio": ctx.policy.unit_slip_ratio,
     }
     more = "more" if parts > base else "less"
+    # 1e300 ms of phases against a 1e-10 ms step: the ratio overflows, and no count of times can be written.
+    times_more = f"{num(ratio, 0)}× {more}" if math.isfinite(ratio) else f"immeasurably {more}"
     return Finding(
         rule=ID,
         effect="remeasure",
         verdict="remeasure",
         figures=figures,
         message=(
-            f"The breakdown sums to {ms(parts)} against {a(ms(base))} step, {num(ratio, 0)}× {more}: a unit slip "
+            f"The breakdown sums to {ms(parts)} against {a(ms(base))} step, {times_more}: a unit slip "
             f"(seconds or microseconds written as ms), not overlap or missing phases; give every time in ms and "
             f"re-run the shares."
         ),

@@ -13,7 +13,6 @@ the gate, Slack and the page show.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -87,7 +86,7 @@ def figures(evaluation: Evaluation, *, measured: str | None = None) -> list[Row]
     rows.append(Row("headroom captured", f"{pct(a.headroom_captured)} of {_acted_on(evaluation)}{remaining}"))
     if a.cost_weeks is not None:
         rows.append(Row("cost", weeks(a.cost_weeks)))
-    if a.rate is not None and math.isfinite(a.rate):  # ∞ (a cost of 5e-324 weeks) is stored as null: no row
+    if a.rate is not None:
         rows.append(Row("return", f"{ms(a.rate) if a.rate_unit == 'ms/week' else pct(a.rate)} per engineer-week"))
     judged = _judged(evaluation)
     if judged is not None:

@@ -542,6 +542,19 @@ def _as_json(value: object) -> object:
 @example(  # under the noise floor at a rate of ∞: the rate was given as why it does not pay
     body={"target": "x", "p": 0.3, "k": 1.01, "cost_weeks": 5e-324, "flags": {"strategic": {"model": "m", "p": 0.001}}}
 )
+@example(  # 2e300 ms of phases against a 1e-300 ms step: the unit-slip ratio overflowed, and read "inf× more"
+    body={
+        "target": "a",
+        "p": 0.5,
+        "k": 2.0,
+        "baseline_ms": 1e-300,
+        "breakdown_scope": "measured",
+        "breakdown": [{"name": "a", "ms": 1e300}, {"name": "b", "ms": 1e300}],
+    }
+)
+@example(  # a yearly value of 1e-319 dollars: its payback of ∞ months was written "inf months"
+    body={"target": "x", "p": 5e-324, "k": 1e300, "cost_weeks": 4.0, "flags": {"fleet_gpus": 1, "recurring": True}}
+)
 @example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
