@@ -44,6 +44,13 @@ def _json(value: object) -> str:
     return printable(msgspec.json.encode(value).decode(), json=True) + "\n"
 
 
+def _lines(lines: list[str]) -> str:
+    """A table for the terminal: each line escaped whole (names and titles come from the request's file)."""
+    from worthit.rules.names import printable
+
+    return "\n".join(map(printable, lines)) + "\n"
+
+
 def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
@@ -222,7 +229,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     rows.append(("all kernels at zero", result.all_at_zero.new_ms, result.all_at_zero.speedup))
     for name, new_ms, speedup in rows:
         lines.append(f"  {name:<38} {ms(new_ms):>21} {times(speedup) if speedup else '∞':>9}")
-    out.write("\n".join(lines) + "\n")
+    out.write(_lines(lines))
     return EXIT_PASS if result.reachable else EXIT_FAIL
 
 
@@ -252,7 +259,7 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
         lines.append(f"  {entry.rank:>2}. {(entry.title or entry.target or '?')[:40]:<40} {entry.verdict:<9} {mark}")
         if entry.note:  # why it is not funded, what a memory fix is valued on: the table alone cannot say
             lines.append(f"      {entry.note}")
-    out.write("\n".join(lines) + "\n")
+    out.write(_lines(lines))
     return EXIT_PASS
 
 

@@ -213,6 +213,23 @@ def test_file_names_kernel_names_and_summary_fields_are_escaped(tmp_path: Path) 
     _clean(refused.stderr)
 
 
+def test_plan_and_portfolio_escape_the_names_they_print(tmp_path: Path) -> None:
+    """A phase's name and a proposal's title from the request's file reach plan's and portfolio's tables escaped."""
+    evil = f"gemm\x1b]0;PWNED\x07\x9b2J\n{FORGED}"
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"target_speedup": 2, "breakdown": [{"name": evil, "ms": 34}, {"name": "b", "ms": 21}]}))
+    planned = run("plan", str(plan))
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    _clean(planned.stdout)
+    assert "gemm\\x1b]0;PWNED\\x07\\x9b2J\\nall" in planned.stdout
+    portfolio = tmp_path / "portfolio.json"
+    portfolio.write_text(json.dumps({"proposals": [{"title": evil, "target": "a", "p": 0.3, "k": 2, "cost_weeks": 1}]}))
+    ranked = run("portfolio", str(portfolio))
+    assert ranked.returncode == 0, ranked.stderr[-2000:]
+    _clean(ranked.stdout)
+    assert "gemm\\x1b]0;PWNED\\x07" in ranked.stdout
+
+
 # --- item 11: nesting past any decoder's depth -----------------------------------------------------------------------
 
 
