@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from worthit.rules import amdahl
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.policy import Policy
 from worthit.rules.text import gpu_figure
@@ -211,6 +212,16 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
         upkeep = per_year * (flags.architectures or 1) * policy.horizon_months / 12
     build = proposal.cost_weeks
     weeks = None if build is None and upkeep == 0 else (build or 0.0) + upkeep
+    if weeks is not None and not math.isfinite(weeks * policy.engineer_week_usd):
+        # 1e308 weeks of build and as many of upkeep overflow their sum, or its price: no figure could be said.
+        field, value = (
+            ("flags.maintenance_weeks_per_year", per_year) if upkeep > (build or 0.0) else ("cost_weeks", build)
+        )
+        raise InvalidInput(
+            f"Expected `{field}` small enough that the work's cost (build plus upkeep, in engineer-weeks and in "
+            f"dollars) is a finite number, got {value}",
+            "/" + field.replace(".", "/"),
+        )
     return Cost(
         build_weeks=build,
         upkeep_weeks=upkeep,
@@ -258,6 +269,14 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
         annual = net * policy.gpu_hour_usd * HOURS_PER_YEAR
         value = annual * policy.horizon_months / 12
         payback = cost_usd / (annual / 12) if annual > 0 else None
+    if not math.isfinite(value) and consumed > gpus:
+        # 1e308 GPU-minutes on 1e308 starts a day: what the change takes, priced, has no figure to say.
+        raise InvalidInput(
+            "Expected `flags.gpu_minutes_per_start` × `flags.starts_per_day` small enough that the GPU time the "
+            f"change takes, priced, is a finite number of dollars, got {proposal.flags.gpu_minutes_per_start} × "
+            f"{proposal.flags.starts_per_day}",
+            "/flags/gpu_minutes_per_start",
+        )
     # Overflow guard: a fleet of 1e18 GPUs is a typo, but its arithmetic must still be finite to be printed.
     clears = net > 0 and math.isfinite(value) and value >= cost_usd
     return Money(

@@ -555,6 +555,24 @@ def _as_json(value: object) -> object:
 @example(  # a yearly value of 1e-319 dollars: its payback of ∞ months was written "inf months"
     body={"target": "x", "p": 5e-324, "k": 1e300, "cost_weeks": 4.0, "flags": {"fleet_gpus": 1, "recurring": True}}
 )
+@example(  # 1e308 weeks of upkeep a year on 4 architectures: the cost overflowed, a sentence read "inf engineer-weeks"
+    body={
+        "target": "x",
+        "p": 0.3,
+        "k": 2.0,
+        "cost_weeks": 1.0,
+        "flags": {"portability": "hand_asm", "maintenance_weeks_per_year": 1e308, "architectures": 4},
+    }
+)
+@example(  # 1e200 GPU-minutes on 1e200 starts a day: the GPU time taken overflowed, priced at "$-infB" a year
+    body={
+        "target": "x",
+        "p": 0.3,
+        "k": 2.0,
+        "cost_weeks": 1.0,
+        "flags": {"fleet_gpus": 10, "gpu_minutes_per_start": 1e200, "starts_per_day": 1e200},
+    }
+)
 @example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
