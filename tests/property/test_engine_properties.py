@@ -573,6 +573,17 @@ def _as_json(value: object) -> object:
         "flags": {"fleet_gpus": 10, "gpu_minutes_per_start": 1e200, "starts_per_day": 1e200},
     }
 )
+@example(  # p 5e-324 of a whole-run breakdown where the target is 0 ms: a further target's share on the run was
+    body={  # 1.0 / 5e-324 × 0, a NaN that reached noise_floor's pct
+        "target": "F",
+        "p": 5e-324,
+        "k": "inf",
+        "baseline_ms": 1.0,
+        "breakdown_scope": "end_to_end",
+        "breakdown": [{"name": "F", "ms": 0.0}, {"name": "A", "ms": 1.0}],
+        "more_targets": [{"name": "A", "k": 2.0}],
+    }
+)
 @example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
