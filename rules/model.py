@@ -281,6 +281,11 @@ class Barrier(Base):
                 "Expected `step_ms` and a positive `target_ms` with `arrivals`: the step the ranks wait for and the "
                 "target's time on its rank, which the arrivals' target times are scaled from"
             )
+        if any(not math.isfinite(arrival.compute_ms / self.step_ms) for arrival in self.arrivals):
+            # a step of 5e-324 ms beside 1 ms of compute: a rank's share of it was ∞, in a sentence
+            raise ValueError(
+                f"Expected `step_ms` large enough that each rank's compute is a finite share of it, got {self.step_ms}"
+            )
         ranks = [arrival.rank for arrival in self.arrivals]
         if len(set(ranks)) != len(ranks):
             raise ValueError(f"Expected `arrivals` to name each rank once, got ranks {ranks}")

@@ -584,6 +584,22 @@ def _as_json(value: object) -> object:
         "more_targets": [{"name": "A", "k": 2.0}],
     }
 )
+@example(  # a step of 5e-324 ms beside a rank's 1 ms of compute: the rank's share of it was ∞ in a sentence
+    body={
+        "p": 1.0,
+        "k": 2.0,
+        "flags": {
+            "barrier": {
+                "ranks": 2,
+                "arrivals": [{"rank": 0, "compute_ms": 1.0, "target_ms": 1.0}],
+                "rank": 0,
+                "straggler": 0,
+                "step_ms": 5e-324,
+                "target_ms": 1.0,
+            }
+        },
+    }
+)
 @example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
