@@ -38,6 +38,7 @@ __all__ = [
     "Worth",
     "cost_of",
     "fit_of",
+    "gpu_time_overflows",
     "money_of",
     "pays_for_weeks",
     "recurring_gpus",
@@ -271,12 +272,7 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
         payback = cost_usd / (annual / 12) if annual > 0 else None
     if not math.isfinite(value) and consumed > gpus:
         # 1e308 GPU-minutes on 1e308 starts a day: what the change takes, priced, has no figure to say.
-        raise InvalidInput(
-            "Expected `flags.gpu_minutes_per_start` × `flags.starts_per_day` small enough that the GPU time the "
-            f"change takes, priced, is a finite number of dollars, got {proposal.flags.gpu_minutes_per_start} × "
-            f"{proposal.flags.starts_per_day}",
-            "/flags/gpu_minutes_per_start",
-        )
+        raise gpu_time_overflows(proposal)
     # Overflow guard: a fleet of 1e18 GPUs is a typo, but its arithmetic must still be finite to be printed.
     clears = net > 0 and math.isfinite(value) and value >= cost_usd
     return Money(
@@ -305,6 +301,17 @@ def pays_for_weeks(money: Money, cost: Cost, policy: Policy) -> float | None:
     if price <= 0 or not math.isfinite(money.value_usd):
         return None
     return max(money.value_usd / price - cost.upkeep_weeks, 0.0)
+
+
+def gpu_time_overflows(proposal: Proposal) -> InvalidInput:
+    """The error for GPU time taken on every start that, priced, is no finite number of dollars (1e200 GPU-minutes
+    on 1e200 starts a day): it names the fields, as the model does for a k whose 1/k overflows."""
+    flags = proposal.flags
+    return InvalidInput(
+        "Expected `flags.gpu_minutes_per_start` × `flags.starts_per_day` small enough that the GPU time the change "
+        f"takes, priced, is a finite number of dollars, got {flags.gpu_minutes_per_start} × {flags.starts_per_day}",
+        "/flags/gpu_minutes_per_start",
+    )
 
 
 def recurring_gpus(proposal: Proposal) -> float:

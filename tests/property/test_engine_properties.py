@@ -600,6 +600,9 @@ def _as_json(value: object) -> object:
         },
     }
 )
+@example(  # the same GPU time without a fleet: recurring_gpu_cost priced it at "$infB" a year
+    body={"target": "x", "p": 0.3, "k": 2.0, "flags": {"gpu_minutes_per_start": 1e200, "starts_per_day": 1e200}}
+)
 @example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
