@@ -37,8 +37,11 @@ def ceiling(p: float) -> float:
 
 
 def saving_fraction(p: float, k: float) -> float:
-    """Share of the scope's time removed: p · (1 − 1/k) (equal to 1 − 1/S)."""
-    return p * (1.0 - 1.0 / k)
+    """Share of the scope's time removed: p · (1 − 1/k) (equal to 1 − 1/S); nothing for a share of 0, at any k.
+
+    A share of 0 is what a part of a fleet or traffic mix touches behind a barrier the step does not see (rules.context
+    `mix`): at k = 5e-324, 1/k is ∞ and 0 · −∞ would be NaN, a figure no sentence can print."""
+    return p * (1.0 - 1.0 / k) if p else 0.0
 
 
 def headroom_captured(k: float) -> float:
@@ -71,6 +74,8 @@ def figures(p: float, k: float, *, baseline_ms: float | None = None, cost_weeks:
     if cost_weeks is not None and cost_weeks > 0:
         rate = (saving_ms if saving_ms is not None else saving) / cost_weeks
         rate_unit = "ms/week" if saving_ms is not None else "fraction/week"
+        if not math.isfinite(rate):  # a cost of 5e-324 weeks overflows it: as free as a cost of 0, no rate either
+            rate = rate_unit = None
     return AmdahlFigures(
         p=p,
         k="inf" if math.isinf(k) else k,

@@ -274,10 +274,11 @@ class Context:
 
     def on_run(self, share: float) -> float:
         """A share of the measured scope as a share of the run, scaled as the target's is (`p_run` over `p`), at most
-        all of it. Divided first: a p of 5e-324 beside a p_run of 1 overflows the ratio, and 0 × ∞ is NaN."""
+        all of it. Divided first: a p of 5e-324 beside a p_run of 1 overflows the ratio, and 0 × ∞ is NaN; a p_run of
+        0 (a target of 0 ms in a whole-run breakdown) scales every share to 0, never ∞ × 0."""
         if self.p <= 0:
             return min(share, 1.0)
-        return min(share / self.p * self.p_run, 1.0) if share else 0.0
+        return min(share / self.p * self.p_run, 1.0) if share and self.p_run else 0.0
 
     @once
     def mix(self) -> list[MixPart] | None:

@@ -335,6 +335,11 @@ class Barrier(Base):
                 "Expected `step_ms` and a positive `target_ms` with `arrivals`: the step the ranks wait for and the "
                 "target's time on its rank, which the arrivals' target times are scaled from"
             )
+        if any(not math.isfinite(arrival.compute_ms / self.step_ms) for arrival in self.arrivals):
+            # a step of 5e-324 ms beside 1 ms of compute: a rank's share of it was ∞, in a sentence
+            raise ValueError(
+                f"Expected `step_ms` large enough that each rank's compute is a finite share of it, got {self.step_ms}"
+            )
         ranks = [arrival.rank for arrival in self.arrivals]
         if len(set(ranks)) != len(ranks):
             raise ValueError(f"Expected `arrivals` to name each rank once, got ranks {ranks}")
@@ -730,6 +735,11 @@ class Proposal(Base, kw_only=True):
             finite = math.isfinite(1.0 / k) and math.isfinite(remaining)  # 1/k: the headroom, 1 − 1/k
             if not finite or (step is not None and not math.isfinite(step * remaining)):
                 raise ValueError(f"Expected `k` large enough that the step's new time is a finite number, got {k}")
+        prior = self.prior_k
+        if isinstance(prior, float | int) and not math.isfinite(1.0 / prior):
+            raise ValueError(
+                f"Expected `prior_k` large enough that its headroom (1 − 1/k) is a finite share, got {prior}"
+            )
         goal = self.goal
         memory = (goal.memory_required_gb, goal.device_memory_gb) if goal is not None else (None, None)
         usable = memory[1]

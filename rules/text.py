@@ -5,18 +5,24 @@ exact double half to even, 84.2), and on the figure as the decision settles it (
 digits), so a sentence written from a full double prints what its settled figure prints in every table, page, gate
 summary and Slack field (1.3499999999999999 and 1.35 both read 1.4 ms, not 1.3 in the sentence and 1.4 beside
 it). Every function here that writes digits rounds so (`rounded`, `_fixed`, `significant`).
+
+Every function here that writes digits refuses a NaN or an infinity (`NonFiniteFigure`), but `times` and `k_text`,
+for which ∞ is a figure (`∞`, `removed entirely`): such a number in a sentence is an upstream arithmetic bug, and a
+sentence reading "nan%" or "$infB" would be a wrong answer given with confidence.
 """
 
 from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NoReturn
 
 from worthit.rules.precision import settle
 
 __all__ = [
     "LABEL_CHARS",
     "STATEMENT_CHARS",
+    "NonFiniteFigure",
     "a",
     "at_least",
     "break_even_weeks",
@@ -46,6 +52,14 @@ __all__ = [
     "usd",
     "weeks",
 ]
+
+
+class NonFiniteFigure(ValueError):
+    """A NaN or an infinity reached a function that writes digits: a bug in the arithmetic upstream, never input."""
+
+
+def _refuse(value: float) -> NoReturn:
+    raise NonFiniteFigure(f"expected a finite figure to write, got {value!r}")
 
 
 def _trim(text: str) -> str:
@@ -88,15 +102,20 @@ def _fixed(value: float, decimals: int, grouped: bool = False) -> str:
     hot path of every sentence: the tie test is `_tie` inlined, only a near tie takes the exact path, and the format
     specs are made once."""
     scaled = value * _POW10[decimals]
-    if (0.5 - _NEAR < scaled % 1.0 < 0.5 + _NEAR or not -1e8 < scaled < 1e8) and abs(value) < 1e15:
-        value = _half_away(value, decimals)  # (NaN and ±∞ fail the bound)
+    if 0.5 - _NEAR < scaled % 1.0 < 0.5 + _NEAR or not -1e8 < scaled < 1e8:  # NaN and ±∞ land here too
+        if abs(value) < 1e15:
+            value = _half_away(value, decimals)
+        elif not math.isfinite(value):
+            _refuse(value)
     return format(value, (_GROUPED if grouped else _PLAIN)[decimals])
 
 
 def significant(value: float, digits: int = 3) -> str:
     """`format(value, f".{digits}g")` rounded as `rounded` rounds: `1.67` for a break-even of 1.665. Off the hot
     path (huge and tiny figures, break-evens), so always on the settled decimal."""
-    if value == 0 or not math.isfinite(value):
+    if not math.isfinite(value):
+        _refuse(value)
+    if value == 0:
         return format(value, f".{digits}g")
     exact = Decimal(repr(settle(float(value))))
     step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
@@ -182,6 +201,8 @@ def ms_saved(before: float, after: float, saved: float | None = None) -> tuple[s
 
 def pct(share: float) -> str:
     """A share as a percentage with the digits that matter: `18.9%`, `90%`, `1.2%`, `0.014%`."""
+    if not math.isfinite(share):
+        _refuse(share)
     value = share * 100
     if value == 0:
         return "0%"
@@ -197,7 +218,7 @@ def pct(share: float) -> str:
 
 def times(factor: float | None) -> str:
     """A speedup factor: `1.233×`, `1.98×`, `10×`, `∞` (also for `None`: the figures' way of saying unbounded)."""
-    if factor is None or math.isinf(factor):
+    if factor is None or factor == math.inf:
         return "∞"
     if factor >= 1e12:
         return "over 10¹²×"
@@ -218,7 +239,7 @@ def span(low: str, high: str) -> str:
 
 def k_text(k: float) -> str:
     """A proposed speedup of the target: `10× faster`, `0.9× as fast (slower)`, or `removed entirely` for k = ∞."""
-    if math.isinf(k):
+    if k == math.inf:
         return "removed entirely"
     if k >= 100:
         return f"{times(k)} faster"
@@ -277,6 +298,8 @@ def at_least(value: float, digits: int = 0) -> float:
 def share_bounds(share: float) -> tuple[float, float]:
     """A positive share rounded down and up at the digits `pct` prints it with (4.304% → 4.3% and 4.4%): the two
     printed figures a break-even share can be stated as."""
+    if not math.isfinite(share):
+        _refuse(share)
     value = share * 100
     digits = 1 if value >= 1 else 1 - math.floor(math.log10(value))
     scale = 10.0**digits
@@ -287,6 +310,8 @@ def share_bounds(share: float) -> tuple[float, float]:
 def significant_bounds(value: float, digits: int = 3) -> tuple[float, float]:
     """A positive figure rounded down and up at the significant digits `significant` prints it with (a break-even k
     of 2.2313 → 2.23 and 2.24): the two printed figures a break-even k can be stated as."""
+    if not math.isfinite(value):
+        _refuse(value)
     exponent = math.floor(math.log10(value))
     scale = 10.0 ** (digits - 1 - exponent)
     scaled = round(value * scale, 9)  # float noise past nine decimals is not a digit (2.2300000000000004 is 2.23)
@@ -334,6 +359,8 @@ def sentence(message: str) -> str:
 
 def months(value: float) -> str:
     """A payback period: `under a month`, `1 month`, `34 months`."""
+    if not math.isfinite(value):
+        _refuse(value)
     if value < 1:
         return "under a month"
     m = num(value)

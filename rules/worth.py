@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from worthit.rules import amdahl
+from worthit.rules.errors import InvalidInput
 from worthit.rules.model import Proposal
 from worthit.rules.policy import Policy
 from worthit.rules.text import gpu_figure
@@ -40,6 +41,7 @@ __all__ = [
     "bought_of",
     "cost_of",
     "fit_of",
+    "gpu_time_overflows",
     "money_of",
     "pays_for_weeks",
     "recurring_gpus",
@@ -291,6 +293,16 @@ def cost_of(proposal: Proposal, policy: Policy) -> Cost:
     gpu_usd = gpu_hours * policy.gpu_hour_usd
     engineering = None if weeks is None else weeks * policy.engineer_week_usd
     usd = None if engineering is None and not gpu_hours else (engineering or 0.0) + gpu_usd
+    if weeks is not None and not math.isfinite(weeks * policy.engineer_week_usd):
+        # 1e308 weeks of build and as many of upkeep overflow their sum, or its price: no figure could be said.
+        field, value = (
+            ("flags.maintenance_weeks_per_year", per_year) if upkeep > (build or 0.0) else ("cost_weeks", build)
+        )
+        raise InvalidInput(
+            f"Expected `{field}` small enough that the work's cost (build plus upkeep, in engineer-weeks and in "
+            f"dollars) is a finite number, got {value}",
+            "/" + field.replace(".", "/"),
+        )
     return Cost(
         build_weeks=build,
         upkeep_weeks=upkeep,
@@ -344,6 +356,9 @@ def money_of(proposal: Proposal, policy: Policy, saving: float, cost: Cost) -> M
         annual = net * policy.gpu_hour_usd * HOURS_PER_YEAR
         value = annual * policy.horizon_months / 12
         payback = cost_usd / (annual / 12) if annual > 0 else None
+    if not math.isfinite(value) and consumed > gpus:
+        # 1e308 GPU-minutes on 1e308 starts a day: what the change takes, priced, has no figure to say.
+        raise gpu_time_overflows(proposal)
     # Overflow guard: a fleet of 1e18 GPUs is a typo, but its arithmetic must still be finite to be printed.
     clears = net > 0 and math.isfinite(value) and value >= cost_usd
     return Money(
@@ -372,6 +387,17 @@ def pays_for_weeks(money: Money, cost: Cost, policy: Policy) -> float | None:
     if price <= 0 or not math.isfinite(money.value_usd):
         return None
     return max(money.value_usd / price - cost.upkeep_weeks, 0.0)
+
+
+def gpu_time_overflows(proposal: Proposal) -> InvalidInput:
+    """The error for GPU time taken on every start that, priced, is no finite number of dollars (1e200 GPU-minutes
+    on 1e200 starts a day): it names the fields, as the model does for a k whose 1/k overflows."""
+    flags = proposal.flags
+    return InvalidInput(
+        "Expected `flags.gpu_minutes_per_start` × `flags.starts_per_day` small enough that the GPU time the change "
+        f"takes, priced, is a finite number of dollars, got {flags.gpu_minutes_per_start} × {flags.starts_per_day}",
+        "/flags/gpu_minutes_per_start",
+    )
 
 
 def recurring_gpus(proposal: Proposal) -> float:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from worthit.service.gate.options import configure as configure_gate
-from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy
+from worthit.service.offline import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, CannotRun, load_policy, regular_file
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -47,8 +47,34 @@ def _count(text: str) -> int:
     return value
 
 
+def _say(message: str) -> None:
+    """One line on stderr, its control characters escaped: messages quote file names and what the files hold."""
+    from worthit.rules.names import printable
+
+    print(printable(message), file=sys.stderr)
+
+
+def _json(value: object) -> str:
+    """`value` as one line of JSON for the terminal: what the encoder leaves raw (DEL, C1 controls) escaped too."""
+    import msgspec
+
+    from worthit.rules.names import printable
+
+    return printable(msgspec.json.encode(value).decode(), json=True) + "\n"
+
+
+def _lines(lines: list[str]) -> str:
+    """A table for the terminal: each line escaped whole (names and titles come from the request's file)."""
+    from worthit.rules.names import printable
+
+    return "\n".join(map(printable, lines)) + "\n"
+
+
 def _read(path: str) -> bytes:
-    return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    if path == "-":
+        return sys.stdin.buffer.read()
+    regular_file(path)
+    return Path(path).read_bytes()
 
 
 def _shown(filename: object, given: str) -> str:
@@ -63,7 +89,6 @@ def passes(evaluation: Evaluation, policy: Policy) -> bool:
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate a JSON or YAML proposal offline; exit 0 when the verdict passes the gate, 1 when not, 2 on bad input."""
-    import msgspec
 
     from worthit.rules.engine import evaluate
     from worthit.rules.errors import InvalidInput, PolicyError
@@ -84,6 +109,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         if args.profile:
             from worthit.rules.profiles.proposal import proposal_from_profile
 
+            for path in args.profile:
+                regular_file(path)
             breakdown = load_profile(args.profile, None, args.steps)
             schedules = load_schedules(args.profile, breakdown)
             notes: list[str] = []
@@ -92,13 +119,13 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"worthit: {note}", file=sys.stderr)
         evaluation = evaluate(proposal, policy)
     except (InvalidInput, PolicyError, ProfileError, CannotRun) as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except BlockError as exc:
-        print(f"worthit: {args.file} {exc}", file=sys.stderr)
+        _say(f"worthit: {args.file} {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.chart:
         from worthit.service.present.charts import decision_chart
@@ -106,12 +133,12 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         try:
             Path(args.chart).write_text(decision_chart(proposal, evaluation.amdahl) + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"worthit: cannot write {args.chart}: {exc.strerror}", file=sys.stderr)
+            _say(f"worthit: cannot write {args.chart}: {exc.strerror}")
             return EXIT_USAGE
         # On stderr: stdout stays the review (or its JSON) alone.
         print(f"worthit: wrote the chart to {args.chart} (an SVG: open it in a browser)", file=sys.stderr)
     if args.json:
-        out.write(msgspec.json.encode(evaluation).decode() + "\n")
+        out.write(_json(evaluation))
     else:
         out.write(render.terminal(evaluation, measured=proposal.scope.measured, explain=args.explain) + "\n")
     return EXIT_PASS if passes(evaluation, policy) else EXIT_FAIL
@@ -149,12 +176,13 @@ def load_schedules(paths: list[str], breakdown: Breakdown) -> list[Schedule] | N
 
 def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     """The time breakdown of profiler output, largest first, with honest denominators."""
-    import msgspec
 
     from worthit.rules.profiles.errors import ProfileError
     from worthit.rules.profiles.report import render_table
 
     try:
+        for path in args.files:  # before any is opened: a FIFO blocks the open, a device never ends
+            regular_file(path)
         if args.what_if:
             return _profile_what_if(args, out)
         if args.summary:
@@ -162,14 +190,14 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         if args.upload:
             return _profile_upload(args)
         breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
-    except ProfileError as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+    except (ProfileError, CannotRun) as exc:
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(breakdown).decode() + "\n")
+        out.write(_json(breakdown))
     else:
         top = args.top or None  # 0: every row
         out.write(render_table(breakdown, top=top, kinds=frozenset(args.kind) if args.kind else None) + "\n")
@@ -178,7 +206,6 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
 def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
     """``--what-if PATTERN=K``: the PyTorch traces (one per rank) replayed with the targets faster."""
-    import msgspec
 
     from worthit.rules.profiles.kineto import (
         chunks_of,
@@ -190,10 +217,10 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
     )
 
     if args.summary or args.upload:
-        print("worthit: --what-if replays the traces themselves: not with --summary or --upload", file=sys.stderr)
+        _say("worthit: --what-if replays the traces themselves: not with --summary or --upload")
         return EXIT_USAGE
     if args.format not in (None, "pytorch_trace"):
-        print(f"worthit: --what-if replays PyTorch traces, not --format {args.format}", file=sys.stderr)
+        _say(f"worthit: --what-if replays PyTorch traces, not --format {args.format}")
         return EXIT_USAGE
     targets = [parse_target(text) for text in args.what_if]
     steps = parse_steps(args.steps) if args.steps else None
@@ -203,9 +230,9 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
             schedules.append(read_schedule_stream(chunks_of(handle), Path(path).name))
     result = what_if(schedules, targets, steps)
     if args.json:
-        out.write(msgspec.json.encode({"what_if": result}).decode() + "\n")
-    else:
-        out.write(render_what_if(result) + "\n")
+        out.write(_json({"what_if": result}))
+    else:  # kernel names come from the traces: escaped like every table
+        out.write(_lines(render_what_if(result).split("\n")))
     return EXIT_PASS
 
 
@@ -228,7 +255,7 @@ def _profile_summaries(args: argparse.Namespace) -> int:
         print(json.dumps([str(path) for path in written]))
     else:
         more = f" and {len(written) - 1} more in {written[0].parent}" if len(written) > 1 else ""
-        print(f"wrote {written[0]}{more}", file=sys.stderr)
+        _say(f"wrote {written[0]}{more}")
     return EXIT_PASS
 
 
@@ -237,7 +264,9 @@ def _profile_upload(args: argparse.Namespace) -> int:
     from worthit.service.profiles.ranks import upload_summaries
 
     location = upload_summaries(args.files, args.upload, os.environ.get("WORTHIT_TOKEN") or None, args.name)
-    print(location)
+    from worthit.rules.names import printable
+
+    print(printable(location))  # the server's Location header
     return EXIT_PASS
 
 
@@ -261,13 +290,13 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
         policy = load_policy(args.policy_file)
         result = plan_for(_request(args.file, PlanRequest), policy)
     except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(result).decode() + "\n")
+        out.write(_json(result))
         return EXIT_PASS if result.reachable else EXIT_FAIL
     lines = [result.message, "", f"  {'step':<5} {'phase':<32} {'saving':>10} {'running':>10} {'speedup':>9}"]
     for step in result.steps:
@@ -287,7 +316,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     rows.append(("all kernels at zero", result.all_at_zero.new_ms, result.all_at_zero.speedup))
     for name, new_ms, speedup in rows:
         lines.append(f"  {name:<38} {ms(new_ms):>21} {times(speedup) if speedup else '∞':>9}")
-    out.write("\n".join(lines) + "\n")
+    out.write(_lines(lines))
     return EXIT_PASS if result.reachable else EXIT_FAIL
 
 
@@ -303,13 +332,13 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
         request = _request(args.file, PortfolioRequest, proposals=True)
         result = portfolio(request.proposals, policy, request.budget_weeks)
     except (InvalidInput, PolicyError, msgspec.DecodeError, CannotRun) as exc:
-        print(f"worthit: {exc}", file=sys.stderr)
+        _say(f"worthit: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot read {_shown(exc.filename, args.file)}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(result).decode() + "\n")
+        out.write(_json(result))
         return EXIT_PASS
     lines = [result.message, ""]
     for entry in result.entries:
@@ -317,7 +346,7 @@ def cmd_portfolio(args: argparse.Namespace, out: TextIO) -> int:
         lines.append(f"  {entry.rank:>2}. {(entry.title or entry.target or '?')[:40]:<40} {entry.verdict:<9} {mark}")
         if entry.note:  # why it is not funded, what a memory fix is valued on: the table alone cannot say
             lines.append(f"      {entry.note}")
-    out.write("\n".join(lines) + "\n")
+    out.write(_lines(lines))
     return EXIT_PASS
 
 
@@ -368,7 +397,7 @@ async def _wait_for_database(engine: Any, seconds: float) -> None:
         except Exception as exc:
             if time.monotonic() >= deadline:
                 raise
-            print(f"worthit: waiting for the database ({type(exc).__name__})", file=sys.stderr)
+            _say(f"worthit: waiting for the database ({type(exc).__name__})")
             await asyncio.sleep(1)
 
 
@@ -463,7 +492,7 @@ def cmd_token(args: argparse.Namespace, out: TextIO) -> int:
         if _with_engine(args.database, lambda engine: TokenStore(engine).revoke(args.name)):
             print(f"revoked token {args.name!r}", file=sys.stderr)
             return EXIT_PASS
-        print(f"worthit: no active token named {args.name!r}", file=sys.stderr)
+        _say(f"worthit: no active token named {args.name!r}")
         return EXIT_FAIL
     for row in _with_engine(args.database, lambda engine: TokenStore(engine).list()):
         state = "revoked" if row["revoked_at"] else "active"
@@ -502,7 +531,7 @@ def cmd_openapi(args: argparse.Namespace, out: TextIO) -> int:
     try:
         Path(args.output).write_text(document, encoding="utf-8")
     except OSError as exc:
-        print(f"worthit: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"worthit: cannot write {args.output}: {exc.strerror or exc}")
         return EXIT_USAGE
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_PASS
@@ -521,7 +550,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     if not docs:
         close = difflib.get_close_matches(args.rule, BY_ID, n=1, cutoff=0.6)
         hint = f"did you mean `{close[0]}`? " if close else ""
-        print(f"worthit: no rule `{args.rule}`; {hint}`worthit rules` lists them all", file=sys.stderr)
+        _say(f"worthit: no rule `{args.rule}`; {hint}`worthit rules` lists them all")
         return EXIT_USAGE
     for explanation in docs:
         out.write(explanation + "\n\n")
@@ -554,7 +583,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             os.environ[f"WORTHIT_{key.upper()}"] = str(value)
     if problem := _cannot_listen(settings.host, settings.port):
         # Before migrating or starting anything: uvicorn would log its start-up, then fail and exit 3.
-        print(f"worthit: cannot listen on {settings.host}:{settings.port}: {problem}", file=sys.stderr)
+        _say(f"worthit: cannot listen on {settings.host}:{settings.port}: {problem}")
         return EXIT_USAGE
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         import tempfile
@@ -566,7 +595,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         cmd_migrate(argparse.Namespace(database=settings.database_url, quiet=True), sys.stderr)
     elif problem := _schema_problem(settings):
         # Another step owns the schema (a migration job); serving code newer than the schema would fail per request.
-        print(f"worthit: refusing to serve: {problem}", file=sys.stderr)
+        _say(f"worthit: refusing to serve: {problem}")
         return EXIT_FAIL
     if not is_loopback(settings.host) and not settings.require_auth:
         from worthit.service.db.tokens import TokenStore
@@ -923,27 +952,48 @@ def main(argv: list[str] | None = None) -> int:
         extra = EXTRAS.get((exc.name or "").partition(".")[0])
         if extra is None:
             raise
-        print(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'", file=sys.stderr)
+        _say(f"worthit {args.command} needs the {extra} extra: pip install 'worthit[{extra}]'")
         return EXIT_USAGE
     except Exception as exc:
         import msgspec
 
         if isinstance(exc, msgspec.ValidationError):  # a setting from the environment that does not read
-            print(f"worthit: {exc}", file=sys.stderr)
+            _say(f"worthit: {exc}")
             return EXIT_USAGE
         if isinstance(exc, DatabaseUnusable) and exc.__cause__ is not None:
             # Wrong password, unknown role, no server at the address, a directory SQLite cannot create a file in: the
             # cause in one line, not a driver's traceback.
-            print(
-                f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc.__cause__)}", file=sys.stderr
-            )
+            _say(f"worthit: cannot use the database {_shown_url(args)}: {database_cause(exc.__cause__)}")
             return EXIT_USAGE
         if isinstance(exc, OSError) and args.command in DATABASE_COMMANDS:
             # Not the database's (that is DatabaseUnusable): a file, a directory, the terminal. Say which.
             about = f": {exc.filename}" if exc.filename else ""
-            print(f"worthit {args.command}: {exc.strerror or exc}{about}", file=sys.stderr)
+            _say(f"worthit {args.command}: {exc.strerror or exc}{about}")
             return EXIT_USAGE
-        raise
+        if args.command not in OFFLINE_COMMANDS:
+            raise
+        return internal_error(exc)
+
+
+# The commands whose exit status a script or a CI check reads (`review` and `gate`: 1 is "the proposal fails"): a
+# bug must not read as a verdict, so any error no command expects is exit 2 with one line, never a traceback and 1.
+OFFLINE_COMMANDS = frozenset({"review", "gate", "profile", "plan", "portfolio", "rules"})
+
+
+def internal_error(exc: BaseException) -> int:
+    """Say an unexpected error in one line on stderr (its type, words and the line of worthit that raised it) and
+    return 2: what `review` and `gate` exit with when they could not run, never 1, which a gate reads as "fails"."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:  # where it was raised, as `folder/file.py:line`: enough for a report, short enough for one line
+        raised = Path(frames[-1].filename)
+        where = f" ({raised.parent.name}/{raised.name}:{frames[-1].lineno})"
+    words = " ".join(str(exc).split())
+    said = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+    _say(f"worthit: internal error: {said}{where}; please report")
+    return EXIT_USAGE
 
 
 # The core install (the engine, `review`, `plan`, `portfolio`, `rules`, `gate`) needs none of these; the commands

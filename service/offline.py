@@ -7,6 +7,8 @@ cannot run (unreadable or invalid input, a bad policy file, an unknown rule, a s
 
 from __future__ import annotations
 
+import os
+import stat
 from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from worthit.rules.policy import Policy
 
-__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_USAGE", "CannotRun", "Exit", "load_policy"]
+__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_USAGE", "CannotRun", "Exit", "load_policy", "regular_file"]
 
 
 class Exit(IntEnum):
@@ -37,9 +39,33 @@ def load_policy(path: str | None) -> Policy:
 
     if path is None:
         return default_policy()
+    regular_file(path, "the policy file ")
     try:
         return parse_policy(Path(path).read_bytes())
     except OSError as exc:
         raise CannotRun(f"cannot read the policy file {path}: {exc.strerror or exc}") from exc
     except PolicyError as exc:
         raise CannotRun(f"the policy file {path} is malformed: {exc}") from exc
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def regular_file(path: str, what: str = "") -> None:
+    """`CannotRun` naming `path` unless it is a regular file (or a link to one), checked before it is opened: a FIFO
+    with no writer blocks the open, a device or a socket reads forever. A path that cannot be looked at passes, so
+    reading it says why (no such file, permission). Standard input (`-`, where a command takes it) is not a path."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    raise CannotRun(f"cannot read {what}{path}: {kind}, not a regular file")

@@ -262,11 +262,18 @@ LAYERS = (
     # WorthitError is the one root of every domain error (STYLE 11: rules/errors.py, a leaf importing nothing), so
     # `except WorthitError` catches a ProfileError as it catches an InvalidInput. rules/phase_names.py is no part of
     # the engine either: a leaf (re alone) that the readers and the engine read a kernel's kind from.
+    # `rules.names.printable` is a leaf as well (`re` alone): the one escaping of text for a terminal, which the
+    # readers' table (profiles/report.py) shares with every other surface that prints what a file holds.
     Rule(
         "the profile readers' only link to the engine is the proposal they build (profiles/proposal.py)",
         ("worthit.rules.profiles",),
         ("worthit.rules",),
-        allowed=("worthit.rules.profiles", "worthit.rules.errors.WorthitError", "worthit.rules.phase_names"),
+        allowed=(
+            "worthit.rules.profiles",
+            "worthit.rules.errors.WorthitError",
+            "worthit.rules.phase_names",
+            "worthit.rules.names.printable",
+        ),
         exempt=("worthit.rules.profiles.proposal",),
     ),
     Rule(

@@ -254,6 +254,8 @@ def _next_bottleneck(ctx: Context, figures: dict[str, Figure]) -> str:
     if top is None or new_total <= 0 or top.ms <= new_target:
         return ""
     share_after = top.ms / new_total
+    if not share_after <= 1 + 1e-9:
+        return ""  # the step after no longer holds the phase: cancellation in extreme times (1e308 ms at 5e-324×)
     figures |= {
         "next_bottleneck": top.name,
         "next_bottleneck_share_before": ctx.share(top),

@@ -17,6 +17,8 @@ engineering: fund, payback well under a month.
 
 from __future__ import annotations
 
+import math
+
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
 from worthit.rules.findings import carried, condition, cost_kind, engineering, opposition
@@ -169,9 +171,10 @@ def check(ctx: Context) -> Finding | None:
     if gpus <= 0:
         head = freed
     elif money.recurring:
-        payback = money.payback_months
+        payback = money.payback_months  # ∞ where a tiny yearly value divides the cost: that is forever too
+        taken = months(payback) if payback is not None and math.isfinite(payback) else "forever"
         head = (
-            f"{freed}, {worth}, which takes {months(payback) if payback is not None else 'forever'} to pay back "
+            f"{freed}, {worth}, which takes {taken} to pay back "
             f"{usd(cost)} of {cost_kind(ctx)}, past the {months(policy.horizon_months).removesuffix('s')} horizon"
         )
     else:

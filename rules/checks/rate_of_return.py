@@ -83,7 +83,8 @@ def check(ctx: Context) -> Draft | None:
     if worth.clears:
         return carried(ctx, ID, (PER_RUN, CARRIED_SLOWER if slower else CARRIED_RATE, CARRIED), figures, {})
     base = ctx.baseline_ms
-    if base is not None and ctx.p_run == ctx.p and not math.isinf(rate):
+    in_ms = base is not None and ctx.p_run == ctx.p and not math.isinf(rate)
+    if in_ms and base is not None:
         figures |= {"rate_ms": rate * base, "min_rate_ms": floor * base}
         per_week = PER_WEEK_MS
     else:

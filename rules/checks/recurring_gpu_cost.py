@@ -25,7 +25,7 @@ from worthit.rules.examples import Example
 from worthit.rules.findings import condition, opposition
 from worthit.rules.model import Figure, Finding
 from worthit.rules.text import at_least, count, gpu_equivalents, num, pct, usd
-from worthit.rules.worth import HOURS_PER_DAY, HOURS_PER_YEAR, recurring_gpus
+from worthit.rules.worth import HOURS_PER_DAY, HOURS_PER_YEAR, gpu_time_overflows, recurring_gpus
 
 ID = "recurring_gpu_cost"
 STAGE = "cost"
@@ -70,6 +70,8 @@ def check(ctx: Context) -> Finding | None:
         "end_to_end_saving": saving,
     }
     days = flags.run_days
+    if not math.isfinite(consumed * policy.gpu_hour_usd * HOURS_PER_DAY * max(days or 0.0, 366.0)):
+        raise gpu_time_overflows(ctx.proposal)
     if days is None:
         spent = f"{usd(consumed * policy.gpu_hour_usd * HOURS_PER_YEAR)} a year"
     else:  # a fixed job pays its starts over its own days, not over a year it does not run

@@ -14,6 +14,8 @@ Example: a 0.32 ms step whose breakdown sums to 320 ms: 1,000× the step, a unit
 
 from __future__ import annotations
 
+import math
+
 from worthit.rules.context import Context
 from worthit.rules.examples import Example
 from worthit.rules.model import Figure
@@ -51,6 +53,7 @@ SLIP = (
     "(seconds or microseconds written as ms), not overlap or missing phases; give every time in ms and re-run the "
     "shares."
 )
+SLIP_IMMEASURABLY = SLIP.replace("{unit_ratio:whole}× {more}", "immeasurably {more}")
 
 
 def check(ctx: Context) -> Draft | None:
@@ -66,4 +69,6 @@ def check(ctx: Context) -> Draft | None:
         "unit_ratio": ratio,
         "unit_slip_ratio": ctx.policy.unit_slip_ratio,
     }
-    return Draft(ID, "remeasure", SLIP, figures, {"more": "more" if parts > base else "less"})
+    # 1e300 ms of phases against a 1e-10 ms step: the ratio overflows, and no count of times can be written.
+    template = SLIP if math.isfinite(ratio) else SLIP_IMMEASURABLY
+    return Draft(ID, "remeasure", template, figures, {"more": "more" if parts > base else "less"})

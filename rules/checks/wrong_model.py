@@ -122,7 +122,7 @@ def check(ctx: Context) -> Draft | None:
     if not worth.strategic_clears:
         if saving <= 0:
             why, words["of_what"] = NO_SAVING, " of that step"
-        elif rate is not None:
+        elif rate is not None and rate < ctx.policy.min_rate:  # else the saving, under the noise floor, is why
             why = LOW_RATE
         else:
             why = LOW_SAVING

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Collection
 
+from worthit.rules.names import printable
 from worthit.rules.profiles.model import KINDS, Activity, Breakdown, Kind, Phase, StepFigures, largest_first
 from worthit.rules.profiles.naming import short_name
 
@@ -31,7 +32,7 @@ def render_table(
     not sum", and so is each inclusive phase of a combined breakdown, because adding those percentages double
     counts overlapping time. A kernel summary (nsys cuda_gpu_kern_sum, rocprofv3 kernel_stats) is marked for what
     is wrong with it instead: kernels do not nest, but its shares are of summed kernel time, not of the step (as
-    `inclusive_percentages` says).
+    `inclusive_percentages` says). Control characters from the files are escaped (`rules.names.printable`).
     """
     numeric_width = sum(w + 1 for _, w in _NUMERIC)
     name_width = max(_MIN_NAME, width - numeric_width)
@@ -122,7 +123,9 @@ def render_table(
     if any(p.inclusive for p in b.phases) and not b.inclusive:
         lines.append("(inc) = inclusive summed total — do not sum with the other rows")
     lines.extend(f"note: {n}" for n in b.notes)
-    return "\n".join(lines) + "\n"
+    # Names, files, steps, notes and even the format come from the files (a rank summary is JSON anyone can write):
+    # each line is escaped whole, so none of them reaches the terminal as a control sequence or a line of its own.
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def headline(b: Breakdown) -> str | None:

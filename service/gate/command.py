@@ -10,6 +10,7 @@ from typing import TextIO
 
 from worthit.rules.engine import evaluate
 from worthit.rules.errors import InvalidInput
+from worthit.rules.names import printable
 from worthit.rules.pointer import from_pointer
 from worthit.service.gate.block import invalid_block, parse_block
 from worthit.service.gate.errors import MISSING_CHOICES, TEMPLATE_HINT, BlockError, UsageError
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] | None
     try:
         return _gate(args, report, option, env)
     except UsageError as exc:
-        print(f"worthit gate: {exc}", file=sys.stderr)
+        print(printable(f"worthit gate: {exc}"), file=sys.stderr)
         report.annotate("error", f"the gate could not run: {exc}")
         return EXIT_USAGE
 

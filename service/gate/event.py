@@ -8,10 +8,12 @@ from pathlib import Path
 import msgspec
 
 from worthit.service.gate.errors import UsageError
+from worthit.service.offline import regular_file
 
 
 def body_from_event(path: str) -> str:
     """`pull_request.body` of a GitHub event file (`$GITHUB_EVENT_PATH`); `""` when the body is `null`."""
+    regular_file(path, "the event file ")
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -37,6 +39,8 @@ def body_from_event(path: str) -> str:
 
 def body_from_file(path: str) -> str:
     """A description from a Markdown file, or from standard input for `-`."""
+    if path != "-":
+        regular_file(path)
     try:
         raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from worthit.rules.model import Evaluation, Verdict
+from worthit.rules.names import printable
 from worthit.rules.policy import Gate
 from worthit.service.gate.errors import Level
 from worthit.service.gate.fences import Block
@@ -48,8 +49,9 @@ def escape_property(text: str) -> str:
 
 
 def annotation(level: Level, message: str, title: str = "worthit") -> str:
-    """`::error title=…::message`, escaped: the message may carry text from the PR description."""
-    return f"::{level} title={escape_property(title)}::{escape_data(message)}"
+    """`::error title=…::message`, escaped: the message may carry text from the PR description (its control
+    characters escaped too, for a terminal that prints the line)."""
+    return f"::{level} title={escape_property(printable(title))}::{escape_data(printable(message, lines=True))}"
 
 
 # What GitHub would turn into a link by itself (GFM's autolinks: a scheme, `www.`), up to a character that ends one.
@@ -153,7 +155,9 @@ class Report:
     """`$GITHUB_OUTPUT`: the step's outputs (verdict, rule, passed, decision-url) for later steps."""
 
     def log(self, text: str) -> None:
-        """Log text that may carry the description's text, with workflow commands off while it prints."""
+        """Log text that may carry the description's text, with workflow commands off while it prints and its control
+        characters escaped (but its lines)."""
+        text = printable(text, lines=True)
         if not self.actions:
             self.out.write(text + "\n")
             return

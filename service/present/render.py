@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from worthit.rules.context import SCOPE_NOUN
 from worthit.rules.model import Evaluation, Finding, StageAnswer
+from worthit.rules.names import printable
 from worthit.rules.text import gpu_count, ms, ms_saved, pct, times, weeks
 
 __all__ = [
@@ -178,7 +179,8 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
     stages = reasoning(evaluation) if explain else []
     if stages:
         lines += ["", "reasoning:"]
-        lines += [f"  {row.label}\n     {row.value}" for row in stages]
+        for row in stages:
+            lines += [f"  {row.label}", f"     {row.value}"]
     lines += ["", "findings:"]
     for found, line in zip(evaluation.findings, findings(evaluation), strict=True):
         aside = f" (overridden by {line.overridden_by})" if line.overridden_by else ""
@@ -187,4 +189,6 @@ def terminal(evaluation: Evaluation, *, measured: str | None = None, explain: bo
         lines.append(f"  [{stage}{line.effect}] {line.rule}{aside}: {line.message}")
     policy = provenance(evaluation)[1]
     lines += ["", f"policy: {policy.value}"]
-    return "\n".join(lines)
+    # Names in the sentences and figures may come from a profiler's file (a kernel's name): each line is escaped
+    # whole, so none reaches the terminal, or the gate's log, as a control sequence or a line of its own.
+    return "\n".join(map(printable, lines))

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from worthit.rules.names import printable
+
 __all__ = ["CHUNK", "SHOW_FROM_BYTES", "Progress", "read_with_progress", "ticking", "timed"]
 
 T = TypeVar("T")
@@ -33,7 +35,7 @@ def read_with_progress(path: Path, stream: TextIO | None = None) -> bytes:
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK):
             chunks += chunk
-            stream.write(f"\rreading {path.name} {_bar(len(chunks), size)}")
+            stream.write(f"\rreading {printable(path.name)} {_bar(len(chunks), size)}")
             stream.flush()
     stream.write("\n")
     return bytes(chunks)
@@ -77,7 +79,7 @@ class Progress:
 
     def __init__(self, label: str, total: int, unit: str, show: bool = True, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.label, self.total, self.unit = label, total, unit
+        self.label, self.total, self.unit = printable(label), total, unit  # labels name files: `reading NAME`
         self.show = show and self.stream.isatty()
         self.done = 0
         self.started = time.monotonic()

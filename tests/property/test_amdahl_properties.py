@@ -96,3 +96,11 @@ def test_savings_on_disjoint_phases_add(parts: list[float], k: float, data: st.D
     assert math.isclose(new_ms, direct, rel_tol=1e-9, abs_tol=1e-9)
     joint = sum(parts[i] for i in chosen) / total
     assert math.isclose(s, amdahl.speedup(joint, k), rel_tol=1e-9)
+
+
+@settings(deadline=None)
+@given(k=ks | st.floats(min_value=5e-324, max_value=1e-300))
+@example(k=5e-324)
+def test_a_share_of_nothing_saves_nothing_at_any_k(k: float) -> None:
+    """p = 0 (a mix part behind a barrier the step does not see) saves exactly 0, never 0 · −∞ = NaN."""
+    assert amdahl.saving_fraction(0.0, k) == 0.0

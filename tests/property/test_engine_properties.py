@@ -41,8 +41,38 @@ def _one_sentence(text: str) -> None:
     assert any(ch.isdigit() for ch in text), text
 
 
+# A traffic-mix part at k 5e-324 behind a barrier the step does not see: the part inherits a share of 0, and
+# 0 · (1 − 1/5e-324) was a NaN saving that reached `pct` (a 500 on /v1/evaluate, a traceback from `worthit review`).
+NAN_MIX = {
+    "target": "gemm",
+    "p": 0.3,
+    "k": 1.4,
+    "cost_weeks": 4.0,
+    "flags": {
+        "barrier": {"ranks": 8, "critical_path": False},
+        "traffic_mix": [{"name": "batch 1", "share": 0.5, "k": 5e-324}],
+    },
+}
+
+
 @SETTINGS
 @given(proposal=proposals())
+@example(proposal=msgspec.convert(NAN_MIX, Proposal))
+@example(  # the same on a fleet: the part measured on inherits p_all = 0 off the critical path
+    proposal=msgspec.convert(
+        {
+            "target": "gemm",
+            "p": 0.3,
+            "k": 1.4,
+            "scope": {"device": "H100"},
+            "flags": {
+                "barrier": {"ranks": 2, "critical_path": False},
+                "fleet_mix": [{"name": "H100", "gpus": 8}, {"name": "MI300X", "gpus": 8, "k": 5e-324}],
+            },
+        },
+        Proposal,
+    )
+)
 def test_engine_never_raises_and_statements_have_the_form(proposal: Proposal) -> None:
     """One sentence, ends with a period, at most 300 characters, with a figure; every finding's message too."""
     evaluation = evaluate(proposal, POLICY)
@@ -560,6 +590,74 @@ def _as_json(value: object) -> object:
         "flags": {"barrier": {"ranks": 2, "critical_path": False}},
     }
 )
+@example(body=NAN_MIX)
+@example(body={"target": "x", "p": 0.3, "k": 2.0, "cost_weeks": 5e-324})  # a rate of ∞ was written "over 10¹⁵%"
+@example(body={"target": "x", "p": 0.5, "k": 0.5, "cost_weeks": 5e-324, "baseline_ms": 10.0})  # −∞ per week
+@example(  # under the noise floor at a rate of ∞: the rate was given as why it does not pay
+    body={"target": "x", "p": 0.3, "k": 1.01, "cost_weeks": 5e-324, "flags": {"strategic": {"model": "m", "p": 0.001}}}
+)
+@example(  # 2e300 ms of phases against a 1e-300 ms step: the unit-slip ratio overflowed, and read "inf× more"
+    body={
+        "target": "a",
+        "p": 0.5,
+        "k": 2.0,
+        "baseline_ms": 1e-300,
+        "breakdown_scope": "measured",
+        "breakdown": [{"name": "a", "ms": 1e300}, {"name": "b", "ms": 1e300}],
+    }
+)
+@example(  # a yearly value of 1e-319 dollars: its payback of ∞ months was written "inf months"
+    body={"target": "x", "p": 5e-324, "k": 1e300, "cost_weeks": 4.0, "flags": {"fleet_gpus": 1, "recurring": True}}
+)
+@example(  # 1e308 weeks of upkeep a year on 4 architectures: the cost overflowed, a sentence read "inf engineer-weeks"
+    body={
+        "target": "x",
+        "p": 0.3,
+        "k": 2.0,
+        "cost_weeks": 1.0,
+        "flags": {"portability": "hand_asm", "maintenance_weeks_per_year": 1e308, "architectures": 4},
+    }
+)
+@example(  # 1e200 GPU-minutes on 1e200 starts a day: the GPU time taken overflowed, priced at "$-infB" a year
+    body={
+        "target": "x",
+        "p": 0.3,
+        "k": 2.0,
+        "cost_weeks": 1.0,
+        "flags": {"fleet_gpus": 10, "gpu_minutes_per_start": 1e200, "starts_per_day": 1e200},
+    }
+)
+@example(  # p 5e-324 of a whole-run breakdown where the target is 0 ms: a further target's share on the run was
+    body={  # 1.0 / 5e-324 × 0, a NaN that reached noise_floor's pct
+        "target": "F",
+        "p": 5e-324,
+        "k": "inf",
+        "baseline_ms": 1.0,
+        "breakdown_scope": "end_to_end",
+        "breakdown": [{"name": "F", "ms": 0.0}, {"name": "A", "ms": 1.0}],
+        "more_targets": [{"name": "A", "k": 2.0}],
+    }
+)
+@example(  # a step of 5e-324 ms beside a rank's 1 ms of compute: the rank's share of it was ∞ in a sentence
+    body={
+        "p": 1.0,
+        "k": 2.0,
+        "flags": {
+            "barrier": {
+                "ranks": 2,
+                "arrivals": [{"rank": 0, "compute_ms": 1.0, "target_ms": 1.0}],
+                "rank": 0,
+                "straggler": 0,
+                "step_ms": 5e-324,
+                "target_ms": 1.0,
+            }
+        },
+    }
+)
+@example(  # the same GPU time without a fleet: recurring_gpu_cost priced it at "$infB" a year
+    body={"target": "x", "p": 0.3, "k": 2.0, "flags": {"gpu_minutes_per_start": 1e200, "starts_per_day": 1e200}}
+)
+@example(body={"target": "x", "p": 0.3, "k": 2.0, "prior_k": 5e-324})  # "already captured over 10¹⁵%" (it was −∞)
 def test_extreme_numbers_are_rejected_naming_a_field_or_answered_in_full(body: dict[str, object]) -> None:
     """Any finite double in any numeric field: a 4xx-bound InvalidInput, or an evaluation whose JSON reads back."""
     try:

@@ -3,25 +3,37 @@ figure is rounded as a reviewer rounds it by hand, the same from its full double
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from tests.strategies import EXTREMES
 from worthit.rules.precision import settle
 from worthit.rules.text import (
+    NonFiniteFigure,
     a,
+    break_even_weeks,
+    gpu_count,
     gpu_equivalents,
     k_text,
+    metric,
+    months,
     ms,
     ms_change,
+    ms_saved,
     num,
     pct,
     rounded,
+    saves,
+    share_bounds,
     significant,
     significant_bounds,
     the_share,
     times,
     usd,
+    weeks,
 )
 
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
@@ -188,3 +200,53 @@ def test_a_break_even_k_is_bracketed_by_two_figures_that_print_as_themselves(val
         assert float(significant(bound)) == pytest.approx(bound, rel=1e-12)
     if up == down:
         assert value == pytest.approx(down, rel=1e-9)
+
+
+# Every function of rules/text.py that writes digits: a NaN or an infinity is an upstream bug, refused loudly.
+WRITERS = {
+    "pct": pct,
+    "ms": ms,
+    "ms_change": lambda value: ms_change(value, 1.0),
+    "ms_saved": lambda value: ms_saved(value, 1.0),
+    "num": num,
+    "metric": metric,
+    "usd": usd,
+    "weeks": weeks,
+    "months": months,
+    "significant": significant,
+    "gpu_equivalents": gpu_equivalents,
+    "gpu_count": gpu_count,
+    "break_even_weeks": break_even_weeks,
+    "the_share": the_share,
+    "saves": saves,
+    "share_bounds": share_bounds,
+    "significant_bounds": significant_bounds,
+    "times": times,
+    "k_text": k_text,
+}
+# ∞ is a figure for these two: an unbounded speedup (`∞`) and a target removed entirely.
+INFINITE_FIGURES = {("times", math.inf), ("k_text", math.inf)}
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_a_writer_of_digits_refuses_nan_and_infinity(name: str, value: float) -> None:
+    """`pct` and every other function that writes a figure raise NonFiniteFigure on NaN and ±∞ (but ∞ as a speedup)."""
+    if (name, value) in INFINITE_FIGURES:
+        assert WRITERS[name](value) in ("∞", "removed entirely")
+        return
+    with pytest.raises(NonFiniteFigure, match="expected a finite figure"):
+        WRITERS[name](value)
+
+
+FULL_DOMAIN = ("pct", "ms", "ms_change", "ms_saved", "num", "metric", "usd", "weeks", "months", "significant")
+
+
+@given(value=st.sampled_from(EXTREMES) | st.floats(allow_nan=False, allow_infinity=False), negative=st.booleans())
+def test_every_finite_double_is_written_in_digits(value: float, negative: bool) -> None:
+    """Any finite double, the extremes of a double among them, is written without `nan` or `inf`."""
+    value = -value if negative else value
+    for name in FULL_DOMAIN:
+        text = str(WRITERS[name](value))
+        assert "nan" not in text, (name, value, text)
+        assert "inf" not in text, (name, value, text)

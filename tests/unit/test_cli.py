@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
+import re
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from worthit.service.cli import main, parser
+from worthit.rules.text import NonFiniteFigure, pct
+from worthit.service.cli import internal_error, main, parser
 from worthit.service.gate import run
 
 SEED = (
@@ -487,3 +490,43 @@ def test_a_json_proposals_error_is_on_its_line_too(tmp_path: Path, capsys: pytes
     path.write_text('{"p": "21%", "k": 10, "baseline": "100ms", "portability": "asm"}', encoding="utf-8")
     assert main(["review", "--json", str(path)]) == 0
     assert msgspec.json.decode(capsys.readouterr().out)["amdahl"]["baseline_ms"] == 100.0
+
+
+def test_an_internal_error_is_one_line_naming_it_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """What no command expects (here the error `pct` raises on a NaN, which reached it from the mix rule) is one
+    line with its type, words and where it was raised, exit 2; control characters in its words are escaped."""
+    with pytest.raises(NonFiniteFigure) as raised:
+        pct(math.nan)
+    assert internal_error(raised.value) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert re.fullmatch(
+        r"worthit: internal error: NonFiniteFigure: expected a finite figure to write, got nan "
+        r"\(rules/text\.py:\d+\); please report",
+        line,
+    ), line
+    with pytest.raises(KeyError) as raised_again:
+        {}["\x1b]0;title\x07"]
+    assert internal_error(raised_again.value) == 2
+    assert "'\\x1b]0;title\\x07'" in _one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", ["review", "gate"])
+def test_review_and_gate_exit_2_on_an_internal_error(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in the engine (a NaN reaching `pct`, injected: no input reaches one any more) is exit 2 and one line
+    from `worthit review` and `worthit gate`, never a traceback and exit 1, which a gate reads as "fails"."""
+
+    def broken(*_: object) -> None:
+        pct(math.nan)
+
+    monkeypatch.setattr("worthit.rules.engine.evaluate", broken)
+    monkeypatch.setattr("worthit.service.gate.command.evaluate", broken)
+    proposal = '{"target": "gemm", "p": 0.3, "k": 2}'
+    path = tmp_path / "proposal.json"
+    path.write_text(proposal if command == "review" else f"```worthit\n{proposal}\n```\n", encoding="utf-8")
+    for name in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    argv = ["review", str(path)] if command == "review" else ["gate", "--body", str(path)]
+    assert main(argv) == 2
+    assert "worthit: internal error: NonFiniteFigure" in _one_line(capsys.readouterr().err)

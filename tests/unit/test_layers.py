@@ -87,7 +87,8 @@ def test_layers_hold() -> None:
 
 
 def test_the_profile_readers_reach_the_engine_only_through_the_proposal_they_build() -> None:
-    """Besides proposal.py, rules/profiles imports from rules/ only itself and the error root `WorthitError`."""
+    """Besides proposal.py, rules/profiles imports from rules/ only itself, the error root `WorthitError`, the lazy
+    names and the terminal escaping `printable`."""
     modules = module_names()
     readers = {name: path for name, path in modules.items() if name.startswith("worthit.rules.profiles")}
     assert "worthit.rules.profiles.proposal" in readers
@@ -98,8 +99,14 @@ def test_the_profile_readers_reach_the_engine_only_through_the_proposal_they_bui
         for target in import_graph(modules)[name]
         if target.startswith("worthit.rules") and not target.startswith("worthit.rules.profiles")
     }
-    # errors: WorthitError; model: proposal.py's; phase_names: a kernel's kind and the folded rest's prefix
-    assert outside == {"worthit.rules.errors", "worthit.rules.model", "worthit.rules.phase_names"}
+    # errors: WorthitError; model: proposal.py's; phase_names: a kernel's kind and the folded rest's prefix; names:
+    # the terminal escaping of the table (report.py)
+    assert outside == {
+        "worthit.rules.errors",
+        "worthit.rules.model",
+        "worthit.rules.names",
+        "worthit.rules.phase_names",
+    }
 
 
 def test_engine_imports_the_checks_and_the_checks_do_not_import_the_engine() -> None:

@@ -101,6 +101,10 @@ class Trace(msgspec.Struct):
 
 DECODER = msgspec.json.Decoder(Trace | list[Event])
 """A whole trace: the document, or the bare array of events some tools write."""
+TOO_DEEP = (
+    "JSON, but not a Chrome trace: expected events a few levels deep (an object or an array of them), got JSON "
+    "nested too deeply to read"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,6 +443,8 @@ def _decode(data: bytes) -> Trace:
         decoded = DECODER.decode(data)
     except msgspec.ValidationError as exc:
         raise ProfileError(f"JSON, but not a Chrome trace: {error_text(exc)}", format_expected=FORMAT) from None
+    except RecursionError:  # msgspec's depth limit (the interpreter's recursion limit) is raised as this
+        raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
     except msgspec.DecodeError as exc:
         raise ProfileError(
             f"malformed JSON: {error_text(exc)}", format_expected=FORMAT, line=_line_of(exc, data)

@@ -43,6 +43,7 @@ from worthit.rules.profiles.kineto.parse import (
     _STEP_RE,
     FORMAT,
     STEP_PREFIX,
+    TOO_DEEP,
     Parsed,
     _device_name,
 )
@@ -333,6 +334,8 @@ def read_schedule(data: bytes, file: str = "") -> Schedule:
         raise ProfileError(f"JSON, but not a Chrome trace: {_plain(exc)}", format_expected=FORMAT) from None
     except msgspec.DecodeError as exc:
         raise ProfileError(f"malformed JSON: {_plain(exc)}", format_expected=FORMAT) from None
+    except RecursionError:  # msgspec's depth limit (the interpreter's recursion limit) is raised as this
+        raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
     trace = decoded if isinstance(decoded, _Trace) else _Trace(traceEvents=decoded)
     raw = _Raw(file)
     raw.add(trace.traceEvents, 0)
@@ -381,6 +384,8 @@ class _ScheduleReader(_Reader):
                 raise ProfileError(f"JSON, but not a Chrome trace: {message}", format_expected=FORMAT) from None
             except msgspec.DecodeError as exc:
                 self._malformed(_plain(exc), _byte_of(exc, -1))
+            except RecursionError:
+                raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
         self.raw.add(batch, self.events)
         self.events += len(batch)
 
@@ -392,7 +397,7 @@ class _ScheduleReader(_Reader):
 def _batch(events: bytes) -> list[_Event] | None:
     try:
         return BATCH_DECODER.decode(b"[" + events + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
 
 

@@ -33,6 +33,7 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.parse import (
     DECODER,
     FORMAT,
+    TOO_DEEP,
     Builder,
     DistributedInfo,
     Event,
@@ -315,6 +316,8 @@ class _Reader:
                 r"\$\[(\d+)\]", lambda m: f"$.traceEvents[{self.events + int(m.group(1))}]", error_text(exc)
             )
             raise ProfileError(f"JSON, but not a Chrome trace: {message}", format_expected=FORMAT) from None
+        except RecursionError:
+            raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
         except msgspec.DecodeError as exc:
             self._malformed(error_text(exc), _byte_of(exc, -1))
         self._add(batch)
@@ -330,6 +333,8 @@ class _Reader:
             return DECODER.decode(document)
         except msgspec.ValidationError as exc:
             raise ProfileError(f"JSON, but not a Chrome trace: {error_text(exc)}", format_expected=FORMAT) from None
+        except RecursionError:
+            raise ProfileError(TOO_DEEP, format_expected=FORMAT) from None
         except msgspec.DecodeError as exc:
             at = _byte_of(exc, 0)
             if head is None or at is None:
@@ -349,7 +354,7 @@ class _Reader:
 def _decoded(events: bytes) -> list[Event] | None:
     try:
         return _BATCH.decode(b"[" + events + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
 
 

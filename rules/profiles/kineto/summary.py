@@ -104,6 +104,11 @@ def decode_summary(data: bytes, name: str | None = None) -> RankSummary:
         raise ProfileError(
             f"the rank summary{where} is not valid JSON: {exc}", format_expected=SUMMARY_FORMAT
         ) from None
+    except RecursionError:  # msgspec's depth limit; a summary is a few levels deep
+        raise ProfileError(
+            f"the rank summary{where} is JSON nested too deeply: expected a {SUMMARY_FORMAT} object a few levels deep",
+            format_expected=SUMMARY_FORMAT,
+        ) from None
     if header.format != SUMMARY_FORMAT:
         raise ProfileError(
             f"expected{where} to be a {SUMMARY_FORMAT}, got format {header.format!r}", format_expected=SUMMARY_FORMAT
@@ -114,6 +119,11 @@ def decode_summary(data: bytes, name: str | None = None) -> RankSummary:
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ProfileError(
             f"the rank summary{where} (version {header.version}) is damaged: {exc}", format_expected=SUMMARY_FORMAT
+        ) from None
+    except RecursionError:
+        raise ProfileError(
+            f"the rank summary{where} is JSON nested too deeply: expected a {SUMMARY_FORMAT} object a few levels deep",
+            format_expected=SUMMARY_FORMAT,
         ) from None
 
 
