@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 # rules/profiles/model.py's KINDS, spelled here so that parsing the command line imports no reader (a test holds
 # the two equal).
 PHASE_KINDS = ("kernel", "comm", "copy", "alloc", "api", "cpu_op", "annotation", "other")
+#: With `profile --summary`: what-if targets (PATTERN=K), one a line, when no --what-if is given.
+WHAT_IF_ENV = "WORTHIT_WHAT_IF"
 
 
 def _count(text: str) -> int:
@@ -126,13 +128,14 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     from worthit.rules.profiles.report import render_table
 
     try:
-        if args.what_if:
+        if args.what_if and not args.summary:
             return _profile_what_if(args, out)
         if args.summary:
             return _profile_summaries(args)
         if args.upload:
             return _profile_upload(args)
         breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
+        joined = _summaries_what_if(args)
     except ProfileError as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -140,11 +143,27 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        out.write(msgspec.json.encode(breakdown).decode() + "\n")
+        if joined is None:
+            out.write(msgspec.json.encode(breakdown).decode() + "\n")
+        else:
+            doc = msgspec.to_builtins(breakdown)
+            doc["what_if"] = msgspec.to_builtins(joined)
+            out.write(msgspec.json.encode(doc).decode() + "\n")
     else:
         top = args.top or None  # 0: every row
         out.write(render_table(breakdown, top=top, kinds=frozenset(args.kind) if args.kind else None) + "\n")
+        if joined is not None:
+            from worthit.rules.profiles.kineto import render_what_if
+
+            out.write("\n" + render_what_if(joined) + "\n")
     return EXIT_PASS
+
+
+def _summaries_what_if(args: argparse.Namespace) -> Any:
+    """Rank summaries made with ``--what-if``: the run's what-if joined from them (None otherwise)."""
+    from worthit.service.profiles.ranks import summaries_what_if
+
+    return summaries_what_if(args.files, args.format)
 
 
 def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
@@ -160,8 +179,8 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
         what_if,
     )
 
-    if args.summary or args.upload:
-        print("worthit: --what-if replays the traces themselves: not with --summary or --upload", file=sys.stderr)
+    if args.upload:
+        print("worthit: --what-if replays the traces themselves: not with --upload", file=sys.stderr)
         return EXIT_USAGE
     if args.format not in (None, "pytorch_trace"):
         print(f"worthit: --what-if replays PyTorch traces, not --format {args.format}", file=sys.stderr)
@@ -194,7 +213,9 @@ def _profile_summaries(args: argparse.Namespace) -> int:
 
     from worthit.service.profiles.ranks import write_summaries
 
-    written = write_summaries(args.files, args.output, args.steps, jobs=args.jobs, show=not args.json)
+    # The targets from --what-if, else one a line from WORTHIT_WHAT_IF (how the deploy examples pass them through).
+    what_if = args.what_if or [line.strip() for line in os.environ.get(WHAT_IF_ENV, "").splitlines() if line.strip()]
+    written = write_summaries(args.files, args.output, args.steps, jobs=args.jobs, show=not args.json, what_if=what_if)
     if args.json:
         print(json.dumps([str(path) for path in written]))
     else:
@@ -837,7 +858,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATTERN=K",
         help="PyTorch traces: replay the steps with the device ops PATTERN names (a glob over phase names, or "
         "kind:comm, kind:copy, kind:kernel) K times faster, and print measured, replayed, predicted and Amdahl's "
-        "step times and where Amdahl's saving went (repeatable, each with its own K)",
+        "step times and where Amdahl's saving went (repeatable, each with its own K); with --summary, each rank "
+        "is replayed alone and its arrivals at the collectives kept for the combine (default: WORTHIT_WHAT_IF, "
+        "one target a line)",
     )
     profile.set_defaults(func=cmd_profile)
 
