@@ -275,12 +275,12 @@ def _targets(
         device = 0
         for r, s in enumerate(replayer.schedules):
             base = replayer.op_base[r]
+            # Each distinct name matched once: a trace names a few hundred phases over up to millions of ops.
+            matched = {name for name in set(s.op_name) if fnmatchcase(name.lower(), pattern)} if not by_kind else None
             for i, name in enumerate(s.op_name):
                 g = base + i
-                if replayer.step[g] < 0:
-                    continue
-                hit = s.op_kind[i] == pattern if by_kind else fnmatchcase(name.lower(), pattern)
-                if not hit:
+                hit = s.op_kind[i] == pattern if matched is None else name in matched
+                if not hit or replayer.step[g] < 0:
                     continue
                 phases.add(name)
                 device += s.op_end[i] - s.op_start[i]
@@ -457,7 +457,7 @@ def _span_total(replayer: Replayer, run: Run, rank: int) -> int:
 def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
     """The window of `rank` in `run` at layers 1 and 2: from its fixed start to the end of its device work (device
     time carried from step to step, as a step's savings reach the next one's work)."""
-    return replayer.device_ends(run, rank)[-1] - replayer.windows[rank].lo
+    return replayer.device_end(run, rank) - replayer.windows[rank].lo
 
 
 __all__ = [
