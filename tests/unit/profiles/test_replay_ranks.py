@@ -14,6 +14,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tests.replay_traces import TraceBuilder
 from worthit.rules.profiles.errors import ProfileError
@@ -178,3 +180,68 @@ def test_512_ranks_through_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert (joined["measured_ns"], joined["predicted_ns"]) == (STEP * US, (STEP - 140) * US)
     assert joined["lost_ns"] == {"overlap": 0, "launch": 0, "sync": 0, "ranks": 85 * US}
     assert doc["barrier"]["straggler"] == STRAGGLER
+
+
+def run_of(computes: list[int], transfer: int) -> list[bytes]:
+    """Ranks that each compute ``gemm_r`` for ``computes[r]`` µs from 5, then all-reduce (a transfer of `transfer`
+    after the last rank's compute) and synchronise, two steps each; what a real profiler would record."""
+    last = 5 + max(computes) + transfer
+    out = []
+    for rank, dur in enumerate(computes):
+        b = TraceBuilder(rank=rank, world_size=len(computes))
+        for n, at in ((1, 0), (2, last + 20)):
+            b.launch(at, f"gemm_{rank}", at + 5, dur)
+            b.launch(at + 1, "ncclKernel_AllReduce_RING_LL_Sum_float", at + 5 + dur, last - 5 - dur)
+            b.call("cudaDeviceSynchronize", at + 2, last - 2 + 3)
+            b.step(n, at, at + last + 10)
+        out.append(b.bytes())
+    return out
+
+
+def _joined(traces: list[bytes], targets: list[str]) -> WhatIf:
+    summaries = []
+    for r, data in enumerate(traces):
+        part = rank_what_if(read_schedule(data, f"rank-{r}"), [parse_target(t) for t in targets])
+        summaries.append(decode_summary(encode_summary(summarize(parse_trace(data, f"r{r}"), f"r{r}", None, part))))
+    joined = combine_summary_what_ifs(summaries)
+    assert joined is not None
+    return joined
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(1, 10**6), min_size=2, max_size=8),
+    st.integers(1, 10**6),
+    st.data(),
+)
+@example([1, 10**6], 1, None)
+def test_the_join_is_the_traces_replayed_together_and_never_grows_with_k(
+    computes: list[int], transfer: int, data: st.DataObject | None
+) -> None:
+    """On any run of this shape the summaries' join gives the figures of the traces replayed together (exact at
+    k = 1: the measured step), the losses add up to Amdahl's saving less the replayed one, and a larger k never
+    lengthens the predicted step."""
+    traces = run_of(computes, transfer)
+    rank = 0 if data is None else data.draw(st.integers(0, len(computes) - 1))
+    together_schedules = [read_schedule(t, f"rank-{r}") for r, t in enumerate(traces)]
+    previous = None
+    for k in (1.0, 2.0, 1e6):
+        targets = [f"gemm_{rank}={k:g}"]
+        joined = _joined(traces, targets)
+        together = what_if(together_schedules, [parse_target(t) for t in targets])
+        figures = (joined.measured_ns, joined.replayed_ns, joined.predicted_ns, joined.amdahl_ns, joined.lost_ns)
+        assert figures == (
+            together.measured_ns,
+            together.replayed_ns,
+            together.predicted_ns,
+            together.amdahl_ns,
+            together.lost_ns,
+        )
+        assert joined.replayed_ns == joined.measured_ns
+        lost = joined.lost_ns
+        assert lost.overlap + lost.launch + lost.sync + lost.ranks == (joined.measured_ns - joined.amdahl_ns) - (
+            joined.replayed_ns - joined.predicted_ns
+        )
+        if previous is not None:
+            assert joined.predicted_ns <= previous
+        previous = joined.predicted_ns
