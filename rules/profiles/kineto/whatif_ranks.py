@@ -13,8 +13,9 @@ the first); a collective ends when its last rank arrives, plus its transfer (the
 the ranks: the last rank to arrive waits for no one; divided by k when it is a target); a rank's step ends its own
 replay's tail after its last collective; the run's step is its slowest rank's. At k = 1 the chain gives the measured
 step when the ranks' steps start together and each rank's work between collectives waits on the collective before
-it (as in data-parallel training); work that overlaps a collective keeps its rank-alone timing. One pass over the
-summaries, and memory of one step's collectives across ranks.
+it (as in data-parallel training); work that overlaps a collective keeps its rank-alone timing. Each step is one
+pass over the summaries (time linear in their number), holding beyond them one step's collectives across ranks.
+Making a rank's part holds its schedule's columns, what the replay of its steps needs (`schedule.py`).
 
 The losses: overlap, launch and sync are the rank's where the targets save the most (Amdahl's saving is read
 there, as `whatif.decompose` reads it on several ranks' traces), and ``ranks`` is what is left: that rank's
