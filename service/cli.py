@@ -134,8 +134,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
             return _profile_summaries(args)
         if args.upload:
             return _profile_upload(args)
-        breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
-        joined = _summaries_what_if(args)
+        breakdown = _profile_at_size(args)
+        # PyTorch traces or rank summaries (read at size): summaries made with --what-if carry the run's what-if.
+        joined = _summaries_what_if(args) if breakdown is not None else None
+        if breakdown is None:
+            breakdown = load_profile(args.files, args.format, args.steps)
     except ProfileError as exc:
         print(f"worthit: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -157,6 +160,13 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
 
             out.write("\n" + render_what_if(joined) + "\n")
     return EXIT_PASS
+
+
+def _all_summaries(paths: list[str]) -> bool:
+    from worthit.rules.profiles.kineto import SUMMARY_FORMAT
+    from worthit.service.profiles.ranks import format_of
+
+    return all(Path(path).is_file() and format_of(Path(path)) == SUMMARY_FORMAT for path in paths)
 
 
 def _summaries_what_if(args: argparse.Namespace) -> Any:
@@ -186,6 +196,13 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
         print(f"worthit: --what-if replays PyTorch traces, not --format {args.format}", file=sys.stderr)
         return EXIT_USAGE
     targets = [parse_target(text) for text in args.what_if]
+    if _all_summaries(args.files):
+        print(
+            "worthit: rank summaries carry the what-if they were made with (worthit profile --summary --what-if "
+            "PATTERN=K TRACE -o SUMMARY): combine them without --what-if (worthit profile SUMMARY...)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     steps = parse_steps(args.steps) if args.steps else None
     schedules = []
     for path in args.files:

@@ -245,3 +245,10 @@ def test_the_join_is_the_traces_replayed_together_and_never_grows_with_k(
         if previous is not None:
             assert joined.predicted_ns <= previous
         previous = joined.predicted_ns
+
+
+def test_what_if_on_summaries_says_they_carry_their_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "rank-0.summary.json"
+    path.write_bytes(summary(0, ("gemm=2",), 2))
+    assert main(["profile", "--what-if", "gemm=2", str(path)]) == 2
+    assert "combine them without --what-if" in capsys.readouterr().err
