@@ -120,6 +120,12 @@ def rank_what_if(schedule: Schedule, targets: Sequence[Target], steps: StepRange
         raise WhatIfError(f"expected at most {MAX_TARGETS} what-if targets, got {len(targets)}")
     prepared = prepare([schedule], steps)
     replayer = prepared.replayer
+    if len(replayer.windows[0].steps) > MAX_WHAT_IF_STEPS:
+        raise ProfileError(
+            f"{schedule.file or 'the trace'}: {len(replayer.windows[0].steps):,} steps chosen, more than the "
+            f"{MAX_WHAT_IF_STEPS:,} a summary's what-if holds: choose fewer with --steps",
+            format_expected=_FORMAT,
+        )
     # A target this rank does not run matches nothing here: another rank may run it.
     k, figures = _targets(replayer, targets, strict=False)
     alone = decompose(replayer, k, figures, list(prepared.notes))
