@@ -112,6 +112,10 @@ def make_kernel_trace(path: Path, rows: int) -> None:
             )
 
 
+#: The steps of a generated PyTorch trace (ProfilerStep#5-#9).
+REPLAY_STEPS = 5
+
+
 def make_torch_trace(path: Path, megabytes: float) -> Path:
     """A trace of one training rank of about `megabytes` MB, shaped like the real Kineto files
     (../shared/fixtures/real/pytorch/, tests/kineto_traces.py): five long ProfilerSteps (#5-#9, as after a profiler
@@ -121,7 +125,7 @@ def make_torch_trace(path: Path, megabytes: float) -> Path:
     sys.path.insert(0, str(ROOT))
     from tests.kineto_traces import Shape, layers_for, write
 
-    shape = Shape(steps=5, first_step=5, training=True, correlation_stride=5)
+    shape = Shape(steps=REPLAY_STEPS, first_step=5, training=True, correlation_stride=5)
     layers = layers_for(shape, megabytes)
     # Correlations a step uses: a copy, four GEMM or elementwise launches a layer, a memset, the all-reduce.
     ids_per_step = (4 * layers + 3) * shape.correlation_stride
@@ -209,6 +213,49 @@ def run_replay(where: Path, megabytes: float) -> tuple[float, int, int]:
     size = path.stat().st_size
     path.unlink()
     return elapsed, peak, size
+
+
+# HolisticTraceAnalysis 0.5.0 (the PyPI release) calls ``DataFrame.drop(axis=1, columns=[...])`` in its critical path,
+# which pandas 3 refuses ("Cannot specify both 'axis' and 'index'/'columns'"); pandas 2 let the columns win. The
+# shim below gives HTA pandas 2's reading of that call (the axis ignored when index or columns name what to drop) in
+# its own subprocess alone, so the peer runs on the pandas the bench extra installs, as its load case does.
+HTA_CRITICAL_PATH_SCRIPT = """
+import logging, os, warnings
+logging.disable(logging.WARNING)
+warnings.filterwarnings("ignore")
+import pandas as pd
+_drop = pd.DataFrame.drop
+def _pandas2_drop(self, labels=None, *, axis=0, index=None, columns=None, **kwargs):
+    if index is not None or columns is not None:
+        return _drop(self, labels, index=index, columns=columns, **kwargs)
+    return _drop(self, labels, axis=axis, **kwargs)
+pd.DataFrame.drop = _pandas2_drop
+from hta.trace_analysis import TraceAnalysis
+analysis = TraceAnalysis(trace_dir=os.path.dirname(PATH))
+graph, ok = analysis.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=(0, STEPS - 1))
+assert ok, "critical_path_analysis failed"
+"""
+
+
+def run_replay_vs_hta(where: Path, megabytes: float) -> dict[str, tuple[float, int, int]]:
+    """On one generated trace of `megabytes` MB: worthit's replay (read, order built, five what-ifs) and
+    HolisticTraceAnalysis's load and ``critical_path_analysis`` over the same five steps, each in its own
+    subprocess. Name → (seconds, peak RSS, file bytes); HTA is left out when it fails or runs past HTA_TIMEOUT_S."""
+    path = make_torch_trace(where / "replay-peer" / "rank-0.json", megabytes)
+    size = path.stat().st_size
+    out: dict[str, tuple[float, int, int]] = {}
+    elapsed, _, peak = run_case(REPLAY_CODE, path, False)
+    out["worthit"] = (elapsed, peak, size)
+    try:
+        elapsed, _, peak = run_case(
+            HTA_CRITICAL_PATH_SCRIPT.replace("STEPS", str(REPLAY_STEPS)), path, False, timeout=HTA_TIMEOUT_S
+        )
+        out["HolisticTraceAnalysis"] = (elapsed, peak, size)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        detail = exc.stderr[-300:] if isinstance(exc, subprocess.CalledProcessError) else ""
+        print(f"HolisticTraceAnalysis critical path on {megabytes:g} MB: failed ({type(exc).__name__}) {detail}")
+    path.unlink()
+    return out
 
 
 def replay_real() -> list[tuple[str, int, float]]:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 # rules/profiles/model.py's KINDS, spelled here so that parsing the command line imports no reader (a test holds
 # the two equal).
 PHASE_KINDS = ("kernel", "comm", "copy", "alloc", "api", "cpu_op", "annotation", "other")
+#: With `profile --summary`: what-if targets (PATTERN=K), one a line, when no --what-if is given.
+WHAT_IF_ENV = "WORTHIT_WHAT_IF"
 
 
 def _count(text: str) -> int:
@@ -183,13 +185,17 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     try:
         for path in args.files:  # before any is opened: a FIFO blocks the open, a device never ends
             regular_file(path)
-        if args.what_if:
+        if args.what_if and not args.summary:
             return _profile_what_if(args, out)
         if args.summary:
             return _profile_summaries(args)
         if args.upload:
             return _profile_upload(args)
-        breakdown = _profile_at_size(args) or load_profile(args.files, args.format, args.steps)
+        breakdown = _profile_at_size(args)
+        # PyTorch traces or rank summaries (read at size): summaries made with --what-if carry the run's what-if.
+        joined = _summaries_what_if(args) if breakdown is not None else None
+        if breakdown is None:
+            breakdown = load_profile(args.files, args.format, args.steps)
     except (ProfileError, CannotRun) as exc:
         _say(f"worthit: {exc}")
         return EXIT_USAGE
@@ -197,11 +203,36 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         _say(f"worthit: cannot read {_shown(exc.filename, '-')}: {exc.strerror or exc}")
         return EXIT_USAGE
     if args.json:
-        out.write(_json(breakdown))
+        if joined is None:
+            out.write(_json(breakdown))
+        else:
+            import msgspec
+
+            doc = msgspec.to_builtins(breakdown)
+            doc["what_if"] = msgspec.to_builtins(joined)
+            out.write(_json(doc))
     else:
         top = args.top or None  # 0: every row
         out.write(render_table(breakdown, top=top, kinds=frozenset(args.kind) if args.kind else None) + "\n")
+        if joined is not None:
+            from worthit.rules.profiles.kineto import render_what_if
+
+            out.write("\n" + _lines(render_what_if(joined).split("\n")))
     return EXIT_PASS
+
+
+def _all_summaries(paths: list[str]) -> bool:
+    from worthit.rules.profiles.kineto import SUMMARY_FORMAT
+    from worthit.service.profiles.ranks import format_of
+
+    return all(Path(path).is_file() and format_of(Path(path)) == SUMMARY_FORMAT for path in paths)
+
+
+def _summaries_what_if(args: argparse.Namespace) -> Any:
+    """Rank summaries made with ``--what-if``: the run's what-if joined from them (None otherwise)."""
+    from worthit.service.profiles.ranks import summaries_what_if
+
+    return summaries_what_if(args.files, args.format)
 
 
 def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
@@ -216,13 +247,20 @@ def _profile_what_if(args: argparse.Namespace, out: TextIO) -> int:
         what_if,
     )
 
-    if args.summary or args.upload:
-        _say("worthit: --what-if replays the traces themselves: not with --summary or --upload")
+    if args.upload:
+        _say("worthit: --what-if replays the traces themselves: not with --upload")
         return EXIT_USAGE
     if args.format not in (None, "pytorch_trace"):
         _say(f"worthit: --what-if replays PyTorch traces, not --format {args.format}")
         return EXIT_USAGE
     targets = [parse_target(text) for text in args.what_if]
+    if _all_summaries(args.files):
+        print(
+            "worthit: rank summaries carry the what-if they were made with (worthit profile --summary --what-if "
+            "PATTERN=K TRACE -o SUMMARY): combine them without --what-if (worthit profile SUMMARY...)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     steps = parse_steps(args.steps) if args.steps else None
     schedules = []
     for path in args.files:
@@ -250,7 +288,9 @@ def _profile_summaries(args: argparse.Namespace) -> int:
 
     from worthit.service.profiles.ranks import write_summaries
 
-    written = write_summaries(args.files, args.output, args.steps, jobs=args.jobs, show=not args.json)
+    # The targets from --what-if, else one a line from WORTHIT_WHAT_IF (how the deploy examples pass them through).
+    what_if = args.what_if or [line.strip() for line in os.environ.get(WHAT_IF_ENV, "").splitlines() if line.strip()]
+    written = write_summaries(args.files, args.output, args.steps, jobs=args.jobs, show=not args.json, what_if=what_if)
     if args.json:
         print(json.dumps([str(path) for path in written]))
     else:
@@ -895,7 +935,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATTERN=K",
         help="PyTorch traces: replay the steps with the device ops PATTERN names (a glob over phase names, or "
         "kind:comm, kind:copy, kind:kernel) K times faster, and print measured, replayed, predicted and Amdahl's "
-        "step times and where Amdahl's saving went (repeatable, each with its own K)",
+        "step times and where Amdahl's saving went (repeatable, each with its own K); with --summary, each rank "
+        "is replayed alone and its arrivals at the collectives kept for the combine (default: WORTHIT_WHAT_IF, "
+        "one target a line)",
     )
     profile.set_defaults(func=cmd_profile)
 

@@ -22,12 +22,17 @@ from worthit.rules.profiles.kineto import (
     SUMMARY_FORMAT,
     Builder,
     RankSummary,
+    WhatIf,
     chunks_of,
     combine_summaries,
+    combine_summary_what_ifs,
     decode_summary,
     encode_summary,
     parse_steps,
     parse_stream,
+    parse_target,
+    rank_what_if,
+    read_schedule_stream,
     reduce_batch,
     summarize,
     window,
@@ -44,34 +49,47 @@ def format_of(path: Path) -> str:
         return detect(handle.read(_SNIFF_BYTES))
 
 
-def summary_of(path: str, steps: str | None = None, show: bool = False) -> RankSummary:
-    """One rank's summary from its trace, streamed (a progress bar for a large file on a terminal)."""
+def summary_of(path: str, steps: str | None = None, show: bool = False, what_if: Sequence[str] = ()) -> RankSummary:
+    """One rank's summary from its trace, streamed (a progress bar for a large file on a terminal); with `what_if`
+    targets (``PATTERN=K``), the trace is streamed a second time into its schedule and replayed alone with them
+    faster, so that the combine can join the ranks (`rank_what_if`)."""
     file = Path(path)
     size = file.stat().st_size
+    chosen = parse_steps(steps) if steps is not None else None
+    targets = [parse_target(text) for text in what_if]
     progress = Progress(f"reading {file.name}", size, "bytes", show and size >= SHOW_FROM_BYTES)
     with file.open("rb") as handle:
         parsed = parse_stream(chunks_of(handle), file.name, progress=progress.advance)
     progress.close()
-    return summarize(parsed, file.name, parse_steps(steps) if steps is not None else None)
+    replayed = None
+    if targets:
+        with file.open("rb") as handle:
+            schedule = read_schedule_stream(chunks_of(handle), file.name)
+        replayed = rank_what_if(schedule, targets, chosen)
+        del schedule
+    return summarize(parsed, file.name, chosen, replayed)
 
 
-def _map_one(task: tuple[str, str | None]) -> tuple[bytes | None, str | None]:
+def _map_one(task: tuple[str, str | None, tuple[str, ...]]) -> tuple[bytes | None, str | None]:
     """In a worker: the summary as JSON, or the error's sentence (sent back as text: it names the file)."""
-    path, steps = task
+    path, steps, what_if = task
     try:
-        return encode_summary(summary_of(path, steps)), None
+        return encode_summary(summary_of(path, steps, what_if=what_if)), None
     except (ProfileError, OSError) as exc:
         return None, str(exc) if isinstance(exc, ProfileError) else f"cannot read {path}: {exc.strerror}"
 
 
-def map_summaries(paths: Sequence[str], steps: str | None, jobs: int, show: bool = True) -> list[RankSummary]:
-    """Each trace's summary, `jobs` traces at a time in as many processes (one: in this process)."""
+def map_summaries(
+    paths: Sequence[str], steps: str | None, jobs: int, show: bool = True, what_if: Sequence[str] = ()
+) -> list[RankSummary]:
+    """Each trace's summary (with the `what_if` targets replayed on it), `jobs` traces at a time in as many
+    processes (one: in this process)."""
     progress = Progress("ranks", len(paths), "ranks", show and len(paths) > 1)
     out: list[RankSummary] = []
-    tasks = [(path, steps) for path in paths]
+    tasks = [(path, steps, tuple(what_if)) for path in paths]
     if jobs <= 1 or len(paths) == 1:
         for path in paths:
-            out.append(summary_of(path, steps, show and len(paths) == 1))
+            out.append(summary_of(path, steps, show and len(paths) == 1, what_if))
             progress.advance()
     else:
         with multiprocessing.get_context("spawn").Pool(min(jobs, len(paths))) as pool:
@@ -86,6 +104,16 @@ def map_summaries(paths: Sequence[str], steps: str | None, jobs: int, show: bool
 
 def read_summaries(paths: Sequence[str]) -> list[RankSummary]:
     return [decode_summary(Path(path).read_bytes(), Path(path).name) for path in paths]
+
+
+def summaries_what_if(paths: Sequence[str], format: str | None) -> WhatIf | None:
+    """The run's what-if joined from rank summaries made with ``--what-if`` (None: the files are not summaries, or
+    none carries a what-if)."""
+    if format not in (None, SUMMARY_FORMAT):
+        return None
+    if any(format_of(Path(path)) != SUMMARY_FORMAT for path in paths):
+        return None
+    return combine_summary_what_ifs(read_summaries(paths))
 
 
 def load_run(
@@ -123,10 +151,17 @@ def _reduce_in(pool: ProcessPoolExecutor, events: bytes) -> Future[Builder | Non
 
 
 def write_summaries(
-    paths: Sequence[str], output: str | None, steps: str | None, *, jobs: int = 1, show: bool = True
+    paths: Sequence[str],
+    output: str | None,
+    steps: str | None,
+    *,
+    jobs: int = 1,
+    show: bool = True,
+    what_if: Sequence[str] = (),
 ) -> list[Path]:
     """Each trace's summary written: to `output` (a file) for one trace, into `output` (a folder) for several, as
-    ``NAME.summary.json`` (NAME the trace's name less ``.json``/``.json.gz``/``.pt.trace.json``)."""
+    ``NAME.summary.json`` (NAME the trace's name less ``.json``/``.json.gz``/``.pt.trace.json``); with the
+    `what_if` targets (``PATTERN=K``) each rank is replayed alone with them faster."""
     if output is None:
         raise ProfileError("expected -o/--output: the summary's file (one trace) or folder (several)")
     out = Path(output)
@@ -137,7 +172,7 @@ def write_summaries(
         targets = [out]
     if len(set(targets)) != len(targets):
         raise ProfileError("two traces have the same name: their summaries would overwrite each other")
-    for target, summary in zip(targets, map_summaries(paths, steps, jobs, show), strict=True):
+    for target, summary in zip(targets, map_summaries(paths, steps, jobs, show, what_if), strict=True):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(encode_summary(summary))
     return targets
@@ -178,6 +213,7 @@ __all__ = [
     "load_run",
     "map_summaries",
     "read_summaries",
+    "summaries_what_if",
     "summary_of",
     "upload_summaries",
     "write_summaries",

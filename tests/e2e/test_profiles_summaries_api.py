@@ -49,13 +49,13 @@ def test_summaries_are_stored_as_the_run_their_traces_make(
         assert one.status_code == 201, one.text
 
         newer = msgspec.json.decode(summaries[0])
-        newer["version"] = 2
+        newer["version"] = 3
         for response in (
             client.post("/v1/profiles", content=msgspec.json.encode(newer)),
             client.post("/v1/profiles/summaries", json=[newer, msgspec.json.decode(summaries[1])]),
         ):
             assert response.status_code == 422, response.text
-            assert "version 2; this worthit reads version 1 only" in response.json()["detail"]
+            assert "version 3; this worthit reads version 1, 2 only" in response.json()["detail"]
 
 
 @functools.cache

@@ -1,6 +1,8 @@
 """deploy/k8s/rank-summaries (an Indexed Job mapping each rank's trace to its summary, then a Job combining them)
 and deploy/slurm (the same as an array job): validated as the rest of deploy/k8s is, and their commands run as
-written — map then combine — on a generated run, giving the run's figures read from the raw traces."""
+written — map then combine — on a generated run, giving the run's figures read from the raw traces, and with
+what-if targets passed through (the pod's WORTHIT_WHAT_IF, the array job's arguments), the run's what-if joined
+from the ranks' summaries: the one replaying the raw traces together gives."""
 
 from __future__ import annotations
 
@@ -18,12 +20,14 @@ from tests.conftest import ROOT
 from tests.integration.test_deploy_manifests import APP_UID, DEPLOY, _containers, _kustomize, _validate_kubernetes
 from tests.unit.profiles.test_profiles_summary import run_traces
 from worthit.rules.profiles import combine
-from worthit.service.cli import main
+from worthit.rules.profiles.kineto import parse_target, read_schedule, what_if
+from worthit.service.cli import WHAT_IF_ENV, main
 
 JOBS = DEPLOY / "k8s" / "rank-summaries"
 SLURM = DEPLOY / "slurm"
 BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
 RANKS = 4
+TARGET = "ampere*=2"
 
 
 def _resources() -> list[dict[str, Any]]:
@@ -45,6 +49,17 @@ def _generated_run(root: Path) -> list[bytes]:
 
 def _expected(traces: list[bytes]) -> Any:
     return msgspec.to_builtins(combine(traces, names=[f"rank-{r}.json.gz" for r in range(RANKS)]))
+
+
+def _check_what_if(joined: Any, traces: list[bytes]) -> None:
+    """The joined what-if's figures are those of the raw traces replayed together."""
+    together = what_if(
+        [read_schedule(data, f"rank-{r}.json.gz") for r, data in enumerate(traces)], [parse_target(TARGET)]
+    )
+    figures = ("measured_ns", "replayed_ns", "predicted_ns", "amdahl_ns")
+    assert [joined[f] for f in figures] == [getattr(together, f) for f in figures]
+    assert joined["lost_ns"] == msgspec.to_builtins(together.lost_ns)
+    assert joined["targets"][0]["pattern"] == "ampere*"
 
 
 def test_the_jobs_validate_and_the_kustomization_lists_them() -> None:
@@ -83,6 +98,24 @@ def test_the_indexed_job_maps_each_rank_and_the_final_job_combines(tmp_path: Pat
     assert combined["barrier"]["straggler"] == 2
 
 
+def test_the_indexed_job_passes_what_if_targets_through(tmp_path: Path, monkeypatch: Any) -> None:
+    traces = _generated_run(tmp_path)
+    (container,) = _job("rank-summaries")["spec"]["template"]["spec"]["containers"]
+    (variable,) = [e for e in container["env"] if e["name"] == WHAT_IF_ENV]
+    assert variable["value"] == ""  # none unless the run asks
+    monkeypatch.setenv(WHAT_IF_ENV, TARGET + "\n")
+    for rank in range(RANKS):
+        args = [a.replace("$(RANK)", str(rank)).replace("/data", str(tmp_path)) for a in container["args"]]
+        assert main(args) == 0
+    (combine_container,) = _job("combine-run")["spec"]["template"]["spec"]["containers"]
+    script = combine_container["args"][0].replace("/data", str(tmp_path))
+    line = next(line for line in script.splitlines() if line.startswith("worthit "))
+    subprocess.run(["sh", "-c", f"set -e; PATH={shlex.quote(str(BIN))}:$PATH; {line}"], check=True)
+    combined = msgspec.json.decode((tmp_path / "summaries" / "run.json").read_bytes())
+    _check_what_if(combined.pop("what_if"), traces)
+    assert combined == _expected(traces)
+
+
 def test_the_slurm_array_maps_each_rank_and_the_dependent_job_combines(tmp_path: Path) -> None:
     traces = _generated_run(tmp_path)
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
@@ -95,4 +128,21 @@ def test_the_slurm_array_maps_each_rank_and_the_dependent_job_combines(tmp_path:
         )
     subprocess.run(["bash", str(SLURM / "combine-run.sbatch"), str(tmp_path)], env=env, check=True)
     combined = msgspec.json.decode((tmp_path / "summaries" / "run.json").read_bytes())
+    assert combined == _expected(traces)
+
+
+def test_the_slurm_array_passes_what_if_targets_through(tmp_path: Path) -> None:
+    traces = _generated_run(tmp_path)
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    env.pop("WORTHIT_URL", None)
+    env.pop(WHAT_IF_ENV, None)
+    for rank in range(RANKS):
+        subprocess.run(
+            ["bash", str(SLURM / "rank-summaries.sbatch"), str(tmp_path), TARGET],
+            env={**env, "SLURM_ARRAY_TASK_ID": str(rank)},
+            check=True,
+        )
+    subprocess.run(["bash", str(SLURM / "combine-run.sbatch"), str(tmp_path)], env=env, check=True)
+    combined = msgspec.json.decode((tmp_path / "summaries" / "run.json").read_bytes())
+    _check_what_if(combined.pop("what_if"), traces)
     assert combined == _expected(traces)

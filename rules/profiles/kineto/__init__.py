@@ -27,6 +27,7 @@ from worthit.rules.profiles.kineto.summary import (
     SUMMARY_FORMAT,
     RankSummary,
     combine_summaries,
+    combine_summary_what_ifs,
     decode_summary,
     encode_summary,
     summarize,
@@ -41,6 +42,7 @@ from worthit.rules.profiles.kineto.whatif import (
     render_what_if,
     what_if,
 )
+from worthit.rules.profiles.kineto.whatif_ranks import RankWhatIf, combine_what_if, rank_what_if
 from worthit.rules.profiles.model import Breakdown, share
 
 
@@ -89,6 +91,7 @@ __all__ = [
     "Builder",
     "Prepared",
     "RankSummary",
+    "RankWhatIf",
     "Schedule",
     "StepRange",
     "Target",
@@ -98,6 +101,8 @@ __all__ = [
     "check_same_run",
     "chunks_of",
     "combine_summaries",
+    "combine_summary_what_ifs",
+    "combine_what_if",
     "decode_summary",
     "encode_summary",
     "looks_like",
@@ -105,6 +110,7 @@ __all__ = [
     "parse_stream",
     "parse_target",
     "prepare",
+    "rank_what_if",
     "read",
     "read_run",
     "read_schedule",

@@ -88,6 +88,7 @@ class Replayer:
             self._join()
         self.order = self._order()
         self._unchanged: dict[tuple[int, bool], Run] = {}
+        self._in_window: dict[int, array[int]] = {}  # rank → its ops launched in its window
 
     # -- what each node depends on, in global indices --------------------------------------------------------------
 
@@ -96,12 +97,14 @@ class Replayer:
         self.rank = array("q", [0]) * n
         self.rec_start = array("q", [0]) * n
         self.rec_end = array("q", [0]) * n
+        self.duration = array("q", [0]) * n
         self.prev = array("q", [-1]) * n
         self.launch_at = array("q", [NEG]) * n  # recorded start of the launch call + the op's launch latency
         self.source = array("q", [-1]) * n  # the blocking call whose shift moves the launch call, -1 none
         self.fixed = bytearray(n)  # launched before the window: kept at its recorded times
         self.step = array("q", [-1]) * n  # index of the window's step the op was launched in, -1 outside
         self.events: dict[int, list[int]] = {}
+        self.has_events = bytearray(n)  # 1 where `events` holds the op: the pass tests a byte, not a dict
         self.res_device = array("q", [0]) * n  # residual against stream and events only (DEVICE)
         self.res_full = array("q", [0]) * n  # residual against stream, events and launch (HOST, RANKS)
         self.anchor1 = bytearray(n)  # no dependency at layer 1: starts at its recorded time
@@ -139,6 +142,7 @@ class Replayer:
                 self.rank[g] = r
                 start, end = s.op_start[i], s.op_end[i]
                 self.rec_start[g], self.rec_end[g] = start, end
+                self.duration[g] = end - start
                 p = s.op_prev[i]
                 bound = NEG
                 if p >= 0:
@@ -147,6 +151,7 @@ class Replayer:
                 deps = s.op_events.get(i)
                 if deps:
                     self.events[g] = [base + j for j in deps]
+                    self.has_events[g] = 1
                     bound = max(bound, max(s.op_end[j] for j in deps))
                 c = s.op_call[i]
                 launched = s.call_start[c] if c >= 0 else start
@@ -309,7 +314,13 @@ class Replayer:
         end = array("q", rec_end)
         block_end = array("q", self.b_rec_end)
         shift = array("q", [0]) * nb
-        prev, events, launch_at, source = self.prev, self.events, self.launch_at, self.source
+        prev, launch_at, source = self.prev, self.launch_at, self.source
+        events, has_events = self.events, self.has_events
+        # Each op's duration in this replay, the targets' divided by their k: no lookup of k an op in the pass.
+        duration_of = array("q", self.duration)
+        for g, faster in k.items():
+            duration_of[g] = scaled(duration_of[g], faster)
+        host = layer >= HOST
         fixed, b_fixed = self.fixed, self.b_fixed
         res = self.res_device if layer == DEVICE else self.res_full
         anchor = self.anchor1 if layer == DEVICE else self.anchor2
@@ -334,12 +345,11 @@ class Replayer:
                     p = prev[v]
                     if p >= 0:
                         t = end[p]
-                    deps = events.get(v)
-                    if deps is not None:
-                        for j in deps:
+                    if has_events[v]:
+                        for j in events[v]:
                             if end[j] > t:
                                 t = end[j]
-                    if layer >= HOST and launch_at[v] != NEG:
+                    if host and launch_at[v] != NEG:
                         src = source[v]
                         at = launch_at[v] + (shift[src] if src >= 0 else 0)
                         if at > t:
@@ -347,9 +357,7 @@ class Replayer:
                     if residuals:
                         t += res[v]
                 start[v] = t
-                factor = k.get(v)
-                duration = rec_end[v] - rec_start[v]
-                end[v] = t + (duration if factor is None else scaled(duration, factor))
+                end[v] = t + duration_of[v]
             elif v < group_base:
                 b = v - n
                 if b_fixed[b] or layer < HOST:
@@ -396,6 +404,19 @@ class Replayer:
             (self.host_time(run, rank, st.thread, st.start), self.host_time(run, rank, st.thread, st.end))
             for st in self.windows[rank].steps
         ]
+
+    def device_end(self, run: Run, rank: int) -> int:
+        """The latest end of the device work `rank` launched in its window (its window's start when none): the last
+        of `device_ends`, read from the ops in the window alone."""
+        window = self._in_window.get(rank)
+        if window is None:
+            base = self.op_base[rank]
+            step = self.step
+            window = self._in_window[rank] = array(
+                "q", (g for g in range(base, base + len(self.schedules[rank].op_start)) if step[g] >= 0)
+            )
+        end = run.end
+        return max(self.windows[rank].lo, max(map(end.__getitem__, window), default=NEG))
 
     def device_ends(self, run: Run, rank: int) -> list[int]:
         """Per step of `rank`'s window, the latest end of the device work launched in it or in an earlier step."""

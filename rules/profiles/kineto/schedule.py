@@ -478,8 +478,9 @@ def _build(raw: _Raw, info: _Info | None) -> Schedule:
     graph_calls = sum(1 for c in more_ops if "Graph" in s.call_name[c])
     _latency(s)
     _steps(s, raw, raw.thread_keys)
-    _blocking(s, raw, own_ops, calls, call_corr, odd_calls)
-    _events(s, raw, calls)
+    launched = _Launched(s)
+    _blocking(s, raw, own_ops, calls, call_corr, odd_calls, launched)
+    _events(s, raw, calls, launched)
     _notes(s, n_ops, graph_calls)
     return s
 
@@ -560,10 +561,15 @@ class _Launched:
 
 
 def _blocking(
-    s: Schedule, raw: _Raw, own_ops: _Launches, calls: _Correlations, call_corr: array[int], odd: dict[int, Any]
+    s: Schedule,
+    raw: _Raw,
+    own_ops: _Launches,
+    calls: _Correlations,
+    call_corr: array[int],
+    odd: dict[int, Any],
+    launched: _Launched,
 ) -> None:
     """Which calls block, and what each waits on (from its ``cuda_sync`` event, else inferred)."""
-    launched = _Launched(s)
     blocks: list[tuple[int, int, list[int]]] = []  # (call, kind, waits)
     pageable = s.op_pageable_d2h
     for c, name in enumerate(s.call_name):
@@ -660,10 +666,9 @@ def _inferred_wait(s: Schedule, launched: _Launched, c: int) -> list[int]:
     return [chosen] if chosen >= 0 else []
 
 
-def _events(s: Schedule, raw: _Raw, calls: _Correlations) -> None:
+def _events(s: Schedule, raw: _Raw, calls: _Correlations, launched: _Launched) -> None:
     """Event edges between streams: from ``cuda_sync`` stream-wait events, else inferred where the trace waits on
     events (it calls ``cudaStreamWaitEvent``) and an op's start is explained by nothing but another stream's end."""
-    launched = _Launched(s)
     unresolved = 0
     for corr, sync in raw.syncs.items():
         if "wait" not in _sync_kind(sync) or "event" not in _sync_kind(sync):

@@ -11,7 +11,10 @@ half-read. Version 1 holds the rank's identity (``distributedInfo`` rank and wor
 from), its time span (to check that ranks are one run), the steps selected (``steps``: a range, or null for all
 but the last), the rank's breakdown over them (phases, device activity by kind, notes) and every selected step's
 figures (device work by kind, per-phase unions, host duration; collectives are kind ``comm``, so each step's
-collective time is its ``activity.comm_ns``).
+collective time is its ``activity.comm_ns``). Version 2 adds the optional ``what_if``: the rank replayed alone with
+the targets of ``--what-if`` faster, each selected step's arrival at each collective before and after
+(`whatif_ranks.RankWhatIf`, with its own layout number), which `combine_what_if` joins across the ranks; a version 1
+summary reads as one without it.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from worthit.rules.profiles.errors import ProfileError
 from worthit.rules.profiles.kineto.distributed import RankPart, rank_part, run_of
 from worthit.rules.profiles.kineto.parse import Parsed
 from worthit.rules.profiles.kineto.steps import StepRange
+from worthit.rules.profiles.kineto.whatif import WhatIf
+from worthit.rules.profiles.kineto.whatif_ranks import RankOf, RankWhatIf, combine_what_if
 from worthit.rules.profiles.model import Breakdown, StepFigures
 
 SUMMARY_FORMAT: Final = "worthit-rank-summary"
-VERSION = 1
+VERSION = 2
 #: Versions this reader reads.
-READS = (1,)
+READS = (1, 2)
 #: At most this many summaries combined at once: ranks of one run.
 MAX_SUMMARY_RANKS = 4096
 #: At most this many step figures in one summary (a trace's selected steps).
@@ -41,19 +46,21 @@ _SNIFF = re.compile(rb'"format"\s*:\s*"worthit-rank-summary"')
 
 
 class RankSummary(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """One rank of a distributed PyTorch run, summarised (format ``worthit-rank-summary``, version 1).
+    """One rank of a distributed PyTorch run, summarised (format ``worthit-rank-summary``, version 2).
 
     `file`: the trace it was made from. `rank`, `world_size`: the trace's ``distributedInfo`` (null when it had
     none: the rank is then the summary's place among those combined). `start_ns`, `end_ns`: first start and last
     end of everything recorded. `steps`: the ``ProfilerStep#N`` range selected (``2:5``; null: all but the last,
     incomplete step). `note`: why steps were left out, when they were. `breakdown`: the rank's breakdown over the
     selected steps. `step_figures`: every selected step's figures (device activity by kind — compute, comm,
-    overlap, copies, idle — per-phase unions and host duration).
+    overlap, copies, idle — per-phase unions and host duration). `what_if`: with ``--what-if``, the rank replayed
+    alone with the targets faster and its arrivals at each collective (null without).
     """
 
     format: Literal["worthit-rank-summary"] = SUMMARY_FORMAT
     version: int = VERSION
-    """The layout's version: 1. Readers refuse a version they do not read (`READS`), saying which they read."""
+    """The layout's version: 2 (1 has no `what_if`). Readers refuse a version they do not read (`READS`), saying
+    which they read."""
     file: str
     rank: int | None
     world_size: int | None
@@ -63,6 +70,7 @@ class RankSummary(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     note: str | None
     breakdown: Breakdown
     step_figures: list[StepFigures]
+    what_if: RankWhatIf | None = None
 
 
 class _Header(msgspec.Struct):
@@ -75,8 +83,11 @@ def looks_like_summary(data: bytes) -> bool:
     return _SNIFF.search(data[:4096]) is not None
 
 
-def summarize(parsed: Parsed, file: str, steps: StepRange | None = None) -> RankSummary:
-    """The summary of one rank's parsed trace over `steps` (None: all but the last step)."""
+def summarize(
+    parsed: Parsed, file: str, steps: StepRange | None = None, what_if: RankWhatIf | None = None
+) -> RankSummary:
+    """The summary of one rank's parsed trace over `steps` (None: all but the last step), with the rank's
+    `what_if` (`whatif_ranks.rank_what_if`) when one was asked for."""
     part = rank_part(parsed, file, steps)
     return RankSummary(
         file=part.file,
@@ -88,6 +99,7 @@ def summarize(parsed: Parsed, file: str, steps: StepRange | None = None) -> Rank
         note=part.note,
         breakdown=part.breakdown,
         step_figures=part.steps,
+        what_if=what_if,
     )
 
 
@@ -166,6 +178,16 @@ def combine_summaries(summaries: list[RankSummary], steps: StepRange | None = No
     return run_of([_part(s) for s in summaries])
 
 
+def combine_summary_what_ifs(summaries: list[RankSummary]) -> WhatIf | None:
+    """The run's what-if joined from its summaries' (`whatif_ranks.combine_what_if`); None when no summary carries
+    one, ProfileError when only some do or they were made for different targets or steps."""
+    if all(s.what_if is None for s in summaries):
+        return None
+    return combine_what_if(
+        [RankOf(who=f"rank {s.rank}" if s.rank is not None else s.file, what_if=s.what_if) for s in summaries]
+    )
+
+
 def _part(s: RankSummary) -> RankPart:
     return RankPart(
         file=s.file,
@@ -189,6 +211,7 @@ __all__ = [
     "RankSummary",
     "check_version",
     "combine_summaries",
+    "combine_summary_what_ifs",
     "decode_summary",
     "encode_summary",
     "looks_like_summary",

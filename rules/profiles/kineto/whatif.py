@@ -265,7 +265,11 @@ def _who(s: Schedule) -> str:
     return f"rank {s.rank}" if s.rank is not None else s.file
 
 
-def _targets(replayer: Replayer, targets: Sequence[Target]) -> tuple[dict[int, float], list[TargetFigures]]:
+def _targets(
+    replayer: Replayer, targets: Sequence[Target], *, strict: bool = True
+) -> tuple[dict[int, float], list[TargetFigures]]:
+    """Global op → its k, and each target's figures; ProfileError for a target matching nothing when `strict` (a
+    rank of a run replayed alone may not run the target, which another rank does)."""
     k: dict[int, float] = {}
     figures: list[TargetFigures] = []
     for target in targets:
@@ -274,17 +278,17 @@ def _targets(replayer: Replayer, targets: Sequence[Target]) -> tuple[dict[int, f
         device = 0
         for r, s in enumerate(replayer.schedules):
             base = replayer.op_base[r]
+            # Each distinct name matched once: a trace names a few hundred phases over up to millions of ops.
+            matched = {name for name in set(s.op_name) if fnmatchcase(name.lower(), pattern)} if not by_kind else None
             for i, name in enumerate(s.op_name):
                 g = base + i
-                if replayer.step[g] < 0:
-                    continue
-                hit = s.op_kind[i] == pattern if by_kind else fnmatchcase(name.lower(), pattern)
-                if not hit:
+                hit = s.op_kind[i] == pattern if matched is None else name in matched
+                if not hit or replayer.step[g] < 0:
                     continue
                 phases.add(name)
                 device += s.op_end[i] - s.op_start[i]
                 k.setdefault(g, target.k)
-        if not phases:
+        if not phases and strict:
             names = _largest_names(replayer)
             raise WhatIfError(
                 f"expected {target.pattern!r} to match device work in the chosen steps, none matches; the largest "
@@ -457,7 +461,7 @@ def _span_total(replayer: Replayer, run: Run, rank: int) -> int:
 def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
     """The window of `rank` in `run` at layers 1 and 2: from its fixed start to the end of its device work (device
     time carried from step to step, as a step's savings reach the next one's work)."""
-    return replayer.device_ends(run, rank)[-1] - replayer.windows[rank].lo
+    return replayer.device_end(run, rank) - replayer.windows[rank].lo
 
 
 __all__ = [

@@ -127,8 +127,8 @@ def test_generated_runs_combine_to_the_reference_and_the_planted_straggler(ranks
 def test_versions_and_mixtures_are_refused_with_a_sentence() -> None:
     traces = run_traces(2, 1)
     summary = msgspec.json.decode(summary_bytes(traces[0], "rank-0.json"))
-    summary["version"] = 2
-    with pytest.raises(ProfileError, match=r"version 2; this worthit reads version 1 only"):
+    summary["version"] = 3
+    with pytest.raises(ProfileError, match=r"version 3; this worthit reads version 1, 2 only"):
         read_any(msgspec.json.encode(summary))
     summary["version"] = 1
     summary["format"] = "something-else"
