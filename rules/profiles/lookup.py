@@ -6,7 +6,7 @@ import fnmatch
 
 from worthit.rules.profiles.errors import PhaseNotFoundError
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
-from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, cut_head, short_name
+from worthit.rules.profiles.naming import UNNAMED, cut_digest, cut_head, name_digest, short_name
 
 MAX_CANDIDATES = 10
 GLOB_WORK = 10_000_000
@@ -53,22 +53,23 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
 
 
 def exact_phase(phases: list[Phase], name: str) -> Phase | None:
-    """The phase `name` names exactly: its whole name, else its display name (`short_name`) when one phase has it.
+    """The phase `name` names exactly: its whole name, else a name cut by `short_name` at any width (``head… [digest]``,
+    as the reports print it, their narrower table columns included) when one phase begins as the cut does and has
+    that digest.
 
-    Only a name longer than `DISPLAY_MAX` is shown cut, so only those that begin as the cut name does are digested:
-    the display name of a kernel is found among 512 ranks' phases without hashing every stored name."""
+    Only names that begin as the cut name does are digested: the display name of a kernel is found among 512 ranks'
+    phases without hashing every stored name."""
     for phase in phases:
         if phase.name == name:
             return phase
     if name == UNNAMED:
         shown = [p for p in phases if not p.name]
     else:
-        head = cut_head(name)
-        if head is None:
+        head, digest = cut_head(name), cut_digest(name)
+        if head is None or digest is None:
             return None
-        shown = [
-            p for p in phases if len(p.name) > DISPLAY_MAX and p.name.startswith(head) and short_name(p.name) == name
-        ]
+        begun = (p for p in phases if len(p.name) > len(head) and p.name.startswith(head))
+        shown = [p for p in begun if name_digest(p.name) == digest]
     return shown[0] if len(shown) == 1 else None
 
 

@@ -94,14 +94,24 @@ def short_name(name: str, limit: int = DISPLAY_MAX) -> str:
         return UNNAMED
     if len(name) <= limit:
         return name
+    digest = name_digest(name)
+    return f"{name[: limit - len(digest) - 4]}… [{digest}]"
+
+
+def name_digest(name: str) -> str:
+    """The digest `short_name` shows in brackets after a cut name: of the whole name, or the one a stored cut kept."""
     # Only a stored cut is exactly STORED_NAME_MAX long: a longer name ending in "… [digest]" is a whole one, and
     # taking its tail on trust would let two wholes with one head and one forged tail share a name.
     cut = _CUT.search(name) if len(name) == STORED_NAME_MAX else None
     if cut is not None:
-        digest = cut.group(1)
-    else:
-        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
-    return f"{name[: limit - len(digest) - 4]}… [{digest}]"
+        return cut.group(1)
+    return hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=_HASH_LEN // 2).hexdigest()
+
+
+def cut_digest(name: str) -> str | None:
+    """The digest a name cut by `short_name` (at any width) ends with, None for a name not cut."""
+    cut = _CUT.search(name)
+    return None if cut is None else cut.group(1)
 
 
 def cut_head(name: str) -> str | None:
@@ -116,7 +126,9 @@ __all__ = [
     "UNNAMED",
     "api_kind",
     "copy_name",
+    "cut_digest",
     "cut_head",
     "is_input_op",
+    "name_digest",
     "short_name",
 ]

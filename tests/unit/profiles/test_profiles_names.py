@@ -143,3 +143,26 @@ def test_a_whole_name_ending_like_a_cut_one_is_digested_not_taken_at_its_word() 
     assert short_name(first, STORED_NAME_MAX) != short_name(second, STORED_NAME_MAX)
     assert short_name(first) != short_name(second)
     assert short_name(first, STORED_NAME_MAX).endswith(f"… [{blake(first, 16)}]")
+
+
+# Two instantiations of one template that differ only past any column a table gives the name.
+TEMPLATE = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<" + "c10::Half, " * 12
+TWINS = (TEMPLATE + "float>>(int, at::native::FillFunctor<float>)", TEMPLATE + "double>>(int)")
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 200])
+def test_a_name_as_a_table_cuts_it_names_its_phase(width: int) -> None:
+    """What `worthit profile` prints in a narrow name column (`head… [digest]`) is a target: the phase whose name
+    begins as the cut does and whose whole name has that digest, never its twin with the same head."""
+    phases = [
+        Phase(name=name, kind="kernel", total_ns=1_000 * (i + 1), calls=1, share_of_device=None, share_of_wall=None)
+        for i, name in enumerate(TWINS)
+    ]
+    for name in TWINS:
+        digest = hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
+        printed = f"{name[: width - 16 - 4]}… [{digest}]"
+        assert printed == short_name(name, width)
+        found = exact_phase(phases, printed)
+        assert found is not None
+        assert found.name == name
+    assert exact_phase(phases, f"{TEMPLATE[:30]}… [{'0' * 16}]") is None  # a digest no phase has
