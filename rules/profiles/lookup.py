@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import math
+from collections.abc import Iterable
+
+import msgspec
 
 from worthit.rules.profiles.errors import PhaseNotFoundError
 from worthit.rules.profiles.model import Breakdown, Phase, largest_first
@@ -50,6 +54,40 @@ def find_phase(breakdown: Breakdown, pattern: str) -> Phase:
     raise PhaseNotFoundError(
         pattern, _names(largest_first(breakdown.phases)), ambiguous=False, folded=[p.name for p in folded]
     )
+
+
+def family(breakdown: Breakdown, pattern: str) -> Breakdown:
+    """`breakdown` with the phases a glob `pattern` matches (case-insensitively, two or more, of one kind, none an
+    inclusive total) merged into one phase named `pattern`: a family of kernels (``*implicit_convolve_sgemm*``, every
+    instantiation of one template) targeted as one. Their times and shares are added, which is their union for
+    kernels of one stream (they never overlap there) and at most that much for several streams. Unchanged when the
+    pattern is no glob, matches fewer than two phases or mixes kinds, and for a run of several ranks (a family there
+    is each rank's own)."""
+    needle = pattern.strip().lower()
+    if not (_GLOB & set(needle)) or breakdown.ranks or exact_phase(breakdown.phases, pattern) is not None:
+        return breakdown
+    check_glob_work(pattern, breakdown.phases, sum(len(p.name) for p in breakdown.phases))
+    members = [p for p in breakdown.phases if fnmatch.fnmatchcase(p.name.lower(), needle)]
+    if len(members) < 2 or len({p.kind for p in members}) > 1 or any(p.inclusive for p in members):
+        return breakdown
+    merged = Phase(
+        name=pattern,
+        kind=members[0].kind,
+        total_ns=sum(p.total_ns for p in members),
+        calls=sum(p.calls for p in members),
+        share_of_device=_added(p.share_of_device for p in members),
+        share_of_wall=_added(p.share_of_wall for p in members),
+        share_of_compute=_added(p.share_of_compute for p in members),
+    )
+    kept = [p for p in breakdown.phases if p not in members]
+    note = f"`{pattern}` names {len(members)} phases together, their times added: {', '.join(_names(members))}"
+    return msgspec.structs.replace(breakdown, phases=largest_first([merged, *kept]), notes=[*breakdown.notes, note])
+
+
+def _added(shares: Iterable[float | None]) -> float | None:
+    """The sum of shares that are all known, at most the whole; None when one is not."""
+    known = list(shares)
+    return None if any(share is None for share in known) else min(math.fsum(known), 1.0)  # type: ignore[arg-type]
 
 
 def exact_phase(phases: list[Phase], name: str) -> Phase | None:

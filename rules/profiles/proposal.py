@@ -38,7 +38,7 @@ from worthit.rules.profiles.fold import MAX_PHASES, rest_name
 from worthit.rules.profiles.kineto import FORMAT as TORCH_FORMAT
 from worthit.rules.profiles.kineto import Schedule, Target, WhatIf, parse_steps, what_if
 from worthit.rules.profiles.kineto.whatif import MAX_K
-from worthit.rules.profiles.lookup import check_glob_work, exact_phase, find_phase
+from worthit.rules.profiles.lookup import check_glob_work, exact_phase, family, find_phase
 from worthit.rules.profiles.model import Activity, BarrierFigures, Breakdown, Kind, Phase, RankFigures, StepFigures
 from worthit.rules.profiles.naming import DISPLAY_MAX, UNNAMED, short_name
 from worthit.rules.profiles.stored_steps import of_steps, select_steps
@@ -277,12 +277,15 @@ def replayed(
     for name, k in [(proposal.target or "", proposal.k), *((x.name, x.k) for x in proposal.more_targets or ())]:
         if why is not None:
             break
-        phase = _phase_named(breakdown, name)
+        named = family(breakdown, name)
+        phase = _phase_named(named, name)
         if phase is None:
             why = f"`{short_name(name, MAX_NAME)}` names no single phase of one rank"
             break
         factor = MAX_K if isinstance(k, str) else min(float(k), MAX_K) if not isinstance(k, Range) else 1.0
-        targets.append(Target(pattern=_literal(phase.name), k=factor))
+        # A family is its glob: the replay speeds up every phase it matches, as the measurement added them.
+        pattern = name if named is not breakdown and phase.name == name else _literal(phase.name)
+        targets.append(Target(pattern=pattern, k=factor))
     if why is None:
         try:
             chosen = proposal.steps or steps
@@ -362,6 +365,7 @@ def _measured(proposal: Proposal, breakdown: Breakdown) -> Proposal:
             raise InvalidInput(f"Expected `steps` the profile holds: {exc.detail}", "/steps") from exc
     if breakdown.barrier is not None and breakdown.ranks:
         return _distributed(proposal, proposal.target, breakdown, breakdown.barrier)
+    breakdown = family(breakdown, proposal.target)
     try:
         phase = find_phase(breakdown, proposal.target)
     except PhaseNotFoundError as exc:
