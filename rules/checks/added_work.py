@@ -88,7 +88,11 @@ def check(ctx: Context) -> Draft | None:
     added = ctx.proposal.added_work
     if added is None:
         return None
-    k, stated = ctx.k, ctx.given_k
+    if added.speculative is None and sum(phase.ms for phase in added.phases or ()) <= 0:
+        return None  # nothing is added: the k the figures use is the proposal's (or its roofline's), not this rule's
+    # The k before the added work is counted: the stated one, or its roofline's where the same work cannot go faster
+    # (that cap is the roofline rule's to say, never "the work the change adds").
+    k, stated = ctx.k, _before(ctx)
     figures: dict[str, Figure] = {"stated_k": stated, "effective_k": None if math.isinf(k) else k}
     words = {"target": ctx.target}
     # A range is quoted across its box, each figure at its lowest and highest corner (k derived again at each), never
@@ -121,7 +125,7 @@ def check(ctx: Context) -> Draft | None:
         parts.append(ADDED + _ends(figures, "target_ms", [base * end.p for end in ends], "ms"))
     how: Template = ("; ".join(parts),) if parts else (NO_TIME,)
     derived = [end.k for end in ends]
-    not_k = _ends(figures, "stated_k", [end.given_k for end in ends], "times")
+    not_k = _ends(figures, "stated_k", [_before(end) for end in ends], "times")
     if k <= 1:
         head = (COUNTING, *how, ENDS_UP, _k_span(figures, k, derived), NOT, not_k)
         return opposed(ctx, ID, head, figures, words, then="is where the effort belongs")
@@ -137,6 +141,11 @@ def check(ctx: Context) -> Draft | None:
         run = (SAVES if saving >= 0 else LOSES, said)
     template = (COUNTING, *how, IS, _k_span(figures, k, derived), END_TO_END, not_k, AND, *run, ".")
     return Draft(ID, "supports", template, figures, words, verdict="fund")
+
+
+def _before(ctx: Context) -> float:
+    """The target's k before the work the change adds is counted (after the roofline's cap)."""
+    return ctx.k if ctx.stated_k is None else ctx.stated_k
 
 
 def _ends(figures: dict[str, Figure], name: str, values: list[float], say: str, *, negate: bool = False) -> str:

@@ -55,13 +55,21 @@ def check(ctx: Context) -> Finding | None:
         "saving_at_ceiling": ctx.run_saving,
     }
     bound = _BOUND[flags.roofline_bound]
-    work = {"memory": "bytes", "compute": "FLOPs"}.get(flags.roofline_bound or "", "work")
+    work, go, less = {
+        "memory": ("bytes", "go", "moves fewer bytes"),
+        "compute": ("FLOPs", "go", "does fewer FLOPs"),
+    }.get(flags.roofline_bound or "", ("work", "goes", "does less work"))
     at = f"at {pct(fraction)} of {bound}" if flags.roofline_bound else f"at {pct(fraction)} of its roofline"
     claim = "removing it" if claimed == float("inf") else f"the {times(claimed)} claimed"
-    return condition(
-        ID,
-        figures,
-        f"Fund only the {times(ceiling)} its roofline allows, not {claim}: {ctx.target} already runs {at}, so the same "
-        f"{work} go at most {times(ceiling)} faster, saving {pct(ctx.run_saving)}; more needs a change that moves "
-        f"fewer {work}.",
-    )
+    if ceiling <= 1.0:  # at its roofline already: there is no faster to fund
+        message = (
+            f"{ctx.target} already runs {at}, so the same {work} cannot go any faster and {claim} saves nothing; "
+            f"more needs a change that {less}."
+        )
+    else:
+        message = (
+            f"Fund only the {times(ceiling)} its roofline allows, not {claim}: {ctx.target} already runs {at}, so the "
+            f"same {work} {go} at most {times(ceiling)} faster, saving {pct(ctx.run_saving)}; more needs a change "
+            f"that {less}."
+        )
+    return condition(ID, figures, message[0].upper() + message[1:])

@@ -55,9 +55,21 @@ NAN_MIX = {
 }
 
 
+# A kernel at 100% of its roofline with an added phase of 0 ms: the roofline caps k at 1, and the added-work rule
+# said "it adds no time, so the target ends up no faster, not ∞", a sentence with no figure and the wrong cause.
+AT_ROOFLINE = {
+    "p": 1.0,
+    "k": "inf",
+    "baseline_ms": 1.0,
+    "flags": {"roofline_fraction": 1.0},
+    "added_work": {"phases": [{"name": "A", "ms": 0.0}]},
+}
+
+
 @SETTINGS
 @given(proposal=proposals())
 @example(proposal=msgspec.convert(NAN_MIX, Proposal))
+@example(proposal=msgspec.convert(AT_ROOFLINE, Proposal))
 @example(  # the same on a fleet: the part measured on inherits p_all = 0 off the critical path
     proposal=msgspec.convert(
         {
