@@ -19,12 +19,12 @@ from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
 from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
 from worthit.rules.profiles.kineto import SUMMARY_FORMAT
 from worthit.rules.profiles.proposal import proposal_from_profile
-from worthit.service.db.profiles import ProfileStore
+from worthit.service.db.profiles import ProfileStore, StoredSchedule
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
 from worthit.service.profiles.parsing import parse
 from worthit.service.profiles.schemas import ProfileDoc, ProfilePage, ProfileSummary
-from worthit.service.profiles.worker import Abandoned, Job, parse_in_child
+from worthit.service.profiles.worker import Abandoned, Job, Parsed, parse_in_child
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,9 @@ class ProfileService:
             max_names=limits.max_profile_names,
             max_stored_bytes=limits.max_stored_profile_bytes,
         )
-        breakdown = await self._in_worker(files, job)
-        return await self._store_doc(breakdown, name, sum(len(data) for data in files))
+        parsed = await self._in_worker(files, job)
+        stored = [StoredSchedule(ops=x.ops, steps=steps, data=x.data) for x in parsed.schedules]
+        return await self._store_doc(parsed.breakdown, name, sum(len(data) for data in files), stored)
 
     async def create_from_summaries(self, body: bytes, *, name: str | None) -> ProfileDoc:
         """Decode a JSON array of ranks' summaries, hold it to the summaries' caps, combine it and store the run.
@@ -99,10 +100,10 @@ class ProfileService:
             max_stored_bytes=limits.max_stored_profile_bytes,
             summaries=True,
         )
-        breakdown = await self._in_worker([body], job)
-        return await self._store_doc(breakdown, name, len(body))
+        parsed = await self._in_worker([body], job)
+        return await self._store_doc(parsed.breakdown, name, len(body))
 
-    async def _in_worker(self, files: Sequence[bytes], job: Job) -> Breakdown:
+    async def _in_worker(self, files: Sequence[bytes], job: Job) -> Parsed:
         """`job` done in a parse worker, its turn of the parse semaphore held until the worker has exited."""
         abandoned = threading.Event()
         async with self._parsing:
@@ -120,7 +121,9 @@ class ProfileService:
                     log.warning("stopped parsing a profile: its request was abandoned")
                 raise
 
-    async def _store_doc(self, breakdown: Breakdown, name: str | None, size_bytes: int) -> ProfileDoc:
+    async def _store_doc(
+        self, breakdown: Breakdown, name: str | None, size_bytes: int, schedules: Sequence[StoredSchedule] = ()
+    ) -> ProfileDoc:
         doc = ProfileDoc(
             id=new_id(), created_at=datetime.now(UTC), name=name, size_bytes=size_bytes, breakdown=breakdown
         )
@@ -131,6 +134,7 @@ class ProfileService:
             format=breakdown.format,
             size_bytes=doc.size_bytes,
             document=msgspec.json.encode(doc).decode(),
+            schedules=schedules,
         )
         return doc
 
