@@ -14,6 +14,7 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES, Budget, counting
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, inflate
+from worthit.rules.profiles.detect import detect
 from worthit.rules.profiles.kineto import FORMAT as KINETO_FORMAT
 from worthit.rules.profiles.kineto import (
     MAX_SUMMARY_PHASES,
@@ -91,6 +92,8 @@ def parse_with_schedules(
         breakdown = _parse(plain, format, steps, names, None)
     if breakdown.format != KINETO_FORMAT or not breakdown.device_timeline:
         return breakdown, None, None
+    if format is None and any(detect(data) != KINETO_FORMAT for data in plain):
+        return breakdown, None, None  # rank summaries read as a run: their traces, and schedules, stayed with them
     schedules: list[Schedule] = []
     for i, data in enumerate(plain):
         label = names[i] if names is not None and i < len(names) else ""
