@@ -17,7 +17,10 @@ from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
 from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
-from worthit.rules.profiles.kineto import SUMMARY_FORMAT
+from worthit.rules.profiles.kineto import SUMMARY_FORMAT, parse_steps
+from worthit.rules.profiles.kineto.schedule import Schedule
+from worthit.rules.profiles.kineto.stored_schedule import MAX_STORED_OPS, decode_schedule
+from worthit.rules.profiles.kineto.whatif import Target, WhatIf, check_target, prepare, what_if
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.db.profiles import ProfileStore, StoredSchedule
 from worthit.service.errors import NotFound
@@ -178,7 +181,51 @@ class ProfileService:
                 document = await self.document(proposal.profile_id)
             except NotFound as exc:
                 raise InvalidInput(f"Expected `profile_id` to name a stored profile: {exc}", "/profile_id") from exc
-            return await asyncio.to_thread(_measured, proposal, document)
+            schedules, steps = await self._schedules(proposal.profile_id)
+            return await asyncio.to_thread(_measured, proposal, document, schedules, steps)
+
+    async def _schedules(self, profile_id: str) -> tuple[list[Schedule], str | None]:
+        """The profile's stored schedules decoded (none for a profile stored without them) and the steps it was read
+        over: each row read and decoded in turn, so one encoded schedule is held at a time. The caller holds a turn
+        of `_decoding`."""
+        schedules: list[Schedule] = []
+        steps: str | None = None
+        for position in range(await self._store.schedule_count(profile_id)):
+            stored = await self._store.schedule(profile_id, position)
+            if stored is None:  # written in one transaction with the rest: a row gone is a profile gone
+                break
+            steps = stored.steps
+            schedules.append(await asyncio.to_thread(decode_schedule, stored.data))
+            del stored
+        return schedules, steps
+
+    async def what_if(self, profile_id: str, targets: Sequence[Target], steps: str | None) -> WhatIf:
+        """The what-if of the stored profile's traces with each target's device ops k times faster, over `steps`
+        (the steps the profile was read over when None): NotFound for an unknown profile, InvalidInput naming the
+        field when the profile has no schedule, the steps are not in it or a target matches nothing.
+
+        One at a time per process (`_decoding`, shared with the proposals that name a profile): the decoded
+        schedules and the replay's columns are held only while it runs."""
+        if "\x00" in profile_id:
+            raise NotFound(f"No profile with id {profile_id!r}")
+        for i, target in enumerate(targets):
+            try:
+                check_target(target)
+            except ProfileError as exc:
+                field = "k" if "expected k " in exc.detail else "pattern"
+                raise InvalidInput(_sentence(exc.detail), f"/targets/{i}/{field}") from exc
+        async with self._decoding:
+            if await self._store.document(profile_id) is None:
+                raise NotFound(f"No profile with id `{profile_id}`")
+            schedules, stored_steps = await self._schedules(profile_id)
+            if not schedules:
+                raise InvalidInput(
+                    f"Expected a profile stored with its replay schedule (PyTorch traces with a device timeline, "
+                    f"within {MAX_STORED_OPS:,} device ops a trace), got `{profile_id}`, stored without one (its "
+                    "notes say why)",
+                    "/profile_id",
+                )
+            return await asyncio.to_thread(_what_if, schedules, targets, steps or stored_steps, steps is not None)
 
 
 #: Stored profiles loaded at once per process (`ProfileService._loading`).
@@ -189,8 +236,27 @@ def _decode_doc(document: bytes) -> ProfileDoc:
     return msgspec.json.decode(document, type=ProfileDoc)
 
 
-def _measured(proposal: Proposal, document: bytes) -> Proposal:
-    return proposal_from_profile(proposal, _decode_doc(document).breakdown)
+def _measured(proposal: Proposal, document: bytes, schedules: list[Schedule], steps: str | None) -> Proposal:
+    return proposal_from_profile(proposal, _decode_doc(document).breakdown, schedules or None, steps=steps)
+
+
+def _what_if(schedules: list[Schedule], targets: Sequence[Target], steps: str | None, asked: bool) -> WhatIf:
+    """`what_if` with its refusals as InvalidInput naming the body's field: the steps when the window cannot be
+    chosen, the targets when one matches nothing."""
+    try:
+        prepared = prepare(schedules, parse_steps(steps) if steps is not None else None)
+    except ProfileError as exc:
+        raise InvalidInput(f"Expected steps the profile can replay: {exc.detail}", "/steps" if asked else "") from exc
+    try:
+        return what_if(prepared, targets)
+    except ProfileError as exc:
+        # The one refusal a valid target meets here is matching nothing; the message quotes its pattern.
+        at = next((i for i, t in enumerate(targets) if repr(t.pattern) in exc.detail), None)
+        raise InvalidInput(_sentence(exc.detail), "/targets" if at is None else f"/targets/{at}/pattern") from exc
+
+
+def _sentence(detail: str) -> str:
+    return detail[:1].upper() + detail[1:]
 
 
 __all__ = ["ParseLimits", "ProfileError", "ProfileService", "parse"]
