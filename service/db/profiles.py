@@ -91,6 +91,12 @@ class ProfileStore:
 
         await self._writer.submit(op)
 
+    async def exists(self, profile_id: str) -> bool:
+        """Whether the profile is stored, without reading its document."""
+        query = select(profiles.c.id).where(profiles.c.id == profile_id)
+        async with self._engine.connect() as connection:
+            return (await connection.execute(query)).first() is not None
+
     async def schedule_count(self, profile_id: str) -> int:
         """How many schedules the profile has stored (0: it cannot be replayed from the store)."""
         query = select(func.count()).select_from(profile_schedules).where(profile_schedules.c.profile_id == profile_id)

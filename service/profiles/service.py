@@ -215,7 +215,7 @@ class ProfileService:
                 field = "k" if "expected k " in exc.detail else "pattern"
                 raise InvalidInput(_sentence(exc.detail), f"/targets/{i}/{field}") from exc
         async with self._decoding:
-            if await self._store.document(profile_id) is None:
+            if not await self._store.exists(profile_id):
                 raise NotFound(f"No profile with id `{profile_id}`")
             schedules, stored_steps = await self._schedules(profile_id)
             if not schedules:
