@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Server, worthit
+from tests.fixtures import fixtures_dir, needs
 from tests.replay_traces import TraceBuilder
 
 pytestmark = pytest.mark.e2e
@@ -53,8 +54,8 @@ def what_if(client: Any, profile_id: str, body: dict[str, Any]) -> Any:
     return client.post(f"/v1/profiles/{profile_id}/what-if", json=body)
 
 
-def cli_what_if(tmp_path: Path, data: bytes, *targets: str) -> Any:
-    trace = tmp_path / "trace.json"
+def cli_what_if(tmp_path: Path, data: bytes, *targets: str, name: str = "trace.json") -> Any:
+    trace = tmp_path / name
     trace.write_bytes(data)
     args = [arg for target in targets for arg in ("--what-if", target)]
     result = worthit("profile", str(trace), *args, "--json")
@@ -62,8 +63,8 @@ def cli_what_if(tmp_path: Path, data: bytes, *targets: str) -> Any:
     return json.loads(result.stdout)["what_if"]
 
 
-def cli_review(tmp_path: Path, data: bytes, proposal: dict[str, Any]) -> Any:
-    trace = tmp_path / "trace.json"
+def cli_review(tmp_path: Path, data: bytes, proposal: dict[str, Any], name: str = "trace.json") -> Any:
+    trace = tmp_path / name
     trace.write_bytes(data)
     path = tmp_path / "proposal.json"
     path.write_text(json.dumps(proposal), encoding="utf-8")
@@ -176,3 +177,52 @@ def test_what_ifs_that_cannot_be_answered_are_problems_naming_the_field(
         assert refused.status_code == 422
         assert refused.json()["errors"][0]["pointer"] == "/profile_id"
         assert "replay schedule" in refused.json()["detail"]
+
+
+REAL = fixtures_dir() / "real" / "pytorch"
+RESNET = "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz"
+RANKS = ("trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz")
+
+
+@needs(REAL)
+def test_the_real_resnet_upload_decides_and_what_ifs_as_the_cli_does(
+    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
+) -> None:
+    """The cuDNN dgrad kernel 2x faster on 512 GPUs: the host sets every step, so the replay saves nothing and the
+    decision is redirected, through the API as through `review --profile`; the what-if is the CLI's object."""
+    trace = REAL / RESNET
+    proposal = {"target": "*dgrad_engine*", "k": 2, "cost_weeks": 4, "flags": {"fleet_gpus": 512}}
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        profile_id = upload(client, trace.read_bytes(), RESNET)
+        decided = client.post("/v1/decisions", json={**proposal, "profile_id": profile_id}).json()
+        assert (decided["verdict"], decided["deciding_rule"]) == ("redirect", "replayed_saving")
+        assert finding(decided, "replayed_saving")["figures"]["replayed_saving_ms"] == 0.0
+        cli = cli_review(tmp_path, trace.read_bytes(), proposal, RESNET)
+        assert cli["statement"] == decided["statement"]
+        assert finding(cli, "replayed_saving")["figures"] == finding(decided, "replayed_saving")["figures"]
+        result = what_if(client, profile_id, {"targets": [{"pattern": "*dgrad_engine*", "k": 2}]}).json()
+        cli_result = cli_what_if(tmp_path, trace.read_bytes(), "*dgrad_engine*=2", name=RESNET)
+        assert result == cli_result
+        assert result["predicted_ns"] == result["measured_ns"]
+
+
+@needs(REAL)
+def test_a_two_rank_upload_is_replayed_across_both_ranks(
+    sqlite_url: str, server_factory: Callable[..., Server], tmp_path: Path
+) -> None:
+    """The ranks' traces uploaded together are stored as one schedule each and replayed as one run, as the CLI
+    replays the two files: the same object, a step per rank."""
+    server = server_factory(sqlite_url)
+    with server.client() as client:
+        files = [("file", (name, (REAL / name).read_bytes())) for name in RANKS]
+        response = client.post("/v1/profiles", files=files)
+        assert response.status_code == 201, response.text
+        body = {"targets": [{"pattern": "kind:kernel", "k": 2}]}
+        result = what_if(client, response.json()["id"], body).json()
+    for name in RANKS:
+        (tmp_path / name).write_bytes((REAL / name).read_bytes())
+    cli = worthit("profile", *(str(tmp_path / n) for n in RANKS), "--what-if", "kind:kernel=2", "--json")
+    assert cli.returncode == 0, cli.stderr
+    assert result == json.loads(cli.stdout)["what_if"]
+    assert {s["rank"] for s in result["steps"]} == {0, 1}
