@@ -12,8 +12,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
-from worthit.rules.profiles.kineto import RankSummary
-from worthit.rules.profiles.kineto.whatif import WhatIf
+from worthit.rules.profiles.kineto import RankSummary, WhatIf
 from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.service.api.decisions import CURSOR_PATTERN
 from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged_json

@@ -17,16 +17,17 @@ from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, infl
 from worthit.rules.profiles.detect import detect
 from worthit.rules.profiles.kineto import FORMAT as KINETO_FORMAT
 from worthit.rules.profiles.kineto import (
+    MAX_STORED_OPS,
     MAX_SUMMARY_PHASES,
     MAX_SUMMARY_RANKS,
     MAX_SUMMARY_STEPS,
     RankSummary,
+    Schedule,
     combine_summaries,
     parse_steps,
     read_schedule,
+    storable,
 )
-from worthit.rules.profiles.kineto.schedule import Schedule
-from worthit.rules.profiles.kineto.stored_schedule import MAX_STORED_OPS, storable
 from worthit.service.validation import decode_json, validation_problem
 
 __all__ = ["check_summary_limits", "combine_summary_array", "parse", "parse_with_schedules"]

@@ -8,7 +8,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from worthit.rules.profiles.kineto.whatif import MAX_K, MAX_TARGETS, Target
+from worthit.rules.profiles.kineto import MAX_K, MAX_TARGETS, Target
 from worthit.rules.profiles.model import Breakdown
 from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 

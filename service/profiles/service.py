@@ -17,10 +17,18 @@ from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
 from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
-from worthit.rules.profiles.kineto import SUMMARY_FORMAT, parse_steps
-from worthit.rules.profiles.kineto.schedule import Schedule
-from worthit.rules.profiles.kineto.stored_schedule import MAX_STORED_OPS, decode_schedule
-from worthit.rules.profiles.kineto.whatif import Target, WhatIf, check_target, prepare, what_if
+from worthit.rules.profiles.kineto import (
+    MAX_STORED_OPS,
+    SUMMARY_FORMAT,
+    Schedule,
+    Target,
+    WhatIf,
+    check_target,
+    decode_schedule,
+    parse_steps,
+    prepare,
+    what_if,
+)
 from worthit.rules.profiles.proposal import proposal_from_profile
 from worthit.service.db.profiles import ProfileStore, StoredSchedule
 from worthit.service.errors import NotFound

@@ -31,15 +31,17 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
-from worthit.rules.profiles.kineto.schedule import Schedule
 from worthit.rules.profiles.model import Breakdown
 from worthit.service.errors import Unavailable
+
+if TYPE_CHECKING:
+    from worthit.rules.profiles.kineto import Schedule
 
 log = logging.getLogger(__name__)
 
@@ -416,7 +418,7 @@ MAX_SCHEDULE_BYTES = MAX_ANSWER_BYTES // 2
 def _stored(schedules: list[Schedule] | None, note: str | None) -> tuple[list[StoredSchedule], str | None]:
     """The schedules encoded for the store, one at a time (each dropped once encoded); none, with a note saying why,
     when together they pass `MAX_SCHEDULE_BYTES`."""
-    from worthit.rules.profiles.kineto.stored_schedule import encode_schedule
+    from worthit.rules.profiles.kineto import encode_schedule
 
     out: list[StoredSchedule] = []
     total = 0
