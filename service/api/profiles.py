@@ -119,12 +119,12 @@ class ProfileController(Controller):
         notes. The same object as `worthit profile TRACE --what-if PATTERN=K --json` prints under `what_if`.
 
         404 for an unknown profile; 422 naming the field for a profile stored without a schedule (another format, or
-        a trace of more than 2,000,000 device ops: its notes say so), steps it does not have, or a target that
-        matches no device work in them.
+        a trace of more device ops than `WORTHIT_MAX_SCHEDULE_OPS`, 200,000 by default: its notes say so), steps it
+        does not have, or a target that matches no device work in them.
 
-        Worst case: the profile's stored schedules (about 100 bytes a device op before deflating, 2,000,000 ops at
-        most a trace) are read a row at a time and decoded, and the replay holds a few columns per op; one what-if
-        or proposal naming a profile at a time per process."""
+        Worst case: the profile's stored schedules (about 100 bytes a device op before deflating, at most
+        `WORTHIT_MAX_SCHEDULE_OPS` ops a trace) are read a row at a time and decoded, and the replay holds about 1 KB
+        an op at its peak; one what-if or proposal naming a profile at a time per process."""
         return await profiles.what_if(profile_id, [t.target() for t in data.targets], data.steps)
 
 

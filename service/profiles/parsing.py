@@ -80,12 +80,14 @@ def parse_with_schedules(
     max_inflated_bytes: int = MAX_INFLATED_BYTES,
     max_events: int = MAX_EVENTS,
     max_names: int = MAX_NAMES,
+    max_ops: int = MAX_STORED_OPS,
 ) -> tuple[Breakdown, list[Schedule] | None, str | None]:
     """`parse`, and for PyTorch traces with a device timeline the schedule of each file (one per rank), which a
     what-if or a proposal naming the profile replays; the files are inflated once for both.
 
     The schedules are None, with a note saying why, where the trace cannot be replayed or a schedule holds more
-    device ops than a stored one may (`MAX_STORED_OPS`); None without a note for other formats. The parse and the
+    than `max_ops` device ops (at most `MAX_STORED_OPS`, what a stored one may); None without a note for other
+    formats. The parse and the
     schedules each count what they hold against a budget of `max_events` and `max_names` of their own: the schedule
     reads the same objects again, and must not be refused for the parse's count."""
     plain = _inflated(files, format, max_inflated_bytes, None)
@@ -93,7 +95,7 @@ def parse_with_schedules(
         breakdown = _parse(plain, format, steps, names, None)
     if breakdown.format != KINETO_FORMAT or not breakdown.device_timeline:
         return breakdown, None, None
-    if format is None and any(detect(data) != KINETO_FORMAT for data in plain):
+    if max_ops <= 0 or (format is None and any(detect(data) != KINETO_FORMAT for data in plain)):
         return breakdown, None, None  # rank summaries read as a run: their traces, and schedules, stayed with them
     schedules: list[Schedule] = []
     for i, data in enumerate(plain):
@@ -103,12 +105,13 @@ def parse_with_schedules(
                 schedule = read_schedule(data, label)
         except ProfileError as exc:
             return breakdown, None, f"A what-if cannot replay this profile: {exc.detail}"
-        if not storable(schedule):
+        if not storable(schedule) or len(schedule.op_start) > max_ops:
             return (
                 breakdown,
                 None,
                 f"A what-if cannot replay this profile from the store: {label or 'its trace'} has "
-                f"{len(schedule.op_start):,} device ops, more than a stored schedule holds ({MAX_STORED_OPS:,}); "
+                f"{len(schedule.op_start):,} device ops, more than a stored schedule holds "
+                f"({min(max_ops, MAX_STORED_OPS):,}); "
                 "`worthit profile TRACE --what-if` replays the trace itself.",
             )
         schedules.append(schedule)

@@ -49,6 +49,7 @@ class ParseLimits:
     max_profile_events: int = MAX_EVENTS
     max_profile_names: int = MAX_NAMES
     max_stored_profile_bytes: int = PROFILE_MAX_BYTES
+    max_schedule_ops: int = MAX_STORED_OPS
 
 
 class ProfileService:
@@ -89,6 +90,7 @@ class ProfileService:
             max_events=limits.max_profile_events,
             max_names=limits.max_profile_names,
             max_stored_bytes=limits.max_stored_profile_bytes,
+            max_schedule_ops=limits.max_schedule_ops,
         )
         parsed = await self._in_worker(files, job)
         stored = [StoredSchedule(ops=x.ops, steps=steps, data=x.data) for x in parsed.schedules]
@@ -229,8 +231,8 @@ class ProfileService:
             if not schedules:
                 raise InvalidInput(
                     f"Expected a profile stored with its replay schedule (PyTorch traces with a device timeline, "
-                    f"within {MAX_STORED_OPS:,} device ops a trace), got `{profile_id}`, stored without one (its "
-                    "notes say why)",
+                    f"within {self._limits.max_schedule_ops:,} device ops a trace), got `{profile_id}`, stored "
+                    "without one (its notes say why)",
                     "/profile_id",
                 )
             return await asyncio.to_thread(_what_if, schedules, targets, steps or stored_steps, steps is not None)

@@ -69,6 +69,8 @@ class Job(msgspec.Struct, kw_only=True, frozen=True):
     max_events: int
     max_names: int
     max_stored_bytes: int
+    max_schedule_ops: int = 0
+    """Device ops of a trace past which its schedule is not stored (`WORTHIT_MAX_SCHEDULE_OPS`); 0: no schedules."""
     summaries: bool = False
     """The one file is a JSON array of rank summaries (`POST /v1/profiles/summaries`): decoded, checked against
     the summaries' caps and combined here, under this process's memory watch and its request's deadline."""
@@ -379,6 +381,7 @@ def main() -> None:
                 max_inflated_bytes=job.max_inflated_bytes,
                 max_events=job.max_events,
                 max_names=job.max_names,
+                max_ops=job.max_schedule_ops,
             )
             del files
             schedules, note = _stored(read, note)

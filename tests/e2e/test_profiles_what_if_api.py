@@ -226,3 +226,24 @@ def test_a_two_rank_upload_is_replayed_across_both_ranks(
     assert cli.returncode == 0, cli.stderr
     assert result == json.loads(cli.stdout)["what_if"]
     assert {s["rank"] for s in result["steps"]} == {0, 1}
+
+
+def test_a_trace_past_the_schedule_cap_is_stored_without_one_and_says_so(
+    sqlite_url: str, server_factory: Callable[..., Server]
+) -> None:
+    """With WORTHIT_MAX_SCHEDULE_OPS at 2, the serial trace's 3 device ops are one too many: the profile is stored,
+    its notes say why no schedule is, the what-if is refused naming the profile and a decision keeps Amdahl's
+    arithmetic (no replayed_saving finding)."""
+    server = server_factory(sqlite_url, env={"WORTHIT_MAX_SCHEDULE_OPS": "2"})
+    with server.client() as client:
+        response = client.post("/v1/profiles", content=serial())
+        assert response.status_code == 201, response.text
+        notes = response.json()["breakdown"]["notes"]
+        assert any("has 3 device ops, more than a stored schedule holds (2)" in note for note in notes), notes
+        profile_id = response.json()["id"]
+        refused = what_if(client, profile_id, {"targets": [{"pattern": "B", "k": 2}]})
+        assert refused.status_code == 422
+        assert refused.json()["errors"][0]["pointer"] == "/profile_id"
+        assert "within 2 device ops a trace" in refused.json()["detail"]
+        decided = client.post("/v1/evaluate", json={"target": "B", "k": 2, "cost_weeks": 2, "profile_id": profile_id})
+        assert all(f["rule"] != "replayed_saving" for f in decided.json()["findings"])

@@ -76,6 +76,7 @@ def test_the_worker_answers_the_encoded_schedules_beside_the_breakdown() -> None
         max_events=10_000,
         max_names=10_000,
         max_stored_bytes=1 << 20,
+        max_schedule_ops=2,
     )
     parsed = parse_in_child([data], job, memory_limit=1 << 30, abandoned=threading.Event())
     assert [s.ops for s in parsed.schedules] == [2]
