@@ -140,6 +140,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             max_profile_events=settings.max_profile_events,
             max_profile_names=settings.max_profile_names,
             max_stored_profile_bytes=settings.max_stored_profile_bytes,
+            max_schedule_ops=settings.max_schedule_ops,
         )
         app.state.profiles = profiles = ProfileService(ProfileStore(engine, writer), limits=limits)
         app.state.decisions = DecisionService(

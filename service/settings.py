@@ -12,6 +12,7 @@ from msgspec import Meta
 
 from worthit.rules.names import NAME_RULE, is_name
 from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
+from worthit.rules.profiles.kineto import MAX_STORED_OPS
 
 __all__ = ["DEFAULT_DATABASE", "MIN_LINK_SECRET_CHARS", "Settings", "async_url", "is_loopback"]
 
@@ -58,6 +59,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     max_stored_profile_bytes: Annotated[int, Meta(ge=64 * 1024)] = PROFILE_MAX_BYTES
     """The JSON of one stored profile's breakdown; a larger one is refused (413 naming this) before it is stored, since
     every read of the profile (a GET, a proposal naming it) loads it."""
+    max_schedule_ops: Annotated[int, Meta(ge=1, le=MAX_STORED_OPS)] = 200_000
+    """Device ops of one uploaded trace past which its replay schedule is not stored (the profile's notes say so):
+    a what-if, or a proposal naming the profile, decodes and replays it in the server, at about 1 KB an op at peak
+    (measured on the shared ResNet-50 trace), so the default keeps one within the pod's 512 MiB."""
     rate_limit: str = "1200/minute"
     """Per token (or per address without one), per process; "off" disables it."""
     auth_failure_limit: str = "30/minute"

@@ -12,13 +12,13 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from worthit.rules.model import TEXT_PATTERN
 from worthit.rules.profiles import FORMATS
-from worthit.rules.profiles.kineto import RankSummary
+from worthit.rules.profiles.kineto import RankSummary, WhatIf
 from worthit.rules.step_grammar import STEPS_MAX_LENGTH, STEPS_PATTERN
 from worthit.service.api.decisions import CURSOR_PATTERN
 from worthit.service.http.caching import REVALIDATE, IfNoneMatch, tagged_json
-from worthit.service.http.codec import RawJSON
+from worthit.service.http.codec import RawJSON, StrictJSON
 from worthit.service.http.problems import BODY_PROBLEMS, problem_responses
-from worthit.service.profiles.schemas import ProfileDoc, ProfilePage
+from worthit.service.profiles.schemas import ProfileDoc, ProfilePage, WhatIfRequest
 from worthit.service.profiles.service import ProfileService
 
 __all__ = ["ProfileController", "SummariesController"]
@@ -101,6 +101,31 @@ class ProfileController(Controller):
         answer is 64 MiB at most) is held as the database's text and the body's bytes; it is never decoded."""
         # The documented type is the stored document's: it is served as stored, without decoding it.
         return cast("Response[ProfileDoc]", tagged_json(await profiles.document(profile_id), if_none_match))
+
+    @post(
+        "/{profile_id:str}/what-if",
+        dto=StrictJSON[WhatIfRequest],
+        return_dto=None,
+        status_code=200,
+        opt={"scope": "read"},
+        responses=problem_responses(*BODY_PROBLEMS, 404),
+    )
+    async def what_if(
+        self, profile_id: FromPath[str], data: JSONBody[WhatIfRequest], profiles: NamedDependency[ProfileService]
+    ) -> WhatIf:
+        """Replay the stored profile's traces (PyTorch traces with a device timeline, one per rank) with each
+        target's device ops k times faster: the measured, replayed, predicted and Amdahl step times (per-step means
+        over the window, and every step), where Amdahl's saving went (`lost_ns`: overlap, launch, sync, ranks) and
+        notes. The same object as `worthit profile TRACE --what-if PATTERN=K --json` prints under `what_if`.
+
+        404 for an unknown profile; 422 naming the field for a profile stored without a schedule (another format, or
+        a trace of more device ops than `WORTHIT_MAX_SCHEDULE_OPS`, 200,000 by default: its notes say so), steps it
+        does not have, or a target that matches no device work in them.
+
+        Worst case: the profile's stored schedules (about 100 bytes a device op before deflating, at most
+        `WORTHIT_MAX_SCHEDULE_OPS` ops a trace) are read a row at a time and decoded, and the replay holds about 1 KB
+        an op at its peak; one what-if or proposal naming a profile at a time per process."""
+        return await profiles.what_if(profile_id, [t.target() for t in data.targets], data.steps)
 
 
 class SummariesController(Controller):

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
@@ -174,3 +186,16 @@ class ProfileRow(Base):
     format: Mapped[str] = mapped_column(String(200))
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     document: Mapped[str] = mapped_column(Text)
+
+
+class ProfileScheduleRow(Base):
+    """The replay schedule of one trace of a profile (one per rank, `position` in the files' order), encoded
+    (`stored_schedule.encode_schedule`): what a what-if on the profile, and a proposal naming it, replay."""
+
+    __tablename__ = "profile_schedules"
+
+    profile_id: Mapped[str] = mapped_column(String(36), ForeignKey("profiles.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ops: Mapped[int] = mapped_column(BigInteger)
+    steps: Mapped[str | None] = mapped_column(String(200))
+    schedule: Mapped[bytes] = mapped_column(LargeBinary)

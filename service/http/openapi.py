@@ -134,6 +134,7 @@ OPERATIONS = {
     ("/v1/profiles", "post"): "uploadProfile",
     ("/v1/profiles/summaries", "post"): "uploadRankSummaries",
     ("/v1/profiles/{profile_id}", "get"): "getProfile",
+    ("/v1/profiles/{profile_id}/what-if", "post"): "whatIfProfile",
     ("/v1/rules", "get"): "listRules",
 }
 # The tag (a generated client's module) of an operation its controller does not name: re-evaluating is about a

@@ -12,18 +12,25 @@ import msgspec
 
 from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles import Breakdown, ProfileError, combine, read_any
+from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES, Budget, counting
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES, Stopped, inflate
+from worthit.rules.profiles.detect import detect
+from worthit.rules.profiles.kineto import FORMAT as KINETO_FORMAT
 from worthit.rules.profiles.kineto import (
+    MAX_STORED_OPS,
     MAX_SUMMARY_PHASES,
     MAX_SUMMARY_RANKS,
     MAX_SUMMARY_STEPS,
     RankSummary,
+    Schedule,
     combine_summaries,
     parse_steps,
+    read_schedule,
+    storable,
 )
 from worthit.service.validation import decode_json, validation_problem
 
-__all__ = ["check_summary_limits", "combine_summary_array", "parse"]
+__all__ = ["check_summary_limits", "combine_summary_array", "parse", "parse_with_schedules"]
 
 _summaries = msgspec.json.Decoder(list[RankSummary])
 
@@ -61,8 +68,64 @@ def parse(
     and before reading, and answering True ends the work with Stopped. Within `budget.counting`, every reader
     counts what it holds (the Kineto reader a trace's objects, before it decodes them).
     """
+    return _parse(_inflated(files, format, max_inflated_bytes, stop), format, steps, names, stop)
+
+
+def parse_with_schedules(
+    files: Sequence[bytes],
+    format: str | None = None,
+    steps: str | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    max_inflated_bytes: int = MAX_INFLATED_BYTES,
+    max_events: int = MAX_EVENTS,
+    max_names: int = MAX_NAMES,
+    max_ops: int = MAX_STORED_OPS,
+) -> tuple[Breakdown, list[Schedule] | None, str | None]:
+    """`parse`, and for PyTorch traces with a device timeline the schedule of each file (one per rank), which a
+    what-if or a proposal naming the profile replays; the files are inflated once for both.
+
+    The schedules are None, with a note saying why, where the trace cannot be replayed or a schedule holds more
+    than `max_ops` device ops (at most `MAX_STORED_OPS`, what a stored one may); None without a note for other
+    formats. The parse and the
+    schedules each count what they hold against a budget of `max_events` and `max_names` of their own: the schedule
+    reads the same objects again, and must not be refused for the parse's count."""
+    plain = _inflated(files, format, max_inflated_bytes, None)
+    with counting(Budget(max_events=max_events, max_names=max_names)):
+        breakdown = _parse(plain, format, steps, names, None)
+    if breakdown.format != KINETO_FORMAT or not breakdown.device_timeline:
+        return breakdown, None, None
+    if max_ops <= 0 or (format is None and any(detect(data) != KINETO_FORMAT for data in plain)):
+        return breakdown, None, None  # rank summaries read as a run: their traces, and schedules, stayed with them
+    schedules: list[Schedule] = []
+    for i, data in enumerate(plain):
+        label = names[i] if names is not None and i < len(names) else ""
+        try:
+            with counting(Budget(max_events=max_events, max_names=max_names)):
+                schedule = read_schedule(data, label)
+        except ProfileError as exc:
+            return breakdown, None, f"A what-if cannot replay this profile: {exc.detail}"
+        if not storable(schedule) or len(schedule.op_start) > max_ops:
+            return (
+                breakdown,
+                None,
+                f"A what-if cannot replay this profile from the store: {label or 'its trace'} has "
+                f"{len(schedule.op_start):,} device ops, more than a stored schedule holds "
+                f"({min(max_ops, MAX_STORED_OPS):,}); "
+                "`worthit profile TRACE --what-if` replays the trace itself.",
+            )
+        schedules.append(schedule)
+    return breakdown, schedules, None
+
+
+def _parse(
+    files: list[bytes],
+    format: str | None,
+    steps: str | None,
+    names: Sequence[str] | None,
+    stop: Callable[[], bool] | None,
+) -> Breakdown:
     chosen = parse_steps(steps) if steps is not None else None
-    files = _inflated(files, format, max_inflated_bytes, stop)
     if stop is not None and stop():
         raise Stopped
     try:

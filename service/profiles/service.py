@@ -17,14 +17,25 @@ from worthit.rules.profiles import Breakdown, ProfileError
 from worthit.rules.profiles.budget import MAX_EVENTS, MAX_NAMES
 from worthit.rules.profiles.compression import MAX_INFLATED_BYTES
 from worthit.rules.profiles.fold import PROFILE_MAX_BYTES
-from worthit.rules.profiles.kineto import SUMMARY_FORMAT
+from worthit.rules.profiles.kineto import (
+    MAX_STORED_OPS,
+    SUMMARY_FORMAT,
+    Schedule,
+    Target,
+    WhatIf,
+    check_target,
+    decode_schedule,
+    parse_steps,
+    prepare,
+    what_if,
+)
 from worthit.rules.profiles.proposal import proposal_from_profile
-from worthit.service.db.profiles import ProfileStore
+from worthit.service.db.profiles import ProfileStore, StoredSchedule
 from worthit.service.errors import NotFound
 from worthit.service.ids import new_id
 from worthit.service.profiles.parsing import parse
 from worthit.service.profiles.schemas import ProfileDoc, ProfilePage, ProfileSummary
-from worthit.service.profiles.worker import Abandoned, Job, parse_in_child
+from worthit.service.profiles.worker import Abandoned, Job, Parsed, parse_in_child
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +49,7 @@ class ParseLimits:
     max_profile_events: int = MAX_EVENTS
     max_profile_names: int = MAX_NAMES
     max_stored_profile_bytes: int = PROFILE_MAX_BYTES
+    max_schedule_ops: int = MAX_STORED_OPS
 
 
 class ProfileService:
@@ -78,9 +90,11 @@ class ProfileService:
             max_events=limits.max_profile_events,
             max_names=limits.max_profile_names,
             max_stored_bytes=limits.max_stored_profile_bytes,
+            max_schedule_ops=limits.max_schedule_ops,
         )
-        breakdown = await self._in_worker(files, job)
-        return await self._store_doc(breakdown, name, sum(len(data) for data in files))
+        parsed = await self._in_worker(files, job)
+        stored = [StoredSchedule(ops=x.ops, steps=steps, data=x.data) for x in parsed.schedules]
+        return await self._store_doc(parsed.breakdown, name, sum(len(data) for data in files), stored)
 
     async def create_from_summaries(self, body: bytes, *, name: str | None) -> ProfileDoc:
         """Decode a JSON array of ranks' summaries, hold it to the summaries' caps, combine it and store the run.
@@ -99,10 +113,10 @@ class ProfileService:
             max_stored_bytes=limits.max_stored_profile_bytes,
             summaries=True,
         )
-        breakdown = await self._in_worker([body], job)
-        return await self._store_doc(breakdown, name, len(body))
+        parsed = await self._in_worker([body], job)
+        return await self._store_doc(parsed.breakdown, name, len(body))
 
-    async def _in_worker(self, files: Sequence[bytes], job: Job) -> Breakdown:
+    async def _in_worker(self, files: Sequence[bytes], job: Job) -> Parsed:
         """`job` done in a parse worker, its turn of the parse semaphore held until the worker has exited."""
         abandoned = threading.Event()
         async with self._parsing:
@@ -120,7 +134,9 @@ class ProfileService:
                     log.warning("stopped parsing a profile: its request was abandoned")
                 raise
 
-    async def _store_doc(self, breakdown: Breakdown, name: str | None, size_bytes: int) -> ProfileDoc:
+    async def _store_doc(
+        self, breakdown: Breakdown, name: str | None, size_bytes: int, schedules: Sequence[StoredSchedule] = ()
+    ) -> ProfileDoc:
         doc = ProfileDoc(
             id=new_id(), created_at=datetime.now(UTC), name=name, size_bytes=size_bytes, breakdown=breakdown
         )
@@ -131,6 +147,7 @@ class ProfileService:
             format=breakdown.format,
             size_bytes=doc.size_bytes,
             document=msgspec.json.encode(doc).decode(),
+            schedules=schedules,
         )
         return doc
 
@@ -174,7 +191,51 @@ class ProfileService:
                 document = await self.document(proposal.profile_id)
             except NotFound as exc:
                 raise InvalidInput(f"Expected `profile_id` to name a stored profile: {exc}", "/profile_id") from exc
-            return await asyncio.to_thread(_measured, proposal, document)
+            schedules, steps = await self._schedules(proposal.profile_id)
+            return await asyncio.to_thread(_measured, proposal, document, schedules, steps)
+
+    async def _schedules(self, profile_id: str) -> tuple[list[Schedule], str | None]:
+        """The profile's stored schedules decoded (none for a profile stored without them) and the steps it was read
+        over: each row read and decoded in turn, so one encoded schedule is held at a time. The caller holds a turn
+        of `_decoding`."""
+        schedules: list[Schedule] = []
+        steps: str | None = None
+        for position in range(await self._store.schedule_count(profile_id)):
+            stored = await self._store.schedule(profile_id, position)
+            if stored is None:  # written in one transaction with the rest: a row gone is a profile gone
+                break
+            steps = stored.steps
+            schedules.append(await asyncio.to_thread(decode_schedule, stored.data))
+            del stored
+        return schedules, steps
+
+    async def what_if(self, profile_id: str, targets: Sequence[Target], steps: str | None) -> WhatIf:
+        """The what-if of the stored profile's traces with each target's device ops k times faster, over `steps`
+        (the steps the profile was read over when None): NotFound for an unknown profile, InvalidInput naming the
+        field when the profile has no schedule, the steps are not in it or a target matches nothing.
+
+        One at a time per process (`_decoding`, shared with the proposals that name a profile): the decoded
+        schedules and the replay's columns are held only while it runs."""
+        if "\x00" in profile_id:
+            raise NotFound(f"No profile with id {profile_id!r}")
+        for i, target in enumerate(targets):
+            try:
+                check_target(target)
+            except ProfileError as exc:
+                field = "k" if "expected k " in exc.detail else "pattern"
+                raise InvalidInput(_sentence(exc.detail), f"/targets/{i}/{field}") from exc
+        async with self._decoding:
+            if not await self._store.exists(profile_id):
+                raise NotFound(f"No profile with id `{profile_id}`")
+            schedules, stored_steps = await self._schedules(profile_id)
+            if not schedules:
+                raise InvalidInput(
+                    f"Expected a profile stored with its replay schedule (PyTorch traces with a device timeline, "
+                    f"within {self._limits.max_schedule_ops:,} device ops a trace), got `{profile_id}`, stored "
+                    "without one (its notes say why)",
+                    "/profile_id",
+                )
+            return await asyncio.to_thread(_what_if, schedules, targets, steps or stored_steps, steps is not None)
 
 
 #: Stored profiles loaded at once per process (`ProfileService._loading`).
@@ -185,8 +246,27 @@ def _decode_doc(document: bytes) -> ProfileDoc:
     return msgspec.json.decode(document, type=ProfileDoc)
 
 
-def _measured(proposal: Proposal, document: bytes) -> Proposal:
-    return proposal_from_profile(proposal, _decode_doc(document).breakdown)
+def _measured(proposal: Proposal, document: bytes, schedules: list[Schedule], steps: str | None) -> Proposal:
+    return proposal_from_profile(proposal, _decode_doc(document).breakdown, schedules or None, steps=steps)
+
+
+def _what_if(schedules: list[Schedule], targets: Sequence[Target], steps: str | None, asked: bool) -> WhatIf:
+    """`what_if` with its refusals as InvalidInput naming the body's field: the steps when the window cannot be
+    chosen, the targets when one matches nothing."""
+    try:
+        prepared = prepare(schedules, parse_steps(steps) if steps is not None else None)
+    except ProfileError as exc:
+        raise InvalidInput(f"Expected steps the profile can replay: {exc.detail}", "/steps" if asked else "") from exc
+    try:
+        return what_if(prepared, targets)
+    except ProfileError as exc:
+        # The one refusal a valid target meets here is matching nothing; the message quotes its pattern.
+        at = next((i for i, t in enumerate(targets) if repr(t.pattern) in exc.detail), None)
+        raise InvalidInput(_sentence(exc.detail), "/targets" if at is None else f"/targets/{at}/pattern") from exc
+
+
+def _sentence(detail: str) -> str:
+    return detail[:1].upper() + detail[1:]
 
 
 __all__ = ["ParseLimits", "ProfileError", "ProfileService", "parse"]

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 
@@ -39,6 +39,9 @@ from worthit.rules.errors import InvalidInput
 from worthit.rules.profiles.errors import ProfileError, ProfileTooLarge
 from worthit.rules.profiles.model import Breakdown
 from worthit.service.errors import Unavailable
+
+if TYPE_CHECKING:
+    from worthit.rules.profiles.kineto import Schedule
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +69,8 @@ class Job(msgspec.Struct, kw_only=True, frozen=True):
     max_events: int
     max_names: int
     max_stored_bytes: int
+    max_schedule_ops: int = 0
+    """Device ops of a trace past which its schedule is not stored (`WORTHIT_MAX_SCHEDULE_OPS`); 0: no schedules."""
     summaries: bool = False
     """The one file is a JSON array of rank summaries (`POST /v1/profiles/summaries`): decoded, checked against
     the summaries' caps and combined here, under this process's memory watch and its request's deadline."""
@@ -92,9 +97,26 @@ class Failure(msgspec.Struct, kw_only=True, frozen=True):
         return ProfileError(self.detail, format_expected=self.format_expected, line=self.line)
 
 
+class StoredSchedule(msgspec.Struct, kw_only=True, frozen=True):
+    """One trace's schedule as the store keeps it: its device ops' count and its encoding (`encode_schedule`)."""
+
+    ops: int
+    data: bytes
+
+
 class Outcome(msgspec.Struct, kw_only=True, frozen=True):
     breakdown: Breakdown | None = None
     failure: Failure | None = None
+    schedules: list[StoredSchedule] = msgspec.field(default_factory=list)
+    """The schedule of each trace (one per rank, in the files' order), encoded for the store: what a what-if on the
+    profile replays. Empty where the profile cannot be replayed (its breakdown's notes say why)."""
+
+
+class Parsed(msgspec.Struct, kw_only=True, frozen=True):
+    """What an upload's parse answers: the folded breakdown and the traces' encoded schedules (maybe none)."""
+
+    breakdown: Breakdown
+    schedules: list[StoredSchedule]
 
 
 class Abandoned(Exception):
@@ -107,7 +129,7 @@ def parse_in_child(
     *,
     memory_limit: int,
     abandoned: threading.Event,
-) -> Breakdown:
+) -> Parsed:
     """Parse `files` (their sizes are in `job`) in a child process of at most `memory_limit` resident bytes.
 
     Waits for the pod's turn (one parse at a time over the server's processes), then blocks until the child has
@@ -138,7 +160,7 @@ def _pod_turn(abandoned: threading.Event) -> Iterator[None]:
         os.close(fd)
 
 
-def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandoned: threading.Event) -> Breakdown:
+def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandoned: threading.Event) -> Parsed:
     header = msgspec.msgpack.encode(job)
     try:
         child = subprocess.Popen(  # noqa: S603 - our interpreter, our module, our pid: no input of a client
@@ -237,7 +259,7 @@ def _parse_in_child(files: Sequence[bytes], job: Job, memory_limit: int, abandon
         raise outcome.failure.error()
     if outcome.breakdown is None:
         raise RuntimeError("the profile worker answered neither a breakdown nor a failure")
-    return outcome.breakdown
+    return Parsed(breakdown=outcome.breakdown, schedules=outcome.schedules)
 
 
 def _stopped_peak(child: subprocess.Popen[bytes]) -> int:
@@ -335,7 +357,7 @@ def main() -> None:
     """The child: read one job from stdin, parse it (or combine its summaries), write its outcome to stdout, exit."""
     from worthit.rules.profiles.budget import Budget, counting
     from worthit.rules.profiles.fold import fold_breakdown
-    from worthit.service.profiles.parsing import combine_summary_array, parse
+    from worthit.service.profiles.parsing import combine_summary_array, parse_with_schedules
 
     _die_with_parent(int(sys.argv[1]))
     stdin = sys.stdin.buffer
@@ -346,23 +368,37 @@ def main() -> None:
     job = msgspec.msgpack.decode(_read_exactly(stdin, size), type=Job)
     files = [_read_exactly(stdin, n) for n in job.sizes]
     try:
-        with counting(Budget(max_events=job.max_events, max_names=job.max_names)):
-            if job.summaries:
+        schedules: list[StoredSchedule] = []
+        if job.summaries:
+            with counting(Budget(max_events=job.max_events, max_names=job.max_names)):
                 breakdown = combine_summary_array(files[0])
-            else:
-                breakdown = parse(files, job.format, job.steps, job.names, max_inflated_bytes=job.max_inflated_bytes)
-            # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
-            folded = fold_breakdown(breakdown)
-            stored = len(msgspec.json.encode(folded))
-            if stored > job.max_stored_bytes:  # every read of it loads this much: refused here, before it is stored
-                raise ProfileTooLarge(
-                    f"its breakdown is {stored} bytes of JSON, more than a stored profile may hold "
-                    f"({job.max_stored_bytes} bytes, WORTHIT_MAX_STORED_PROFILE_BYTES); expected fewer steps "
-                    "(`steps`), ranks or phases",
-                    limit=job.max_stored_bytes,
-                    format_expected=job.format,
-                )
-            outcome = Outcome(breakdown=folded)
+        else:
+            breakdown, read, note = parse_with_schedules(
+                files,
+                job.format,
+                job.steps,
+                job.names,
+                max_inflated_bytes=job.max_inflated_bytes,
+                max_events=job.max_events,
+                max_names=job.max_names,
+                max_ops=job.max_schedule_ops,
+            )
+            del files
+            schedules, note = _stored(read, note)
+            if note is not None:
+                breakdown = msgspec.structs.replace(breakdown, notes=[*breakdown.notes, note])
+        # Stored bounded: a 50,000-kernel trace must not make every decision citing it megabytes.
+        folded = fold_breakdown(breakdown)
+        stored = len(msgspec.json.encode(folded))
+        if stored > job.max_stored_bytes:  # every read of it loads this much: refused here, before it is stored
+            raise ProfileTooLarge(
+                f"its breakdown is {stored} bytes of JSON, more than a stored profile may hold "
+                f"({job.max_stored_bytes} bytes, WORTHIT_MAX_STORED_PROFILE_BYTES); expected fewer steps "
+                "(`steps`), ranks or phases",
+                limit=job.max_stored_bytes,
+                format_expected=job.format,
+            )
+        outcome = Outcome(breakdown=folded, schedules=schedules)
     except ProfileTooLarge as exc:
         outcome = Outcome(failure=Failure(detail=exc.detail, format_expected=exc.format_expected, limit=exc.limit))
     except ProfileError as exc:
@@ -373,10 +409,33 @@ def main() -> None:
         outcome = Outcome(failure=Failure(detail=str(exc), malformed=True))
     except MemoryError:
         os._exit(_OUT_OF_MEMORY)  # nothing can be built to say so; the server names its limit
-    del files
     answer = msgspec.msgpack.encode(outcome)
     stdout.write(answer + high_water_bytes(os.getpid()).to_bytes(_PEAK_BYTES, "big"))
     stdout.flush()
+
+
+#: What the schedules of one answer may take together: the answer's limit less room for the breakdown beside them.
+MAX_SCHEDULE_BYTES = MAX_ANSWER_BYTES // 2
+
+
+def _stored(schedules: list[Schedule] | None, note: str | None) -> tuple[list[StoredSchedule], str | None]:
+    """The schedules encoded for the store, one at a time (each dropped once encoded); none, with a note saying why,
+    when together they pass `MAX_SCHEDULE_BYTES`."""
+    from worthit.rules.profiles.kineto import encode_schedule
+
+    out: list[StoredSchedule] = []
+    total = 0
+    while schedules:
+        schedule = schedules.pop(0)
+        data = encode_schedule(schedule)
+        total += len(data)
+        if total > MAX_SCHEDULE_BYTES:
+            return [], (
+                f"A what-if cannot replay this profile from the store: its schedules take more than "
+                f"{MAX_SCHEDULE_BYTES:,} bytes encoded; `worthit profile TRACE --what-if` replays the trace itself."
+            )
+        out.append(StoredSchedule(ops=len(schedule.op_start), data=data))
+    return out, note
 
 
 if __name__ == "__main__":

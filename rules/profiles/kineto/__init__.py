@@ -19,6 +19,7 @@ from worthit.rules.profiles.kineto.distributed import barrier_of, check_same_run
 from worthit.rules.profiles.kineto.parse import FORMAT, STEP_PREFIX, Builder, looks_like, parse_trace
 from worthit.rules.profiles.kineto.schedule import Schedule, read_schedule, read_schedule_stream
 from worthit.rules.profiles.kineto.steps import StepRange, Window, parse_steps, window
+from worthit.rules.profiles.kineto.stored_schedule import MAX_STORED_OPS, decode_schedule, encode_schedule, storable
 from worthit.rules.profiles.kineto.stream import Progress, chunks_of, parse_stream, reduce_batch
 from worthit.rules.profiles.kineto.summary import (
     MAX_SUMMARY_PHASES,
@@ -33,10 +34,13 @@ from worthit.rules.profiles.kineto.summary import (
     summarize,
 )
 from worthit.rules.profiles.kineto.whatif import (
+    MAX_K,
+    MAX_TARGETS,
     Prepared,
     Target,
     WhatIf,
     WhatIfError,
+    check_target,
     parse_target,
     prepare,
     render_what_if,
@@ -82,10 +86,13 @@ def read_steps(data: bytes) -> list[Breakdown]:
 
 __all__ = [
     "FORMAT",
+    "MAX_K",
     "MAX_STEP_FIGURES",
+    "MAX_STORED_OPS",
     "MAX_SUMMARY_PHASES",
     "MAX_SUMMARY_RANKS",
     "MAX_SUMMARY_STEPS",
+    "MAX_TARGETS",
     "STEP_PREFIX",
     "SUMMARY_FORMAT",
     "Builder",
@@ -99,11 +106,14 @@ __all__ = [
     "WhatIfError",
     "barrier_of",
     "check_same_run",
+    "check_target",
     "chunks_of",
     "combine_summaries",
     "combine_summary_what_ifs",
     "combine_what_if",
+    "decode_schedule",
     "decode_summary",
+    "encode_schedule",
     "encode_summary",
     "looks_like",
     "parse_steps",
@@ -119,6 +129,7 @@ __all__ = [
     "read_stream",
     "reduce_batch",
     "render_what_if",
+    "storable",
     "summarize",
     "what_if",
     "window",

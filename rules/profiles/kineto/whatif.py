@@ -466,6 +466,7 @@ def _layer_total(replayer: Replayer, run: Run, rank: int) -> int:
 
 __all__ = [
     "MAX_K",
+    "MAX_TARGETS",
     "Losses",
     "Prepared",
     "StepWhatIf",
