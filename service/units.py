@@ -520,6 +520,21 @@ KEYS |= {
     "starts": Key(("flags", "starts_per_day"), per_day, "starts a day: `2000/day` or `2k/day`"),
     "run_days": Key(("flags", "run_days"), days, "the job's length in days: `30` or `30d`"),
 }
+# Costs besides engineer-weeks, what a slowdown may buy, devices the company does not own, a roofline.
+KEYS |= {
+    "gpu_hours": Key(("cost_gpu_hours",), gpu_hours, "one-off GPU-hours the work costs: `150k` or `2000h`"),
+    "people": Key(("cost_people",), whole, "people on the work: `3` (with `calendar`)"),
+    "calendar": Key(("cost_calendar_weeks",), weeks, "calendar weeks those people work: `6w`"),
+    "slo": Key(("flags", "latency_slo", "p99_ms"), millis, "the latency SLO's p99: `1.5s` or `1500ms`"),
+    "p99_before": Key(("flags", "latency_slo", "p99_before_ms"), millis, "the p99 measured before: `2.4s`"),
+    "p99_after": Key(("flags", "latency_slo", "p99_after_ms"), millis, "the p99 measured with the change: `1.3s`"),
+    "site_power": Key(("flags", "power", "site_mw"), megawatts, "a power-limited site's power: `40MW`"),
+    "watts_before": Key(("flags", "power", "watts_per_gpu_before"), watts, "each GPU's draw before: `1000W`"),
+    "watts_after": Key(("flags", "power", "watts_per_gpu_after"), watts, "each GPU's draw with the change: `800W`"),
+    "devices": Key(("flags", "unowned", "devices"), gpus, "devices the company does not own: `120000` or `120k`"),
+    "generations": Key(("flags", "unowned", "generations"), whole, "device generations to ship to: `3`"),
+    "roofline": Key(("flags", "roofline_fraction"), share, "the target's fraction of its roofline: `80%`"),
+}
 ALIASES = {
     "share": "p",
     "speedup": "k",

@@ -326,3 +326,26 @@ def _field(proposal: object, dotted: str) -> object:
     for part in dotted.split("."):
         proposal = getattr(proposal, part)
     return proposal
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "value"),
+    [
+        ("gpu_hours=150k", ("cost_gpu_hours",), 150_000.0),
+        ("people=3 calendar=6w", ("cost_people",), 3),
+        ("people=3 calendar=6w", ("cost_calendar_weeks",), 6.0),
+        ("slo=1.5s p99_before=2.4s p99_after=1300ms", ("flags", "latency_slo", "p99_before_ms"), 2400.0),
+        ("slo=1.5s p99_before=2.4s p99_after=1300ms", ("flags", "latency_slo", "p99_after_ms"), 1300.0),
+        ("site_power=40MW watts_before=1kW watts_after=800W", ("flags", "power", "site_mw"), 40.0),
+        ("site_power=40MW watts_before=1kW watts_after=800W", ("flags", "power", "watts_per_gpu_before"), 1000.0),
+        ("devices=120k generations=3", ("flags", "unowned", "devices"), 120_000),
+        ("devices=120k generations=3", ("flags", "unowned", "generations"), 3),
+        ("roofline=80%", ("flags", "roofline_fraction"), 0.8),
+    ],
+)
+def test_the_fields_of_what_teams_trade_have_slack_keys(text: str, path: tuple[str, ...], value: object) -> None:
+    """One-off GPU-hours, people × calendar weeks, an SLO measured before and after, a power-limited site, devices the
+    company does not own and a roofline read from Slack as from a file."""
+    command = parse(f"p=21% k=2 {text}")
+    assert isinstance(command, Command), command
+    assert _field(command.proposal, ".".join(path)) == value
