@@ -83,8 +83,15 @@ def acted_of(ctx: Context) -> tuple[float, float]:
     if p_all <= 0:
         p_all = ctx.p
     k_all = effective_k(p_all, saving)
-    # Each k is finite, but a further target's 1e-300× on a share of 1e-9 leaves no finite new time.
-    if not math.isfinite(saving) or k_all <= 0 or not math.isfinite(1.0 / k_all):
+    # Each k is finite, but a further target's 1e-300× on a share of 1e-9 leaves no finite new time, nor does a
+    # 2e-308× on a step of 1e23 ms once the fraction left is put in ms.
+    scale = ctx.baseline_ms if ctx.baseline_ms is not None else 1.0
+    if (
+        not math.isfinite(saving)
+        or k_all <= 0
+        or not math.isfinite(1.0 / k_all)
+        or not math.isfinite(scale * max(1.0 - saving, p_all / k_all))
+    ):
         raise InvalidInput(
             "Expected `more_targets` k large enough that the step's new time is a finite number", "/more_targets"
         )

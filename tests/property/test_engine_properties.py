@@ -577,6 +577,16 @@ def _as_json(value: object) -> object:
 
 @SETTINGS
 @given(body=extreme_proposals())
+@example(  # a further target 2e-308x slower on a step of 1e23 ms: the fraction left is finite, its ms are not
+    body={
+        "p": 1.0,
+        "k": 2.0,
+        "baseline_ms": 1e23,
+        "breakdown": [{"name": "a", "ms": 1e23}, {"name": "b", "ms": 0.0}],
+        "more_targets": [{"name": "a", "k": 2.2250738585072014e-308}],
+        "added_work": {"phases": [{"name": "A", "ms": 0.0}]},
+    }
+)
 @example(  # an acceptance at the smallest normal double gives k = 5.6e-309: 1/k overflowed, a null saving was stored
     body={
         "target": "x",
